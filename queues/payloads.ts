@@ -1,0 +1,47 @@
+import { z } from 'zod';
+import { KindSchema } from '../src/domain/entry.js';
+import { RoleSchema } from '../src/domain/turn.js';
+import type { QueueName } from './names.js';
+
+/**
+ * `embed` carries the text it embeds, so an embed worker on a host without the SQLite file (writing
+ * to Qdrant) needs nothing else.
+ */
+export const EmbedJobSchema = z.object({
+  turn_id: z.string(),
+  user_id: z.string(),
+  session_id: z.string(),
+  role: RoleSchema,
+  name: z.string().nullable(),
+  kind: KindSchema.default('turn'),
+  content: z.string(),
+  content_hash: z.string(),
+  created_at: z.string(),
+});
+
+/** `persist` reads the turn from the turn log by id. */
+export const PersistJobSchema = z.object({ turn_id: z.string() });
+
+export const CompactJobSchema = z.object({
+  user_id: z.string(),
+  session_id: z.string(),
+  reason: z.enum(['threshold', 'manual']).default('threshold'),
+});
+
+export const ArchiveJobSchema = z.object({
+  inactive_days: z.number().positive().optional(),
+  dry_run: z.boolean().default(false),
+});
+
+export const JOB_SCHEMAS = {
+  embed: EmbedJobSchema,
+  persist: PersistJobSchema,
+  compact: CompactJobSchema,
+  archive: ArchiveJobSchema,
+} as const satisfies Record<QueueName, z.ZodType>;
+
+export type JobPayload<Q extends QueueName> = z.infer<(typeof JOB_SCHEMAS)[Q]>;
+export type EmbedJob = JobPayload<'embed'>;
+export type PersistJob = JobPayload<'persist'>;
+export type CompactJob = JobPayload<'compact'>;
+export type ArchiveJob = JobPayload<'archive'>;

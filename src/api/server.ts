@@ -1,0 +1,25 @@
+import type { Server } from 'node:http';
+import type { Config } from '../config/schema.js';
+import { ConfigError } from '../errors.js';
+import { createApp, type ApiDeps } from './app.js';
+
+const LOOPBACK = /^(127\.\d+\.\d+\.\d+|localhost|::1|\[::1\])$/;
+
+/** Refuses to expose unauthenticated memory beyond this machine (SPEC §8). */
+export function assertSafeBind(config: Config): void {
+  if (!LOOPBACK.test(config.host) && config.api_keys.length === 0) {
+    throw new ConfigError(`refusing to bind ${config.host} with no api_keys: set api_keys, or bind 127.0.0.1`, [
+      { path: 'host', message: 'a non-loopback address needs api_keys' },
+    ]);
+  }
+}
+
+export async function startServer(deps: ApiDeps): Promise<Server> {
+  const { config } = deps.services;
+  assertSafeBind(config);
+  const app = createApp(deps);
+  return new Promise((resolve, reject) => {
+    const server = app.listen(config.port, config.host, (err?: Error) => (err ? reject(err) : resolve(server)));
+    server.once('error', reject);
+  });
+}

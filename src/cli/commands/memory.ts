@@ -1,0 +1,47 @@
+import type { Command } from 'commander';
+import type { MemoryEntry } from '../../domain/entry.js';
+import { DEFAULT_USER } from '../../domain/turn.js';
+import { parseIntOption, printJson, withMemory, type GlobalOptions } from '../context.js';
+
+function printEntries(entries: MemoryEntry[], json: boolean | undefined): void {
+  if (json) return printJson(entries);
+  for (const e of entries) {
+    const flags = [e.kind, `importance ${e.importance.toFixed(2)}`, e.pinned ? 'pinned' : ''].filter(Boolean).join(', ');
+    process.stdout.write(`${e.id}  ${e.created_at}  ${e.session_id}  ${e.name ?? e.role}  (${flags})\n    ${e.content}\n`);
+  }
+  if (entries.length === 0) process.stderr.write('no entries\n');
+}
+
+/** `memory …`: the long-term routes' equivalents; returns the group so other modules add subcommands. */
+export function registerMemory(program: Command, globals: () => GlobalOptions): Command {
+  const memory = program.command('memory').description('inspect and maintain stored memories');
+
+  memory
+    .command('list')
+    .description('most recent long-term entries')
+    .option('--user <id>', 'the user', DEFAULT_USER)
+    .option('--session <id>', 'only this session')
+    .option('--limit <n>', 'how many', parseIntOption('--limit', 1, 10_000), 20)
+    .option('--json', 'print a JSON array')
+    .action(async (o: { user: string; session?: string; limit: number; json?: boolean }) => {
+      await withMemory(globals(), { reconcile: false, runWorkers: false }, async (m) => {
+        printEntries(await m.recent({ user_id: o.user, limit: o.limit, ...(o.session ? { session_id: o.session } : {}) }), o.json);
+      });
+    });
+
+  memory
+    .command('search')
+    .description('long-term substring search (% and _ match literally)')
+    .argument('<text>', 'the substring')
+    .option('--user <id>', 'the user', DEFAULT_USER)
+    .option('--session <id>', 'only this session')
+    .option('--limit <n>', 'how many', parseIntOption('--limit', 1, 10_000), 20)
+    .option('--json', 'print a JSON array')
+    .action(async (text: string, o: { user: string; session?: string; limit: number; json?: boolean }) => {
+      await withMemory(globals(), { reconcile: false, runWorkers: false }, async (m) => {
+        printEntries(await m.search(text, { user_id: o.user, limit: o.limit, ...(o.session ? { session_id: o.session } : {}) }), o.json);
+      });
+    });
+
+  return memory;
+}

@@ -1,0 +1,67 @@
+import { createReadStream } from 'node:fs';
+import { createInterface } from 'node:readline';
+import type { Command } from 'commander';
+import { ValidationError } from '../../errors.js';
+import type { RetrieveResponse } from '../../retrieval/retrieve.js';
+import { UsageError, parseIntOption, printJson, withMemory, type GlobalOptions } from '../context.js';
+
+interface RetrieveOptions {
+  user?: string;
+  session?: string;
+  topK?: number;
+  json?: boolean;
+  batch?: string;
+}
+
+function printHuman(r: RetrieveResponse): void {
+  for (const [i, x] of r.results.entries()) {
+    process.stdout.write(`${i + 1}. [${x.tier} ${x.score.toFixed(3)}] ${x.name ?? x.role} (${x.created_at.slice(0, 10)}, ${x.session_id}): ${x.content}\n`);
+  }
+  if (r.results.length === 0) process.stdout.write('no memories found\n');
+  const skipped = Object.entries(r.tiers).filter(([, t]) => t.status !== 'ok');
+  for (const [tier, t] of skipped) process.stderr.write(`note: ${tier} tier ${t.status}${t.error ? `: ${t.error}` : ''}\n`);
+}
+
+export function registerRetrieve(program: Command, globals: () => GlobalOptions): void {
+  program
+    .command('retrieve')
+    .description('run the retrieval pass for a query (or a batch of queries)')
+    .argument('[query]', 'the query text')
+    .option('--user <id>', 'the user whose memories to read')
+    .option('--session <id>', 'the current session (its short-term turns get priority)')
+    .option('--top-k <k>', 'how many results', parseIntOption('--top-k', 1, 100))
+    .option('--json', 'print {results, prompt_blocks} as JSON')
+    .option('--batch <file>', 'read {query, user_id?, session_id?, top_k?} lines; write one JSON result line per query')
+    .action(async (query: string | undefined, opts: RetrieveOptions) => {
+      if (opts.batch && query) throw new UsageError('give either a query or --batch, not both');
+      if (!opts.batch && !query) throw new UsageError('a query is required (or --batch FILE)');
+      if (!opts.batch && !opts.user) throw new UsageError('--user is required');
+      await withMemory(globals(), {}, async (memory) => {
+        if (!opts.batch) {
+          const r = await memory.retrieve({ query: query!, user_id: opts.user!, ...(opts.session ? { session_id: opts.session } : {}), ...(opts.topK ? { top_k: opts.topK } : {}) });
+          if (opts.json) printJson({ results: r.results, prompt_blocks: r.prompt_blocks, tiers: r.tiers });
+          else printHuman(r);
+          return;
+        }
+        const rl = createInterface({ input: createReadStream(opts.batch), crlfDelay: Infinity });
+        let line = 0;
+        for await (const text of rl) {
+          line++;
+          if (text.trim() === '') continue;
+          let request: unknown;
+          try {
+            request = JSON.parse(text);
+          } catch {
+            throw new ValidationError(`${opts.batch}:${line}: not valid JSON`, [{ path: `line ${line}`, message: 'not valid JSON' }]);
+          }
+          try {
+            const r = await memory.retrieve(request as Parameters<typeof memory.retrieve>[0]);
+            printJson({ results: r.results, prompt_blocks: r.prompt_blocks, tiers: r.tiers });
+          } catch (err) {
+            if (err instanceof ValidationError) throw new ValidationError(`${opts.batch}:${line}: ${err.message}`, err.details ?? []);
+            throw err;
+          }
+        }
+      });
+    });
+}

@@ -1,0 +1,64 @@
+import { z } from 'zod';
+
+export const ROLES = ['user', 'assistant', 'system', 'tool'] as const;
+export const RoleSchema = z.enum(ROLES);
+export type Role = z.infer<typeof RoleSchema>;
+
+export const UserIdSchema = z.string().min(1).max(128);
+export const SessionIdSchema = z.string().min(1).max(128);
+export const DEFAULT_USER = 'default';
+const METADATA_MAX_BYTES = 8 * 1024;
+
+/** Lone UTF-16 surrogates cannot be stored as UTF-8 text without silently changing it. */
+// eslint-disable-next-line no-control-regex
+const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
+// eslint-disable-next-line no-control-regex
+const FORBIDDEN_CONTROL = /[\u0000-\u0008\u000B\u000C\u000E-\u001F\u007F]/;
+
+const text = (max: number) =>
+  z
+    .string()
+    .max(max)
+    .refine((s) => !LONE_SURROGATE.test(s), 'contains an unpaired UTF-16 surrogate')
+    .refine((s) => !FORBIDDEN_CONTROL.test(s), 'contains a control character');
+
+/**
+ * The schema of one turn as every write path accepts it (SPEC §2). `maxTurnChars` comes from config,
+ * so the schema is built once at wiring time.
+ */
+export function turnInputSchema(maxTurnChars: number) {
+  return z.strictObject({
+    user_id: UserIdSchema.default(DEFAULT_USER),
+    session_id: SessionIdSchema,
+    role: RoleSchema,
+    name: text(128).optional(),
+    content: text(maxTurnChars).refine((s) => s.trim().length > 0, 'must not be empty or blank'),
+    id: z.string().min(1).max(128).regex(/^[\w.:@-]+$/, 'may hold only letters, digits and . _ : @ -').optional(),
+    created_at: z.iso.datetime({ offset: true }).optional(),
+    importance: z.number().min(0).max(1).optional(),
+    pinned: z.boolean().default(false),
+    metadata: z
+      .record(z.string(), z.unknown())
+      .refine((m) => Buffer.byteLength(JSON.stringify(m)) <= METADATA_MAX_BYTES, `must be at most ${METADATA_MAX_BYTES} bytes serialized`)
+      .optional(),
+  });
+}
+export type TurnInputSchema = ReturnType<typeof turnInputSchema>;
+/** What a caller sends (defaults optional). */
+export type TurnInput = z.input<TurnInputSchema>;
+
+/** A turn after validation and normalization: every field the stores need. */
+export const TurnSchema = z.object({
+  id: z.string(),
+  user_id: z.string(),
+  session_id: z.string(),
+  role: RoleSchema,
+  name: z.string().nullable(),
+  content: z.string(),
+  content_hash: z.string(),
+  created_at: z.string(),
+  importance: z.number().nullable(),
+  pinned: z.boolean(),
+  metadata: z.record(z.string(), z.unknown()).nullable(),
+});
+export type Turn = z.infer<typeof TurnSchema>;

@@ -1,0 +1,11 @@
+import type { Config } from '../config/schema.js';
+import type { Embedder } from './embedder.js';
+import { HashEmbedder } from './hash.js';
+
+/** Loads the configured embedder: `hash` is built in; any other name is a transformers.js model. */
+export async function loadEmbedder(config: Pick<Config, 'embedding_model' | 'model_dir' | 'model_cache_dir'>): Promise<Embedder> {
+  if (config.embedding_model === 'hash') return new HashEmbedder();
+  // imported on demand: onnxruntime costs ~100 ms and memory that hash-only installs never need
+  const { TransformersEmbedder } = await import('./transformers.js');
+  return TransformersEmbedder.load(config.embedding_model, { modelDir: config.model_dir, cacheDir: config.model_cache_dir });
+}

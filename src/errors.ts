@@ -1,0 +1,76 @@
+/**
+ * One catalog of stable error codes with their HTTP status. Every error a user can see carries one of
+ * these codes; `test/unit/errors.test.ts` keeps the catalog and the classes in step.
+ */
+export const ERROR_CATALOG = {
+  bad_request: { status: 400, summary: 'the request is malformed or a field is invalid' },
+  config_invalid: { status: 500, summary: 'the configuration is invalid' },
+  unauthorized: { status: 401, summary: 'a valid API key is required' },
+  forbidden: { status: 403, summary: 'the API key may not touch this user' },
+  not_found: { status: 404, summary: 'no such resource' },
+  id_conflict: { status: 409, summary: 'the id is already used by another user' },
+  payload_too_large: { status: 413, summary: 'the request body is too large' },
+  llm_unavailable: { status: 503, summary: 'no LLM is configured or reachable' },
+  backend_unavailable: { status: 503, summary: 'a storage backend is unavailable' },
+  internal: { status: 500, summary: 'an unexpected error' },
+} as const;
+
+export type ErrorCode = keyof typeof ERROR_CATALOG;
+
+export interface ErrorDetail {
+  path: string;
+  message: string;
+}
+
+export class NeuralCleaveError extends Error {
+  readonly code: ErrorCode;
+  readonly details?: ErrorDetail[];
+  constructor(code: ErrorCode, message: string, details?: ErrorDetail[], options?: ErrorOptions) {
+    super(message, options);
+    this.name = 'NeuralCleaveError';
+    this.code = code;
+    if (details) this.details = details;
+  }
+  get status(): number {
+    return ERROR_CATALOG[this.code].status;
+  }
+}
+
+/** A value failed validation; `details` names each failing field. */
+export class ValidationError extends NeuralCleaveError {
+  constructor(message: string, details: ErrorDetail[]) {
+    super('bad_request', message, details);
+    this.name = 'ValidationError';
+  }
+}
+
+/** The configuration file or environment is wrong; start-up stops with exit code 2. */
+export class ConfigError extends NeuralCleaveError {
+  constructor(message: string, details?: ErrorDetail[]) {
+    super('config_invalid', message, details);
+    this.name = 'ConfigError';
+  }
+}
+
+export class NotFoundError extends NeuralCleaveError {
+  constructor(what: string) {
+    super('not_found', `${what} not found`);
+    this.name = 'NotFoundError';
+  }
+}
+
+export class IdConflictError extends NeuralCleaveError {
+  constructor(id: string) {
+    super('id_conflict', `turn id "${id}" is already used by another user; choose another id`);
+    this.name = 'IdConflictError';
+  }
+}
+
+/** Turns zod issues into `{path, message}` details with dotted paths ("turns.3.content"). */
+export function zodDetails(issues: ReadonlyArray<{ path: ReadonlyArray<PropertyKey>; message: string }>): ErrorDetail[] {
+  return issues.map((i) => ({ path: i.path.map(String).join('.') || '(root)', message: i.message }));
+}
+
+export function describeDetails(details: ErrorDetail[]): string {
+  return details.map((d) => `${d.path}: ${d.message}`).join('; ');
+}

@@ -1,0 +1,126 @@
+import type { Services } from '../app.js';
+import type { MemoryEntry, RetrievalResult } from '../domain/entry.js';
+import { contentHash } from '../domain/hash.js';
+import { jobIdFor } from '../../queues/job-ids.js';
+import { NotFoundError } from '../errors.js';
+import { formatPromptBlocks } from '../retrieval/prompt-blocks.js';
+import { RetrieveRequestSchema, type RetrieveRequestInput } from '../retrieval/request.js';
+import type { RetrieveResponse } from '../retrieval/retrieve.js';
+import type { EntryPatch, PruneCriteria } from '../tiers/long-term.js';
+import { parseOrThrow } from '../validate.js';
+import type { AddTurnsResult } from './write-path.js';
+
+export interface ListQuery {
+  user_id: string;
+  session_id?: string;
+  limit: number;
+}
+
+export interface DeleteResult {
+  id: string;
+  /** which tiers held the memory */
+  removed: { long_term: boolean; turn_log: boolean; short_term: boolean; semantic: boolean };
+}
+
+/**
+ * The memory service as a library (SPEC §4): what `createMemory()` returns. Thin over the services;
+ * the HTTP API and the CLI call the same methods.
+ */
+export class Memory {
+  constructor(readonly services: Services) {}
+
+  addTurns(turns: unknown | readonly unknown[]): Promise<AddTurnsResult> {
+    return this.services.writePath.addTurns(Array.isArray(turns) ? turns : [turns]);
+  }
+
+  retrieve(request: RetrieveRequestInput): Promise<RetrieveResponse> {
+    return this.services.retriever.retrieve(parseOrThrow(RetrieveRequestSchema, request));
+  }
+
+  formatPromptBlocks(results: readonly RetrievalResult[]): string {
+    return formatPromptBlocks(results);
+  }
+
+  /** long-term substring search; `%`, `_` and `\` match literally */
+  search(q: string, query: ListQuery): Promise<MemoryEntry[]> {
+    return this.services.longTerm.searchSubstring(query.user_id, q, { limit: query.limit, ...(query.session_id ? { sessionId: query.session_id } : {}) });
+  }
+
+  recent(query: ListQuery): Promise<MemoryEntry[]> {
+    return this.services.longTerm.recent(query.user_id, { limit: query.limit, ...(query.session_id ? { sessionId: query.session_id } : {}) });
+  }
+
+  async get(id: string): Promise<MemoryEntry | null> {
+    return this.services.longTerm.get(id);
+  }
+
+  /** Edits a long-term entry; a changed text is re-embedded. */
+  async edit(id: string, patch: EntryPatch): Promise<MemoryEntry> {
+    const { longTerm, turnLog, shortTerm, queue } = this.services;
+    const updated = await longTerm.update(id, patch);
+    if (!updated) throw new NotFoundError(`memory ${id}`);
+    if (patch.content !== undefined) {
+      turnLog.updateContent(id, patch.content, contentHash(patch.content));
+      const recent = await shortTerm.recent(updated.user_id, updated.session_id);
+      if (recent.some((t) => t.id === id)) {
+        await shortTerm.replace(
+          updated.user_id,
+          updated.session_id,
+          recent.map((t) => (t.id === id ? { ...t, content: updated.content, content_hash: updated.content_hash } : t)),
+        );
+      }
+      await queue.add('embed', [
+        {
+          // a new job id per text: the edit must run even if the original embed job is still queued
+          jobId: jobIdFor('embed', `${id}\u0000${updated.content_hash}`),
+          data: {
+            turn_id: id,
+            user_id: updated.user_id,
+            session_id: updated.session_id,
+            role: updated.role,
+            name: updated.name,
+            kind: updated.kind,
+            content: updated.content,
+            content_hash: updated.content_hash,
+            created_at: updated.created_at,
+          },
+        },
+      ]);
+    }
+    return updated;
+  }
+
+  /** Deletes a memory from every tier that holds it. */
+  async delete(id: string): Promise<DeleteResult> {
+    const { longTerm, turnLog, shortTerm, vectors } = this.services;
+    const entry = await longTerm.get(id);
+    const turn = turnLog.get(id);
+    const owner = entry ?? turn;
+    if (!owner) throw new NotFoundError(`memory ${id}`);
+    const semantic = (await vectors.count(undefined, { user_id: owner.user_id })) > 0;
+    const removed = {
+      long_term: (await longTerm.delete([id])) > 0,
+      turn_log: turnLog.delete([id]) > 0,
+      short_term: (await shortTerm.remove(owner.user_id, owner.session_id, [id])) > 0,
+      semantic,
+    };
+    await vectors.delete([id]);
+    return { id, removed };
+  }
+
+  /** Deletes unpinned long-term entries by age, importance and/or session, and their vectors. */
+  async prune(criteria: PruneCriteria): Promise<string[]> {
+    const ids = await this.services.longTerm.prune(criteria);
+    if (ids.length > 0) await this.services.vectors.delete(ids);
+    return ids;
+  }
+
+  /** resolves when every queued job has run (in-process queue) */
+  idle(): Promise<void> {
+    return this.services.queue.idle();
+  }
+
+  close(): Promise<void> {
+    return this.services.close();
+  }
+}

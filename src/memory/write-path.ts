@@ -1,0 +1,123 @@
+import { randomUUID } from 'node:crypto';
+import { jobIdFor } from '../../queues/job-ids.js';
+import type { JobQueue } from '../../queues/queue.js';
+import { contentHash } from '../domain/hash.js';
+import type { Turn, TurnInputSchema } from '../domain/turn.js';
+import { ValidationError, zodDetails, describeDetails, type ErrorDetail } from '../errors.js';
+import type { Logger } from '../logger.js';
+import type { ShortTermStore } from '../tiers/short-term.js';
+import type { TurnLog } from '../tiers/sqlite/turn-log.js';
+
+export interface AddTurnsResult {
+  /** the id of every turn sent, in order (a duplicate's id is the stored one) */
+  ids: string[];
+  accepted: number;
+  duplicates: number;
+}
+
+export interface WritePathDeps {
+  schema: TurnInputSchema;
+  turnLog: TurnLog;
+  shortTerm: ShortTermStore;
+  queue: JobQueue;
+  log: Logger;
+  /** called with the turns just accepted, after they are durable (compaction check, metrics) */
+  onAccepted?: (turns: readonly Turn[]) => void;
+}
+
+export const MAX_TURNS_PER_WRITE = 1000;
+
+/**
+ * The write path of SPEC §3: validate every turn (all or nothing), append them to the turn log (the
+ * durable outbox) in one transaction, write the short-term tier, enqueue `embed` and `persist`. Only the
+ * turn log must succeed for the write to be acknowledged: a failing short-term store or queue is logged
+ * and the reconciler re-enqueues from the turn log.
+ */
+export class WritePath {
+  constructor(private readonly deps: WritePathDeps) {}
+
+  /** Validates and normalizes; throws ValidationError naming each bad field, storing nothing. */
+  validate(inputs: readonly unknown[], pathPrefix?: string): Turn[] {
+    if (inputs.length === 0) throw new ValidationError('no turns given', [{ path: pathPrefix ?? 'turns', message: 'must hold at least one turn' }]);
+    if (inputs.length > MAX_TURNS_PER_WRITE) {
+      throw new ValidationError(`too many turns in one write (${inputs.length})`, [
+        { path: pathPrefix ?? 'turns', message: `at most ${MAX_TURNS_PER_WRITE} turns per write` },
+      ]);
+    }
+    const details: ErrorDetail[] = [];
+    const turns: Turn[] = [];
+    const now = Date.now();
+    inputs.forEach((input, i) => {
+      const parsed = this.deps.schema.safeParse(input);
+      if (!parsed.success) {
+        const prefix = pathPrefix !== undefined ? `${pathPrefix}.${i}.` : inputs.length > 1 ? `${i}.` : '';
+        for (const d of zodDetails(parsed.error.issues)) details.push({ path: prefix + (d.path === '(root)' ? '' : d.path) || '(root)', message: d.message });
+        return;
+      }
+      const t = parsed.data;
+      turns.push({
+        id: t.id ?? randomUUID(),
+        user_id: t.user_id,
+        session_id: t.session_id,
+        role: t.role,
+        name: t.name ?? null,
+        content: t.content,
+        content_hash: contentHash(t.content),
+        // one canonical form, so that stored timestamps compare as strings; turns of one batch keep their order
+        created_at: new Date(t.created_at ?? now + i).toISOString(),
+        importance: t.importance ?? null,
+        pinned: t.pinned,
+        metadata: t.metadata ?? null,
+      });
+    });
+    if (details.length > 0) throw new ValidationError(`invalid turn: ${describeDetails(details)}`, details);
+    return turns;
+  }
+
+  async addTurns(inputs: readonly unknown[], pathPrefix?: string): Promise<AddTurnsResult> {
+    const turns = this.validate(inputs, pathPrefix);
+    const { accepted, duplicates } = this.deps.turnLog.append(turns);
+    if (accepted.length > 0) {
+      try {
+        await this.deps.shortTerm.push(accepted);
+      } catch (err) {
+        this.deps.log.warn({ err: (err as Error).message, backend: this.deps.shortTerm.backend }, 'short-term write failed; the turns are durable in the turn log');
+      }
+      await this.enqueue(accepted);
+      this.deps.onAccepted?.(accepted);
+    }
+    return { ids: turns.map((t) => t.id), accepted: accepted.length, duplicates: duplicates.length };
+  }
+
+  /** Enqueues the turns' jobs; a queue failure leaves them pending in the turn log for the reconciler. */
+  async enqueue(turns: readonly Turn[], which: { embed: boolean; persist: boolean } = { embed: true, persist: true }): Promise<boolean> {
+    try {
+      await Promise.all([
+        which.embed
+          ? this.deps.queue.add(
+              'embed',
+              turns.map((t) => ({
+                jobId: jobIdFor('embed', t.id),
+                data: {
+                  turn_id: t.id,
+                  user_id: t.user_id,
+                  session_id: t.session_id,
+                  role: t.role,
+                  name: t.name,
+                  kind: 'turn' as const,
+                  content: t.content,
+                  content_hash: t.content_hash,
+                  created_at: t.created_at,
+                },
+              })),
+            )
+          : undefined,
+        which.persist ? this.deps.queue.add('persist', turns.map((t) => ({ jobId: jobIdFor('persist', t.id), data: { turn_id: t.id } }))) : undefined,
+      ]);
+      return true;
+    } catch (err) {
+      this.deps.log.warn({ err: (err as Error).message, turns: turns.length }, 'enqueue failed; the turns stay pending in the turn log and will be re-enqueued');
+      return false;
+    }
+  }
+}

@@ -1,0 +1,46 @@
+/**
+ * Words that carry no retrieval signal. Dropping them keeps FTS queries fast (a term present in most
+ * rows makes bm25() score nearly the whole table) and keeps lexical overlap meaningful.
+ */
+export const STOPWORDS = new Set(
+  `a about above after again against all am an and any are aren't as at be because been before being below
+  between both but by can could did didn't do does doesn't doing don't down during each few for from
+  further had has have having he he'd he'll he's her here here's hers herself him himself his how how's i
+  i'd i'll i'm i've if in into is isn't it it's its itself let's me more most my myself no nor not of off
+  on once only or other ought our ours ourselves out over own same she she'd she'll she's should so some
+  such than that that's the their theirs them themselves then there there's these they they'd they'll
+  they're they've this those through to too under until up very was wasn't we we'd we'll we're we've were
+  what what's when when's where where's which while who who's whom why why's with would you you'd you'll
+  you're you've your yours yourself yourselves tell know remember please just also really did say said
+  thing things`
+    .split(/\s+/)
+    .filter(Boolean),
+);
+
+const WORD = /[\p{L}\p{N}][\p{L}\p{N}'_-]*/gu;
+
+/** Lower-cased words of a text, stopwords kept (for embeddings and overlap). */
+export function words(text: string): string[] {
+  return (text.toLowerCase().match(WORD) ?? []).map((w) => w.replace(/'s$/, ''));
+}
+
+/** The distinct content words of a query, at most `max`, in first-seen order. */
+export function queryTerms(text: string, max = 16): string[] {
+  const seen = new Set<string>();
+  for (const w of words(text)) {
+    if (w.length < 2 || STOPWORDS.has(w)) continue;
+    seen.add(w);
+    if (seen.size >= max) break;
+  }
+  return [...seen];
+}
+
+/**
+ * An FTS5 MATCH expression that ORs the query's content words, each as a quoted string so that user
+ * text can never be read as FTS syntax (NEAR, OR, *, -, quotes). Empty when nothing is left.
+ */
+export function ftsMatchExpression(text: string): string {
+  return queryTerms(text)
+    .map((t) => `"${t.replace(/"/g, '""')}"`)
+    .join(' OR ');
+}

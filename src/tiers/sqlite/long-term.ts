@@ -1,0 +1,181 @@
+import type { MemoryEntry } from '../../domain/entry.js';
+import { ftsMatchExpression } from '../../retrieval/query-terms.js';
+import type { EntryPatch, ListOptions, LongTermStore, PruneCriteria, TextHit } from '../long-term.js';
+import type { Db } from './db.js';
+import { contentHash } from '../../domain/hash.js';
+
+interface EntryRow {
+  id: string;
+  user_id: string;
+  session_id: string;
+  role: MemoryEntry['role'];
+  name: string | null;
+  kind: MemoryEntry['kind'];
+  content: string;
+  content_hash: string;
+  importance: number;
+  pinned: number;
+  metadata: string | null;
+  covers: string | null;
+  created_at: string;
+  updated_at: string;
+}
+
+const COLUMNS =
+  'id, user_id, session_id, role, name, kind, content, content_hash, importance, pinned, metadata, covers, created_at, updated_at';
+
+export function rowToEntry(r: EntryRow): MemoryEntry {
+  return {
+    id: r.id,
+    user_id: r.user_id,
+    session_id: r.session_id,
+    role: r.role,
+    name: r.name,
+    kind: r.kind,
+    content: r.content,
+    content_hash: r.content_hash,
+    importance: r.importance,
+    pinned: r.pinned === 1,
+    metadata: r.metadata ? (JSON.parse(r.metadata) as Record<string, unknown>) : null,
+    covers: r.covers ? (JSON.parse(r.covers) as string[]) : null,
+    created_at: r.created_at,
+    updated_at: r.updated_at,
+  };
+}
+
+/** `%`, `_` and `\` in user text match themselves in a LIKE pattern with ESCAPE '\'. */
+export function likePattern(q: string): string {
+  return `%${q.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+}
+
+/** Long-term store on the shared SQLite file. Statements are prepared once, at construction. */
+export class SqliteLongTermStore implements LongTermStore {
+  private readonly s;
+
+  constructor(private readonly db: Db) {
+    this.s = {
+      insert: db.prepare(
+        `INSERT INTO entries (${COLUMNS}) VALUES (@id, @user_id, @session_id, @role, @name, @kind, @content,
+           @content_hash, @importance, @pinned, @metadata, @covers, @created_at, @updated_at)
+         ON CONFLICT DO NOTHING`,
+      ),
+      get: db.prepare(`SELECT ${COLUMNS} FROM entries WHERE id = ?`),
+      fts: db.prepare(
+        `SELECT ${COLUMNS.split(', ').map((c) => `e.${c}`).join(', ')}, -bm25(entries_fts, 1.0, 2.0) AS rank
+         FROM entries_fts JOIN entries e ON e.rowid = entries_fts.rowid
+         WHERE entries_fts MATCH @match AND e.user_id = @user_id AND (@session_id IS NULL OR e.session_id = @session_id)
+         ORDER BY bm25(entries_fts, 1.0, 2.0) LIMIT @limit`,
+      ),
+      like: db.prepare(
+        `SELECT ${COLUMNS} FROM entries
+         WHERE user_id = @user_id AND (@session_id IS NULL OR session_id = @session_id)
+           AND (content LIKE @pattern ESCAPE '\\' OR coalesce(name, '') LIKE @pattern ESCAPE '\\')
+         ORDER BY created_at DESC LIMIT @limit`,
+      ),
+      recent: db.prepare(
+        `SELECT ${COLUMNS} FROM entries
+         WHERE user_id = @user_id AND (@session_id IS NULL OR session_id = @session_id)
+         ORDER BY created_at DESC, rowid DESC LIMIT @limit`,
+      ),
+      update: db.prepare(
+        `UPDATE entries SET content = coalesce(@content, content), content_hash = coalesce(@content_hash, content_hash),
+           importance = coalesce(@importance, importance), pinned = coalesce(@pinned, pinned), updated_at = @updated_at
+         WHERE id = @id`,
+      ),
+      delete: db.prepare('DELETE FROM entries WHERE id = ?'),
+      deleteUser: db.prepare('DELETE FROM entries WHERE user_id = @user_id AND (@session_id IS NULL OR session_id = @session_id) RETURNING id'),
+      count: db.prepare('SELECT count(*) AS n FROM entries'),
+      countUser: db.prepare('SELECT count(*) AS n FROM entries WHERE user_id = ?'),
+    };
+  }
+
+  async upsert(entries: readonly MemoryEntry[]): Promise<string[]> {
+    return this.upsertSync(entries);
+  }
+
+  /** Synchronous form, for callers that write in the same transaction as other tables. */
+  upsertSync(entries: readonly MemoryEntry[]): string[] {
+    const written: string[] = [];
+    this.db.transaction(() => {
+      for (const e of entries) {
+        const info = this.s.insert.run({
+          ...e,
+          pinned: e.pinned ? 1 : 0,
+          metadata: e.metadata ? JSON.stringify(e.metadata) : null,
+          covers: e.covers ? JSON.stringify(e.covers) : null,
+        });
+        if (info.changes > 0) written.push(e.id);
+      }
+    })();
+    return written;
+  }
+
+  async get(id: string): Promise<MemoryEntry | null> {
+    const row = this.s.get.get(id) as EntryRow | undefined;
+    return row ? rowToEntry(row) : null;
+  }
+
+  async searchText(userId: string, query: string, o: ListOptions): Promise<TextHit[]> {
+    const match = ftsMatchExpression(query);
+    if (!match) return [];
+    const rows = this.s.fts.all({ match, user_id: userId, session_id: o.sessionId ?? null, limit: o.limit }) as Array<
+      EntryRow & { rank: number }
+    >;
+    return rows.map((r) => ({ entry: rowToEntry(r), bm25: r.rank }));
+  }
+
+  async searchSubstring(userId: string, q: string, o: ListOptions): Promise<MemoryEntry[]> {
+    const rows = this.s.like.all({ user_id: userId, session_id: o.sessionId ?? null, pattern: likePattern(q), limit: o.limit });
+    return (rows as EntryRow[]).map(rowToEntry);
+  }
+
+  async recent(userId: string, o: ListOptions): Promise<MemoryEntry[]> {
+    const rows = this.s.recent.all({ user_id: userId, session_id: o.sessionId ?? null, limit: o.limit });
+    return (rows as EntryRow[]).map(rowToEntry);
+  }
+
+  async update(id: string, patch: EntryPatch): Promise<MemoryEntry | null> {
+    const info = this.s.update.run({
+      id,
+      content: patch.content ?? null,
+      content_hash: patch.content === undefined ? null : contentHash(patch.content),
+      importance: patch.importance ?? null,
+      pinned: patch.pinned === undefined ? null : patch.pinned ? 1 : 0,
+      updated_at: new Date().toISOString(),
+    });
+    return info.changes > 0 ? this.get(id) : null;
+  }
+
+  async delete(ids: readonly string[]): Promise<number> {
+    let n = 0;
+    this.db.transaction(() => {
+      for (const id of ids) n += this.s.delete.run(id).changes;
+    })();
+    return n;
+  }
+
+  async prune(c: PruneCriteria): Promise<string[]> {
+    const where = ['pinned = 0'];
+    const params: Record<string, unknown> = {};
+    if (c.userId !== undefined) (where.push('user_id = @user_id'), (params.user_id = c.userId));
+    if (c.sessionId !== undefined) (where.push('session_id = @session_id'), (params.session_id = c.sessionId));
+    if (c.olderThanDays !== undefined) {
+      where.push('created_at < @cutoff');
+      params.cutoff = new Date(Date.now() - c.olderThanDays * 86_400_000).toISOString();
+    }
+    if (c.belowImportance !== undefined) (where.push('importance < @below'), (params.below = c.belowImportance));
+    if (where.length === 1) return []; // no criterion: prune nothing rather than everything
+    const rows = this.db.prepare(`DELETE FROM entries WHERE ${where.join(' AND ')} RETURNING id`).all(params) as Array<{ id: string }>;
+    return rows.map((r) => r.id);
+  }
+
+  async deleteWhere(userId: string, sessionId?: string): Promise<string[]> {
+    const rows = this.s.deleteUser.all({ user_id: userId, session_id: sessionId ?? null }) as Array<{ id: string }>;
+    return rows.map((r) => r.id);
+  }
+
+  async count(userId?: string): Promise<number> {
+    const row = (userId === undefined ? this.s.count.get() : this.s.countUser.get(userId)) as { n: number };
+    return row.n;
+  }
+}

@@ -1,0 +1,84 @@
+/**
+ * Versioned schema migrations of the SQLite file, applied in order inside one transaction each;
+ * `PRAGMA user_version` records the last one applied. Never edit a released migration: add one.
+ */
+export const MIGRATIONS: ReadonlyArray<{ version: number; name: string; sql: string }> = [
+  {
+    version: 1,
+    name: 'turn log, long-term entries with FTS5, embedded vectors',
+    sql: `
+      -- The turn log: every accepted turn, durable before it is acknowledged (the outbox).
+      CREATE TABLE turns (
+        id            TEXT PRIMARY KEY,
+        user_id       TEXT NOT NULL,
+        session_id    TEXT NOT NULL,
+        role          TEXT NOT NULL,
+        name          TEXT,
+        content       TEXT NOT NULL,
+        content_hash  TEXT NOT NULL,
+        created_at    TEXT NOT NULL,
+        importance    REAL,
+        pinned        INTEGER NOT NULL DEFAULT 0,
+        metadata      TEXT,
+        accepted_at   INTEGER NOT NULL,
+        embedded_with TEXT,
+        persisted_at  INTEGER
+      ) STRICT;
+      CREATE INDEX turns_user_session ON turns (user_id, session_id, created_at);
+      CREATE INDEX turns_pending_embed ON turns (accepted_at) WHERE embedded_with IS NULL;
+      CREATE INDEX turns_pending_persist ON turns (accepted_at) WHERE persisted_at IS NULL;
+
+      CREATE TABLE entries (
+        id           TEXT PRIMARY KEY,
+        user_id      TEXT NOT NULL,
+        session_id   TEXT NOT NULL,
+        role         TEXT NOT NULL,
+        name         TEXT,
+        kind         TEXT NOT NULL CHECK (kind IN ('turn', 'summary', 'archive')),
+        content      TEXT NOT NULL,
+        content_hash TEXT NOT NULL,
+        importance   REAL NOT NULL,
+        pinned       INTEGER NOT NULL DEFAULT 0,
+        metadata     TEXT,
+        covers       TEXT,
+        created_at   TEXT NOT NULL,
+        updated_at   TEXT NOT NULL,
+        UNIQUE (user_id, content_hash)
+      ) STRICT;
+      CREATE INDEX entries_user_created ON entries (user_id, created_at);
+      CREATE INDEX entries_user_session ON entries (user_id, session_id, created_at);
+
+      CREATE VIRTUAL TABLE entries_fts USING fts5(
+        content, name, content='entries', content_rowid='rowid', tokenize='porter unicode61 remove_diacritics 2'
+      );
+      CREATE TRIGGER entries_ai AFTER INSERT ON entries BEGIN
+        INSERT INTO entries_fts (rowid, content, name) VALUES (new.rowid, new.content, coalesce(new.name, ''));
+      END;
+      CREATE TRIGGER entries_ad AFTER DELETE ON entries BEGIN
+        INSERT INTO entries_fts (entries_fts, rowid, content, name) VALUES ('delete', old.rowid, old.content, coalesce(old.name, ''));
+      END;
+      CREATE TRIGGER entries_au AFTER UPDATE OF content, name ON entries BEGIN
+        INSERT INTO entries_fts (entries_fts, rowid, content, name) VALUES ('delete', old.rowid, old.content, coalesce(old.name, ''));
+        INSERT INTO entries_fts (rowid, content, name) VALUES (new.rowid, new.content, coalesce(new.name, ''));
+      END;
+
+      -- Embedded semantic tier: one row per (memory, embedder); vectors are little-endian float32.
+      CREATE TABLE vectors (
+        id           TEXT NOT NULL,
+        embedder     TEXT NOT NULL,
+        dim          INTEGER NOT NULL,
+        user_id      TEXT NOT NULL,
+        session_id   TEXT NOT NULL,
+        role         TEXT NOT NULL,
+        name         TEXT,
+        kind         TEXT NOT NULL,
+        content      TEXT NOT NULL,
+        content_hash TEXT NOT NULL,
+        created_at   TEXT NOT NULL,
+        vector       BLOB NOT NULL,
+        PRIMARY KEY (id, embedder)
+      ) STRICT;
+      CREATE INDEX vectors_embedder_user ON vectors (embedder, user_id);
+    `,
+  },
+];

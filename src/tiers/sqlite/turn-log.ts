@@ -1,0 +1,193 @@
+import type { Turn } from '../../domain/turn.js';
+import { IdConflictError } from '../../errors.js';
+import type { Db } from './db.js';
+
+interface TurnRow {
+  id: string;
+  user_id: string;
+  session_id: string;
+  role: Turn['role'];
+  name: string | null;
+  content: string;
+  content_hash: string;
+  created_at: string;
+  importance: number | null;
+  pinned: number;
+  metadata: string | null;
+}
+
+const COLUMNS = 'id, user_id, session_id, role, name, content, content_hash, created_at, importance, pinned, metadata';
+
+export function rowToTurn(r: TurnRow): Turn {
+  return {
+    id: r.id,
+    user_id: r.user_id,
+    session_id: r.session_id,
+    role: r.role,
+    name: r.name,
+    content: r.content,
+    content_hash: r.content_hash,
+    created_at: r.created_at,
+    importance: r.importance,
+    pinned: r.pinned === 1,
+    metadata: r.metadata ? (JSON.parse(r.metadata) as Record<string, unknown>) : null,
+  };
+}
+
+export interface AppendResult {
+  /** turns written now */
+  accepted: Turn[];
+  /** ids already in the log for the same user (a retried write): stored once */
+  duplicates: string[];
+}
+
+/**
+ * The turn log: the durable record of every accepted turn and the outbox of its jobs. A turn is
+ * appended before it is acknowledged; `embedded_with` and `persisted_at` record which jobs have
+ * completed, so unfinished ones can be re-enqueued after any crash.
+ */
+export class TurnLog {
+  private readonly s;
+
+  constructor(private readonly db: Db) {
+    this.s = {
+      owner: db.prepare('SELECT user_id FROM turns WHERE id = ?'),
+      insert: db.prepare(
+        `INSERT INTO turns (${COLUMNS}, accepted_at) VALUES (@id, @user_id, @session_id, @role, @name, @content,
+           @content_hash, @created_at, @importance, @pinned, @metadata, @accepted_at)`,
+      ),
+      get: db.prepare(`SELECT ${COLUMNS} FROM turns WHERE id = ?`),
+      pendingEmbed: db.prepare(
+        `SELECT ${COLUMNS}, rowid FROM turns WHERE embedded_with IS NULL AND accepted_at <= ? AND rowid > ? ORDER BY rowid LIMIT ?`,
+      ),
+      pendingPersist: db.prepare(
+        `SELECT ${COLUMNS}, rowid FROM turns WHERE persisted_at IS NULL AND accepted_at <= ? AND rowid > ? ORDER BY rowid LIMIT ?`,
+      ),
+      markEmbedded: db.prepare('UPDATE turns SET embedded_with = ? WHERE id = ?'),
+      markPersisted: db.prepare('UPDATE turns SET persisted_at = ?, importance = coalesce(importance, ?) WHERE id = ?'),
+      counts: db.prepare(
+        `SELECT count(*) AS total, count(*) FILTER (WHERE embedded_with IS NULL) AS pending_embed,
+           count(*) FILTER (WHERE persisted_at IS NULL) AS pending_persist FROM turns`,
+      ),
+      session: db.prepare(`SELECT ${COLUMNS} FROM turns WHERE user_id = ? AND session_id = ? ORDER BY created_at, rowid`),
+      updateContent: db.prepare('UPDATE turns SET content = ?, content_hash = ?, embedded_with = NULL WHERE id = ?'),
+      delete: db.prepare('DELETE FROM turns WHERE id = ?'),
+      deleteUser: db.prepare('DELETE FROM turns WHERE user_id = @user_id AND (@session_id IS NULL OR session_id = @session_id)'),
+      all: db.prepare(`SELECT ${COLUMNS}, rowid FROM turns WHERE rowid > ? ORDER BY rowid LIMIT ?`),
+    };
+  }
+
+  /**
+   * Appends turns in one transaction: all are durable, or none is. A turn id already held by the same
+   * user is a duplicate (stored once); one held by another user is refused, and nothing is written.
+   */
+  append(turns: readonly Turn[], acceptedAt = Date.now()): AppendResult {
+    return this.db
+      .transaction((): AppendResult => {
+        const accepted: Turn[] = [];
+        const duplicates: string[] = [];
+        const inBatch = new Set<string>();
+        for (const t of turns) {
+          if (inBatch.has(t.id)) {
+            duplicates.push(t.id);
+            continue;
+          }
+          const owner = this.s.owner.get(t.id) as { user_id: string } | undefined;
+          if (owner) {
+            if (owner.user_id !== t.user_id) throw new IdConflictError(t.id);
+            duplicates.push(t.id);
+            continue;
+          }
+          inBatch.add(t.id);
+          this.s.insert.run({
+            ...t,
+            pinned: t.pinned ? 1 : 0,
+            metadata: t.metadata ? JSON.stringify(t.metadata) : null,
+            accepted_at: acceptedAt,
+          });
+          accepted.push(t);
+        }
+        return { accepted, duplicates };
+      })
+      .immediate();
+  }
+
+  get(id: string): Turn | null {
+    const row = this.s.get.get(id) as TurnRow | undefined;
+    return row ? rowToTurn(row) : null;
+  }
+
+  /** Pages through turns accepted at or before `acceptedBefore` whose `job` has not completed. */
+  *pending(job: 'embed' | 'persist', acceptedBefore: number, batch = 1000): Generator<Turn[]> {
+    const stmt = job === 'embed' ? this.s.pendingEmbed : this.s.pendingPersist;
+    let after = 0;
+    for (;;) {
+      const rows = stmt.all(acceptedBefore, after, batch) as Array<TurnRow & { rowid: number }>;
+      if (rows.length === 0) return;
+      after = rows[rows.length - 1]!.rowid;
+      yield rows.map(rowToTurn);
+    }
+  }
+
+  /** How many of `ids` still have a job to run (embed counted only when `withEmbed`). */
+  unfinished(ids: readonly string[], withEmbed: boolean): number {
+    let n = 0;
+    for (let i = 0; i < ids.length; i += 500) {
+      const chunk = ids.slice(i, i + 500);
+      const row = this.db
+        .prepare(
+          `SELECT count(*) AS n FROM turns WHERE id IN (${chunk.map(() => '?').join(',')})
+             AND (persisted_at IS NULL ${withEmbed ? 'OR embedded_with IS NULL' : ''})`,
+        )
+        .get(...chunk) as { n: number };
+      n += row.n;
+    }
+    return n;
+  }
+
+  markEmbedded(ids: readonly string[], embedderId: string): void {
+    this.db.transaction(() => {
+      for (const id of ids) this.s.markEmbedded.run(embedderId, id);
+    })();
+  }
+
+  markPersisted(id: string, importance: number, at = Date.now()): void {
+    this.s.markPersisted.run(at, importance, id);
+  }
+
+  counts(): { total: number; pending_embed: number; pending_persist: number } {
+    return this.s.counts.get() as { total: number; pending_embed: number; pending_persist: number };
+  }
+
+  session(userId: string, sessionId: string): Turn[] {
+    return (this.s.session.all(userId, sessionId) as TurnRow[]).map(rowToTurn);
+  }
+
+  /** Pages through every turn in acceptance order (reindex, export). */
+  *scan(batch = 1000): Generator<Turn[]> {
+    let after = 0;
+    for (;;) {
+      const rows = this.s.all.all(after, batch) as Array<TurnRow & { rowid: number }>;
+      if (rows.length === 0) return;
+      after = rows[rows.length - 1]!.rowid;
+      yield rows.map(rowToTurn);
+    }
+  }
+
+  /** An edited turn must be re-embedded: its embed state is reset. */
+  updateContent(id: string, content: string, hash: string): boolean {
+    return this.s.updateContent.run(content, hash, id).changes > 0;
+  }
+
+  delete(ids: readonly string[]): number {
+    let n = 0;
+    this.db.transaction(() => {
+      for (const id of ids) n += this.s.delete.run(id).changes;
+    })();
+    return n;
+  }
+
+  deleteWhere(userId: string, sessionId?: string): number {
+    return this.s.deleteUser.run({ user_id: userId, session_id: sessionId ?? null }).changes;
+  }
+}

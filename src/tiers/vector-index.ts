@@ -1,0 +1,61 @@
+import type { Kind } from '../domain/entry.js';
+import type { Role } from '../domain/turn.js';
+
+/** Which embedder produced a vector. Vectors of different tags are never compared. */
+export interface EmbedderTag {
+  id: string;
+  dim: number;
+}
+
+/** What the semantic tier keeps beside each vector, so a hit needs no lookup elsewhere. */
+export interface VectorPayload {
+  user_id: string;
+  session_id: string;
+  role: Role;
+  name: string | null;
+  kind: Kind;
+  content: string;
+  content_hash: string;
+  created_at: string;
+}
+
+export interface VectorPoint {
+  id: string;
+  vector: Float32Array;
+  payload: VectorPayload;
+}
+
+export interface VectorHit {
+  id: string;
+  /** cosine similarity, -1..1 */
+  score: number;
+  payload: VectorPayload;
+}
+
+export interface VectorFilter {
+  user_id: string;
+  session_id?: string;
+}
+
+/**
+ * Semantic tier: vectors of turns (and summaries), each tagged with its embedder.
+ *
+ * Contract: `upsert` by id is idempotent; `search` returns at most `k` hits of the given embedder
+ * only, restricted to the filter's user (and session), best first, by cosine similarity; deletes
+ * remove the id under every embedder. Vectors of the wrong dimension are rejected. Not covered:
+ * embedding (callers pass vectors) and text search.
+ */
+export interface VectorIndex {
+  readonly backend: 'embedded' | 'qdrant';
+  upsert(tag: EmbedderTag, points: readonly VectorPoint[]): Promise<void>;
+  search(tag: EmbedderTag, query: Float32Array, filter: VectorFilter, k: number): Promise<VectorHit[]>;
+  /** which of `ids` hold a vector of this embedder */
+  has(tag: EmbedderTag, ids: readonly string[]): Promise<Set<string>>;
+  delete(ids: readonly string[]): Promise<void>;
+  /** deletes every vector of a user (or of one session); returns how many ids were removed when known */
+  deleteWhere(filter: VectorFilter): Promise<number>;
+  deleteAll(): Promise<void>;
+  count(tag?: EmbedderTag, filter?: VectorFilter): Promise<number>;
+  ping(): Promise<boolean>;
+  close(): Promise<void>;
+}

@@ -1,0 +1,98 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import type { Turn } from '../../src/domain/turn.js';
+import { contentHash } from '../../src/domain/hash.js';
+import type { ShortTermOptions, ShortTermStore } from '../../src/tiers/short-term.js';
+
+let seq = 0;
+export function turn(user: string, session: string, content: string, extra: Partial<Turn> = {}): Turn {
+  seq++;
+  return {
+    id: `t${seq}-${Math.random().toString(36).slice(2, 8)}`,
+    user_id: user,
+    session_id: session,
+    role: 'user',
+    name: null,
+    content,
+    content_hash: contentHash(content),
+    created_at: new Date(Date.UTC(2026, 0, 1) + seq * 1000).toISOString(),
+    importance: null,
+    pinned: false,
+    metadata: null,
+    ...extra,
+  };
+}
+
+/**
+ * The contract every ShortTermStore passes (see its doc comment). `make` returns a fresh, empty store
+ * with the given options; each test uses its own user ids, so stores may be shared backends.
+ */
+export function shortTermContract(name: string, make: (o: ShortTermOptions) => Promise<ShortTermStore>): void {
+  describe(`ShortTermStore contract: ${name}`, () => {
+    const u = () => `user-${Math.random().toString(36).slice(2)}`;
+
+    it('returns a session\'s turns oldest first, scoped by user and session', async () => {
+      const s = await make({ ttlSeconds: 60, maxTurns: 10 });
+      const [a, b] = [u(), u()];
+      const t1 = turn(a, 's', 'one');
+      const t2 = turn(a, 's', 'two');
+      await s.push([t1, t2, turn(b, 's', 'other user'), turn(a, 's2', 'other session')]);
+      assert.deepEqual((await s.recent(a, 's')).map((t) => t.content), ['one', 'two']);
+      assert.deepEqual(await s.recent(a, 's'), [t1, t2], 'turns round-trip unchanged');
+      assert.deepEqual((await s.recent(b, 's')).map((t) => t.content), ['other user']);
+      assert.deepEqual((await s.recent(a, 's', 1)).map((t) => t.content), ['two']);
+      assert.deepEqual(await s.recent(a, 'none'), []);
+      await s.close();
+    });
+
+    it('keeps at most maxTurns per session, dropping the oldest', async () => {
+      const s = await make({ ttlSeconds: 60, maxTurns: 3 });
+      const a = u();
+      for (let i = 0; i < 5; i++) await s.push([turn(a, 's', `m${i}`)]);
+      assert.deepEqual((await s.recent(a, 's')).map((t) => t.content), ['m2', 'm3', 'm4']);
+      await s.close();
+    });
+
+    it('ignores a turn id pushed twice', async () => {
+      const s = await make({ ttlSeconds: 60, maxTurns: 10 });
+      const a = u();
+      const t = turn(a, 's', 'once');
+      await s.push([t]);
+      await s.push([t]);
+      assert.equal((await s.recent(a, 's')).length, 1);
+      await s.close();
+    });
+
+    it('forgets a session untouched for its TTL', async () => {
+      const s = await make({ ttlSeconds: 1, maxTurns: 10 });
+      const a = u();
+      await s.push([turn(a, 's', 'soon gone')]);
+      assert.equal((await s.recent(a, 's')).length, 1);
+      await new Promise((r) => setTimeout(r, 1300));
+      assert.deepEqual(await s.recent(a, 's'), []);
+      await s.close();
+    });
+
+    it('replaces, removes and clears', async () => {
+      const s = await make({ ttlSeconds: 60, maxTurns: 10 });
+      const a = u();
+      const [t1, t2, t3] = [turn(a, 's', 'a'), turn(a, 's', 'b'), turn(a, 's2', 'c')];
+      await s.push([t1, t2, t3]);
+      assert.deepEqual((await s.sessions(a)).sort(), ['s', 's2']);
+      assert.equal(await s.remove(a, 's', [t1.id, 'missing']), 1);
+      assert.deepEqual((await s.recent(a, 's')).map((t) => t.content), ['b']);
+      const summary = turn(a, 's', 'summary', { role: 'system' });
+      await s.replace(a, 's', [summary]);
+      assert.deepEqual((await s.recent(a, 's')).map((t) => t.content), ['summary']);
+      assert.equal(await s.clear(a, 's'), 1);
+      assert.deepEqual(await s.recent(a, 's'), []);
+      assert.equal(await s.clear(a), 1);
+      assert.deepEqual(await s.sessions(a), []);
+      await s.push([turn(a, 'x', 'x')]);
+      assert.ok((await s.clearAll()) >= 1);
+      assert.deepEqual(await s.recent(a, 'x'), []);
+      assert.equal(await s.ping(), true);
+      await s.close();
+    });
+  });
+}

@@ -1,0 +1,16 @@
+import type { EmbedderProvider } from '../src/embedding/provider.js';
+import type { Logger } from '../src/logger.js';
+import type { LongTermStore } from '../src/tiers/long-term.js';
+import type { TurnLog } from '../src/tiers/sqlite/turn-log.js';
+import type { VectorIndex } from '../src/tiers/vector-index.js';
+
+/** What the processors need, passed in (never imported as globals). */
+export interface ProcessorDeps {
+  log: Logger;
+  embedders: EmbedderProvider;
+  vectors: VectorIndex;
+  /** the SQLite turn log and long-term store; absent on a host that does not hold the file */
+  turnLog?: TurnLog;
+  longTerm?: LongTermStore;
+  importanceThreshold: number;
+}
