@@ -1,0 +1,8 @@
+import { join } from 'node:path';
+import { openDatabase } from '../../src/tiers/sqlite/db.js';
+import { EmbeddedVectorIndex } from '../../src/tiers/embedded/vector-index.js';
+import { tmpDir } from '../helpers/tmp.js';
+import { vectorIndexContract } from './vector-index.contract.js';
+
+const dir = tmpDir();
+vectorIndexContract('embedded (SQLite file)', async () => new EmbeddedVectorIndex(openDatabase(join(dir, 'v.db'))));

@@ -1,0 +1,103 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import type { EmbedderTag, VectorIndex, VectorPayload, VectorPoint } from '../../src/tiers/vector-index.js';
+
+const DIM = 8;
+const A: EmbedderTag = { id: 'contract-a', dim: DIM };
+const B: EmbedderTag = { id: 'contract-b', dim: DIM };
+
+function unit(values: number[]): Float32Array {
+  const v = Float32Array.from(values);
+  const n = Math.hypot(...v);
+  return v.map((x) => x / n);
+}
+
+function axis(i: number, tilt = 0): Float32Array {
+  const v = new Array(DIM).fill(0);
+  v[i % DIM] = 1;
+  v[(i + 1) % DIM] = tilt;
+  return unit(v);
+}
+
+function payload(user: string, session: string, content: string): VectorPayload {
+  return { user_id: user, session_id: session, role: 'user', name: null, kind: 'turn', content, content_hash: `h-${content}`, created_at: '2026-01-01T00:00:00.000Z' };
+}
+
+function point(id: string, user: string, session: string, vector: Float32Array): VectorPoint {
+  return { id, vector, payload: payload(user, session, id) };
+}
+
+/**
+ * The contract every VectorIndex passes (see its doc comment). `make` returns an index; tests use
+ * unique user ids and point ids, so a shared backend is fine.
+ */
+export function vectorIndexContract(name: string, make: () => Promise<VectorIndex>): void {
+  describe(`VectorIndex contract: ${name}`, () => {
+    const uid = () => `u-${Math.random().toString(36).slice(2)}`;
+    const pid = (s: string) => `${s}-${Math.random().toString(36).slice(2)}`;
+
+    it('finds the nearest vectors of the user, best first, with cosine scores and payloads', async () => {
+      const ix = await make();
+      const [u, other] = [uid(), uid()];
+      const [p0, p1, p2, px] = [pid('p0'), pid('p1'), pid('p2'), pid('px')];
+      await ix.upsert(A, [point(p0, u, 's1', axis(0)), point(p1, u, 's2', axis(0, 0.5)), point(p2, u, 's1', axis(3)), point(px, other, 's1', axis(0))]);
+      const hits = await ix.search(A, axis(0), { user_id: u }, 2);
+      assert.deepEqual(hits.map((h) => h.id), [p0, p1]);
+      assert.ok(Math.abs(hits[0]!.score - 1) < 1e-4, `exact match scores 1, got ${hits[0]!.score}`);
+      assert.ok(hits[1]!.score < hits[0]!.score && hits[1]!.score > 0.8);
+      assert.deepEqual(hits[0]!.payload, payload(u, 's1', p0));
+      const inSession = await ix.search(A, axis(0), { user_id: u, session_id: 's1' }, 5);
+      assert.deepEqual(inSession.map((h) => h.id).sort(), [p0, p2].sort());
+      await ix.close();
+    });
+
+    it('never returns another user\'s vectors or another embedder\'s', async () => {
+      const ix = await make();
+      const [u, other] = [uid(), uid()];
+      const mine = pid('mine');
+      await ix.upsert(A, [point(pid('theirs'), other, 's', axis(1))]);
+      await ix.upsert(B, [point(pid('b-only'), u, 's', axis(1))]);
+      await ix.upsert(A, [point(mine, u, 's', axis(5))]);
+      const hits = await ix.search(A, axis(1), { user_id: u }, 10);
+      assert.deepEqual(hits.map((h) => h.id), [mine]);
+      await ix.close();
+    });
+
+    it('upserts idempotently by id and reports which ids it holds', async () => {
+      const ix = await make();
+      const u = uid();
+      const id = pid('same');
+      await ix.upsert(A, [point(id, u, 's', axis(2))]);
+      await ix.upsert(A, [point(id, u, 's', axis(4))]);
+      assert.equal(await ix.count(A, { user_id: u }), 1);
+      const hits = await ix.search(A, axis(4), { user_id: u }, 5);
+      assert.equal(hits.length, 1);
+      assert.ok(hits[0]!.score > 0.99, 'the second upsert replaced the vector');
+      assert.deepEqual([...(await ix.has(A, [id, 'absent']))], [id]);
+      assert.deepEqual([...(await ix.has(B, [id]))], []);
+      await ix.close();
+    });
+
+    it('rejects a vector of the wrong dimension', async () => {
+      const ix = await make();
+      await assert.rejects(ix.upsert(A, [point(pid('bad'), uid(), 's', new Float32Array(DIM + 1).fill(0.1))]));
+      await ix.close();
+    });
+
+    it('deletes by id under every embedder, by user, by session', async () => {
+      const ix = await make();
+      const u = uid();
+      const [a, b, c] = [pid('a'), pid('b'), pid('c')];
+      await ix.upsert(A, [point(a, u, 's1', axis(0)), point(b, u, 's1', axis(1)), point(c, u, 's2', axis(2))]);
+      await ix.upsert(B, [point(a, u, 's1', axis(0))]);
+      await ix.delete([a]);
+      assert.equal((await ix.has(A, [a])).size + (await ix.has(B, [a])).size, 0);
+      await ix.deleteWhere({ user_id: u, session_id: 's1' });
+      assert.deepEqual((await ix.search(A, axis(1), { user_id: u }, 10)).map((h) => h.id), [c]);
+      await ix.deleteWhere({ user_id: u });
+      assert.equal(await ix.count(A, { user_id: u }), 0);
+      assert.equal(await ix.ping(), true);
+      await ix.close();
+    });
+  });
+}
