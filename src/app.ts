@@ -1,16 +1,17 @@
 import { InProcessQueue } from '../queues/in-process.js';
 import type { JobQueue } from '../queues/queue.js';
-import { createProcessors } from '../workers/processors.js';
+import { createProcessors, observeProcessors, type JobEvent } from '../workers/processors.js';
 import type { ProcessorDeps } from '../workers/deps.js';
 import type { BackendReports } from './backends.js';
 import type { Config } from './config/schema.js';
+import type { Tier } from './domain/entry.js';
 import { turnInputSchema } from './domain/turn.js';
 import { loadEmbedder } from './embedding/load.js';
 import { EmbedderProvider } from './embedding/provider.js';
 import { createLogger, type Logger } from './logger.js';
 import { Reconciler } from './memory/reconciler.js';
 import { WritePath } from './memory/write-path.js';
-import { Retriever } from './retrieval/retrieve.js';
+import { Retriever, type TierReport } from './retrieval/retrieve.js';
 import { EmbeddedVectorIndex } from './tiers/embedded/vector-index.js';
 import { InProcessShortTermStore } from './tiers/memory/short-term.js';
 import type { ShortTermStore } from './tiers/short-term.js';
@@ -18,6 +19,14 @@ import { openDatabase, type Db } from './tiers/sqlite/db.js';
 import { SqliteLongTermStore } from './tiers/sqlite/long-term.js';
 import { TurnLog } from './tiers/sqlite/turn-log.js';
 import type { VectorIndex } from './tiers/vector-index.js';
+
+/** Listeners on what the services do (the API's /metrics subscribes); per wiring, nothing global. */
+export interface ServiceEvents {
+  /** one call per tier per retrieval */
+  tier: Set<(tier: Tier, report: TierReport) => void>;
+  /** one call per processor run in this process */
+  job: Set<(event: JobEvent) => void>;
+}
 
 /** Everything one process wires together from its config; nothing here is global. */
 export interface Services {
@@ -34,6 +43,7 @@ export interface Services {
   retriever: Retriever;
   reconciler: Reconciler;
   processorDeps: ProcessorDeps;
+  events: ServiceEvents;
   /** which backend serves each part right now */
   backends(): BackendReports;
   close(): Promise<void>;
@@ -70,6 +80,7 @@ export async function wire(config: Config, options: WireOptions = {}): Promise<S
     queue,
     log: log.child({ component: 'write-path' }),
   });
+  const events: ServiceEvents = { tier: new Set(), job: new Set() };
   const retriever = new Retriever({
     shortTerm,
     vectors,
@@ -77,6 +88,7 @@ export async function wire(config: Config, options: WireOptions = {}): Promise<S
     embedders,
     log: log.child({ component: 'retrieval' }),
     budgets: { short_term: config.short_term_budget_ms, semantic: config.semantic_budget_ms, long_term: config.long_term_budget_ms },
+    onTier: (tier, report) => events.tier.forEach((listener) => listener(tier, report)),
   });
   const processorDeps: ProcessorDeps = {
     log: log.child({ component: 'worker' }),
@@ -89,12 +101,14 @@ export async function wire(config: Config, options: WireOptions = {}): Promise<S
   const reconciler = new Reconciler({ turnLog, writePath, vectors, embedders, log: log.child({ component: 'reconciler' }) });
 
   if (options.runWorkers ?? queue.backend === 'in-process') {
-    await queue.consume(createProcessors(processorDeps), { queues: ['embed', 'persist'], concurrency: config.worker_concurrency });
+    const observed = observeProcessors(createProcessors(processorDeps), (e) => events.job.forEach((listener) => listener(e)));
+    await queue.consume(observed, { queues: ['embed', 'persist'], concurrency: config.worker_concurrency });
   }
   if (options.reconcile ?? true) {
-    // start-up pass: everything pending, whenever it was accepted
-    await embedders.ready();
+    // start-up passes over everything pending, whenever it was accepted: now, and again once the
+    // embedder has loaded (a model download must not hold up start-up)
     reconciler.start(config.reconcile_interval_s * 1000, config.reconcile_after_s * 1000);
+    void embedders.ready().then((e) => (e ? reconciler.run(Date.now()) : 0));
   }
 
   const fallbacks: Partial<BackendReports> = {};
@@ -112,7 +126,7 @@ export async function wire(config: Config, options: WireOptions = {}): Promise<S
 
   let closed = false;
   return {
-    config, log, db, turnLog, longTerm, shortTerm, vectors, queue, embedders, writePath, retriever, reconciler, processorDeps, backends,
+    config, log, db, turnLog, longTerm, shortTerm, vectors, queue, embedders, writePath, retriever, reconciler, processorDeps, events, backends,
     async close() {
       if (closed) return;
       closed = true;

@@ -8,8 +8,11 @@ export const ERROR_CATALOG = {
   unauthorized: { status: 401, summary: 'a valid API key is required' },
   forbidden: { status: 403, summary: 'the API key may not touch this user' },
   not_found: { status: 404, summary: 'no such resource' },
+  method_not_allowed: { status: 405, summary: 'the path exists but not with this method' },
   id_conflict: { status: 409, summary: 'the id is already used by another user' },
+  content_conflict: { status: 409, summary: 'the user already holds an entry with this content' },
   payload_too_large: { status: 413, summary: 'the request body is too large' },
+  unsupported_media_type: { status: 415, summary: 'the request body must be JSON (Content-Type: application/json)' },
   llm_unavailable: { status: 503, summary: 'no LLM is configured or reachable' },
   backend_unavailable: { status: 503, summary: 'a storage backend is unavailable' },
   internal: { status: 500, summary: 'an unexpected error' },
@@ -56,6 +59,30 @@ export class NotFoundError extends NeuralCleaveError {
   constructor(what: string) {
     super('not_found', `${what} not found`);
     this.name = 'NotFoundError';
+  }
+}
+
+/** No API key, or an unknown one. */
+export class UnauthorizedError extends NeuralCleaveError {
+  constructor(message = 'a valid API key is required: send Authorization: Bearer <key>') {
+    super('unauthorized', message);
+    this.name = 'UnauthorizedError';
+  }
+}
+
+/** The API key is valid but not bound to the user the request names. */
+export class ForbiddenError extends NeuralCleaveError {
+  constructor(userId: string) {
+    super('forbidden', `this API key may not touch the memories of user "${userId}"`);
+    this.name = 'ForbiddenError';
+  }
+}
+
+/** An edit would give an entry the text of another entry of the same user (stored once per user). */
+export class ContentConflictError extends NeuralCleaveError {
+  constructor(id: string) {
+    super('content_conflict', `the user already holds another entry with this content; memory ${id} was left unchanged`);
+    this.name = 'ContentConflictError';
   }
 }
 

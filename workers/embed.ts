@@ -1,21 +1,15 @@
 import type { EmbedJob } from '../queues/payloads.js';
 import type { ProcessorDeps } from './deps.js';
 
-/** Thrown when a job cannot succeed on this worker yet; the job is retried with backoff. */
-export class EmbedderUnavailableError extends Error {
-  constructor(model: string) {
-    super(`embedding model "${model}" is not loaded on this worker`);
-    this.name = 'EmbedderUnavailableError';
-  }
-}
-
 /**
  * Embeds one turn and upserts its vector, tagged with the embedder. Concurrent jobs share model calls
  * through the batching embedder. Idempotent: the upsert is keyed by turn id.
  */
-export async function processEmbed(job: EmbedJob, deps: ProcessorDeps): Promise<{ embedder: string }> {
+export async function processEmbed(job: EmbedJob, deps: ProcessorDeps): Promise<{ embedder: string } | { skipped: string }> {
   const embedder = await deps.embedders.ready();
-  if (!embedder) throw new EmbedderUnavailableError(deps.embedders.model);
+  // No model on this worker: the turn stays un-embedded in the turn log (the semantic tier is skipped,
+  // SPEC §5) rather than failing the job over and over; `memory reindex` embeds it once a model loads.
+  if (!embedder) return { skipped: `embedding model "${deps.embedders.model}" is not loaded` };
   const vector = await embedder.embedOne(job.content);
   await deps.vectors.upsert(embedder, [
     {

@@ -6,6 +6,8 @@ export type Role = z.infer<typeof RoleSchema>;
 
 export const UserIdSchema = z.string().min(1).max(128);
 export const SessionIdSchema = z.string().min(1).max(128);
+/** a memory's id: a client's idempotency key or a generated UUID; safe in paths, keys and logs */
+export const MemoryIdSchema = z.string().min(1).max(128).regex(/^[\w.:@-]+$/, 'may hold only letters, digits and . _ : @ -');
 export const DEFAULT_USER = 'default';
 const METADATA_MAX_BYTES = 8 * 1024;
 
@@ -33,7 +35,7 @@ export function turnInputSchema(maxTurnChars: number) {
     role: RoleSchema,
     name: text(128).optional(),
     content: text(maxTurnChars).refine((s) => s.trim().length > 0, 'must not be empty or blank'),
-    id: z.string().min(1).max(128).regex(/^[\w.:@-]+$/, 'may hold only letters, digits and . _ : @ -').optional(),
+    id: MemoryIdSchema.optional(),
     created_at: z.iso.datetime({ offset: true }).optional(),
     importance: z.number().min(0).max(1).optional(),
     pinned: z.boolean().default(false),

@@ -2,7 +2,7 @@ import type { Services } from '../app.js';
 import type { MemoryEntry, RetrievalResult } from '../domain/entry.js';
 import { contentHash } from '../domain/hash.js';
 import { jobIdFor } from '../../queues/job-ids.js';
-import { NotFoundError } from '../errors.js';
+import { ContentConflictError, NotFoundError } from '../errors.js';
 import { formatPromptBlocks } from '../retrieval/prompt-blocks.js';
 import { RetrieveRequestSchema, type RetrieveRequestInput } from '../retrieval/request.js';
 import type { RetrieveResponse } from '../retrieval/retrieve.js';
@@ -54,10 +54,20 @@ export class Memory {
     return this.services.longTerm.get(id);
   }
 
+  /** The user who owns a memory (long-term entry or logged turn), or null when no tier knows the id. */
+  async ownerOf(id: string): Promise<string | null> {
+    const entry = await this.services.longTerm.get(id);
+    return entry?.user_id ?? this.services.turnLog.get(id)?.user_id ?? null;
+  }
+
   /** Edits a long-term entry; a changed text is re-embedded. */
   async edit(id: string, patch: EntryPatch): Promise<MemoryEntry> {
     const { longTerm, turnLog, shortTerm, queue } = this.services;
-    const updated = await longTerm.update(id, patch);
+    const updated = await longTerm.update(id, patch).catch((err: unknown) => {
+      // entries are unique per (user, content hash): the new text is already another entry of this user
+      if ((err as { code?: string }).code === 'SQLITE_CONSTRAINT_UNIQUE') throw new ContentConflictError(id);
+      throw err;
+    });
     if (!updated) throw new NotFoundError(`memory ${id}`);
     if (patch.content !== undefined) {
       turnLog.updateContent(id, patch.content, contentHash(patch.content));
@@ -97,7 +107,8 @@ export class Memory {
     const turn = turnLog.get(id);
     const owner = entry ?? turn;
     if (!owner) throw new NotFoundError(`memory ${id}`);
-    const semantic = (await vectors.count(undefined, { user_id: owner.user_id })) > 0;
+    const embedder = this.services.embedders.current();
+    const semantic = embedder ? (await vectors.has(embedder, [id])).has(id) : false;
     const removed = {
       long_term: (await longTerm.delete([id])) > 0,
       turn_log: turnLog.delete([id]) > 0,

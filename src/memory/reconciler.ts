@@ -33,8 +33,13 @@ export class Reconciler {
 
   /** One pass over turns accepted at or before `acceptedBefore`; returns how many were re-enqueued. */
   run(acceptedBefore: number): Promise<number> {
-    this.running ??= this.pass(acceptedBefore).finally(() => (this.running = null));
-    return this.running;
+    // passes run one after another, never two at once over the same rows
+    const next: Promise<number> = (this.running ?? Promise.resolve(0)).then(() => this.pass(acceptedBefore));
+    this.running = next;
+    void next.finally(() => {
+      if (this.running === next) this.running = null;
+    });
+    return next;
   }
 
   private async pass(acceptedBefore: number): Promise<number> {

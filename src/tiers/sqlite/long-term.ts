@@ -155,6 +155,8 @@ export class SqliteLongTermStore implements LongTermStore {
   }
 
   async prune(c: PruneCriteria): Promise<string[]> {
+    // no criterion prunes nothing rather than everything (the user alone is a scope, not a criterion)
+    if (c.olderThanDays === undefined && c.belowImportance === undefined && c.sessionId === undefined) return [];
     const where = ['pinned = 0'];
     const params: Record<string, unknown> = {};
     if (c.userId !== undefined) (where.push('user_id = @user_id'), (params.user_id = c.userId));
@@ -164,7 +166,6 @@ export class SqliteLongTermStore implements LongTermStore {
       params.cutoff = new Date(Date.now() - c.olderThanDays * 86_400_000).toISOString();
     }
     if (c.belowImportance !== undefined) (where.push('importance < @below'), (params.below = c.belowImportance));
-    if (where.length === 1) return []; // no criterion: prune nothing rather than everything
     const rows = this.db.prepare(`DELETE FROM entries WHERE ${where.join(' AND ')} RETURNING id`).all(params) as Array<{ id: string }>;
     return rows.map((r) => r.id);
   }

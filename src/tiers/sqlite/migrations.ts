@@ -81,4 +81,38 @@ export const MIGRATIONS: ReadonlyArray<{ version: number; name: string; sql: str
       CREATE INDEX vectors_embedder_user ON vectors (embedder, user_id);
     `,
   },
+  {
+    version: 2,
+    name: 'archival run log, vector-delete outbox, FTS secure delete',
+    sql: `
+      -- One row per invocation of the archive processor (scheduled or by hand): doctor shows the last
+      -- run, and a second invocation of the same scheduled occurrence is visible (and skipped).
+      CREATE TABLE archive_runs (
+        seq         INTEGER PRIMARY KEY,
+        run_id      TEXT NOT NULL,
+        trigger     TEXT NOT NULL CHECK (trigger IN ('schedule', 'manual')),
+        outcome     TEXT NOT NULL CHECK (outcome IN ('running', 'done', 'failed', 'duplicate')),
+        dry_run     INTEGER NOT NULL,
+        cutoff      TEXT NOT NULL,
+        sessions    INTEGER NOT NULL DEFAULT 0,
+        replaced    INTEGER NOT NULL DEFAULT 0,
+        error       TEXT,
+        pid         INTEGER NOT NULL,
+        started_at  TEXT NOT NULL,
+        finished_at TEXT
+      ) STRICT;
+      CREATE INDEX archive_runs_run ON archive_runs (run_id);
+
+      -- Ids whose vectors must go, written in the same transaction that removes their rows, so a
+      -- vector backend that fails (Qdrant down) is retried instead of leaving searchable orphans.
+      CREATE TABLE vector_deletes (
+        id        TEXT PRIMARY KEY,
+        queued_at INTEGER NOT NULL
+      ) STRICT;
+
+      -- Deleted text leaves the full-text index at once instead of lingering in old segments until a
+      -- merge: erasure (memory forget) must not leave a user's words in the file.
+      INSERT INTO entries_fts (entries_fts, rank) VALUES ('secure-delete', 1);
+    `,
+  },
 ];

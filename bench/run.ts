@@ -1,0 +1,22 @@
+// Runs every benchmark section in one process and writes bench/out/report.{md,json}.
+// Usage: npm run bench [-- --quick] [-- --only name,name]
+import { Report, type Section } from './report.js';
+
+const SECTIONS: Record<string, () => Promise<{ default: Section }>> = {
+  // each section registers itself here: name → module
+};
+
+const args = process.argv.slice(2);
+const quick = args.includes('--quick');
+const onlyIdx = args.indexOf('--only');
+const only = onlyIdx >= 0 ? new Set((args[onlyIdx + 1] ?? '').split(',')) : null;
+
+const report = new Report();
+for (const [name, load] of Object.entries(SECTIONS)) {
+  if (only && !only.has(name)) continue;
+  process.stdout.write(`\n== ${name} ==\n`);
+  const section = (await load()).default;
+  await section(report, { quick });
+}
+report.write(new URL('./out/', import.meta.url).pathname.replace('/dist/bench/out/', '/bench/out/'));
+process.stdout.write('\nreport written to bench/out/report.md\n');

@@ -1,0 +1,12 @@
+import { writeTinyModel } from '../test/fixtures/tiny-model.js';
+const dir = '/tmp/tm/models';
+const id = writeTinyModel(dir, {});
+const tf = await import('@huggingface/transformers');
+tf.env.allowRemoteModels = false; tf.env.localModelPath = dir; tf.env.cacheDir='/tmp/tm/cache';
+const t0 = Date.now();
+const p = await tf.pipeline('feature-extraction', id, { dtype: 'fp32' });
+console.log('loaded', Date.now()-t0);
+const out = await p(['I love hiking in the mountains', 'my dog is called Rex', 'x'], { pooling: 'mean', normalize: true });
+console.log(out.dims, out.data.slice(0,5));
+console.log((p as any).model.config.hidden_size, Object.keys((p as any).model.sessions));
+await p.dispose();

@@ -1,0 +1,127 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import type { MemoryEntry } from '../../src/domain/entry.js';
+import { contentHash } from '../../src/domain/hash.js';
+import type { LongTermStore } from '../../src/tiers/long-term.js';
+
+let n = 0;
+export function entry(user: string, content: string, extra: Partial<MemoryEntry> = {}): MemoryEntry {
+  n++;
+  const at = new Date(Date.UTC(2026, 0, 1) + n * 60_000).toISOString();
+  return {
+    id: `e${n}-${Math.random().toString(36).slice(2, 8)}`,
+    user_id: user,
+    session_id: 's1',
+    role: 'user',
+    name: null,
+    kind: 'turn',
+    content,
+    content_hash: contentHash(content),
+    importance: 0.5,
+    pinned: false,
+    metadata: null,
+    covers: null,
+    created_at: at,
+    updated_at: at,
+    ...extra,
+  };
+}
+
+/** The contract every LongTermStore passes (see its doc comment). */
+export function longTermContract(name: string, make: () => Promise<LongTermStore>): void {
+  describe(`LongTermStore contract: ${name}`, () => {
+    const uid = () => `u-${Math.random().toString(36).slice(2)}`;
+
+    it('upserts idempotently by id and by the user\'s content hash', async () => {
+      const s = await make();
+      const u = uid();
+      const e = entry(u, 'I moved to Porto in March');
+      assert.deepEqual(await s.upsert([e]), [e.id]);
+      assert.deepEqual(await s.upsert([e]), []);
+      assert.deepEqual(await s.upsert([entry(u, '  i moved to PORTO in march ')]), [], 'same text, other id: stored once');
+      assert.equal((await s.upsert([entry(uid(), 'I moved to Porto in March')])).length, 1, 'another user may hold the same text');
+      assert.equal(await s.count(u), 1);
+      assert.deepEqual(await s.get(e.id), e);
+    });
+
+    it('ranks text matches by BM25 over content and name, scoped to the user', async () => {
+      const s = await make();
+      const [u, other] = [uid(), uid()];
+      await s.upsert([
+        entry(u, 'My dog Rex loves the beach'),
+        entry(u, 'Rex Rex Rex is the dog we adopted, Rex'),
+        entry(u, 'The meeting moved to Friday', { name: 'Dolores' }),
+        entry(other, 'Rex belongs to someone else'),
+      ]);
+      const hits = await s.searchText(u, 'Rex', { limit: 10 });
+      assert.equal(hits.length, 2);
+      assert.ok(hits.every((h) => h.entry.user_id === u));
+      assert.ok(hits[0]!.bm25 >= hits[1]!.bm25 && hits[1]!.bm25 > 0);
+      assert.equal((await s.searchText(u, 'what did Dolores say', { limit: 10 }))[0]?.entry.name, 'Dolores');
+      for (const q of ['"', '*', 'NEAR(', 'OR', '-rex', 'a AND', "'; DROP TABLE entries; --", '']) {
+        await s.searchText(u, q, { limit: 5 }); // must not throw: user text is never FTS syntax
+      }
+      assert.equal((await s.searchText(u, '-rex', { limit: 5 })).length, 2);
+    });
+
+    it('matches %, _ and \\ literally in substring search', async () => {
+      const s = await make();
+      const u = uid();
+      await s.upsert([entry(u, 'a 100% sure thing'), entry(u, 'a 1000 sure thing'), entry(u, 'snake_case here'), entry(u, 'snakeXcase here'), entry(u, 'back\\slash')]);
+      assert.deepEqual((await s.searchSubstring(u, '100%', { limit: 10 })).map((e) => e.content), ['a 100% sure thing']);
+      assert.deepEqual((await s.searchSubstring(u, 'e_c', { limit: 10 })).map((e) => e.content), ['snake_case here']);
+      assert.deepEqual((await s.searchSubstring(u, 'k\\s', { limit: 10 })).map((e) => e.content), ['back\\slash']);
+      assert.equal((await s.searchSubstring(u, '%', { limit: 10 })).length, 1);
+    });
+
+    it('lists recent entries newest first, by session', async () => {
+      const s = await make();
+      const u = uid();
+      await s.upsert([entry(u, 'first'), entry(u, 'second', { session_id: 's2' }), entry(u, 'third')]);
+      assert.deepEqual((await s.recent(u, { limit: 2 })).map((e) => e.content), ['third', 'second']);
+      assert.deepEqual((await s.recent(u, { limit: 10, sessionId: 's1' })).map((e) => e.content), ['third', 'first']);
+    });
+
+    it('updates text (and its index), importance and pin', async () => {
+      const s = await make();
+      const u = uid();
+      const e = entry(u, 'likes tea');
+      await s.upsert([e]);
+      const updated = await s.update(e.id, { content: 'likes coffee', importance: 0.9, pinned: true });
+      assert.equal(updated?.content, 'likes coffee');
+      assert.equal(updated?.content_hash, contentHash('likes coffee'));
+      assert.equal(updated?.importance, 0.9);
+      assert.equal(updated?.pinned, true);
+      assert.equal((await s.searchText(u, 'tea', { limit: 5 })).length, 0);
+      assert.equal((await s.searchText(u, 'coffee', { limit: 5 })).length, 1);
+      assert.equal(await s.update('missing', { importance: 0.1 }), null);
+    });
+
+    it('prunes by age, importance and session, never a pinned entry', async () => {
+      const s = await make();
+      const u = uid();
+      const old = new Date(Date.now() - 40 * 86_400_000).toISOString();
+      const a = entry(u, 'old low', { created_at: old, importance: 0.1 });
+      const b = entry(u, 'old pinned', { created_at: old, importance: 0.1, pinned: true });
+      const c = entry(u, 'new low', { created_at: new Date().toISOString(), importance: 0.1 });
+      const d = entry(u, 'new high', { created_at: new Date().toISOString(), importance: 0.9, session_id: 's9' });
+      await s.upsert([a, b, c, d]);
+      assert.deepEqual(await s.prune({ userId: u }), [], 'no criterion prunes nothing');
+      assert.deepEqual(await s.prune({ userId: u, olderThanDays: 30 }), [a.id]);
+      assert.deepEqual(await s.prune({ userId: u, belowImportance: 0.5 }), [c.id]);
+      assert.deepEqual(await s.prune({ userId: u, sessionId: 's9' }), [d.id]);
+      assert.deepEqual((await s.recent(u, { limit: 10 })).map((e) => e.id), [b.id]);
+    });
+
+    it('deletes by id and by user or session', async () => {
+      const s = await make();
+      const u = uid();
+      const [a, b, c] = [entry(u, 'a1'), entry(u, 'b1', { session_id: 's2' }), entry(u, 'c1', { pinned: true })];
+      await s.upsert([a, b, c]);
+      assert.equal(await s.delete([a.id, 'missing']), 1);
+      assert.deepEqual(await s.deleteWhere(u, 's2'), [b.id]);
+      assert.deepEqual(await s.deleteWhere(u), [c.id]);
+      assert.equal(await s.count(u), 0);
+    });
+  });
+}
