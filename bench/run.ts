@@ -4,6 +4,11 @@ import { Report, type Section } from './report.js';
 
 const SECTIONS: Record<string, () => Promise<{ default: Section }>> = {
   // each section registers itself here: name → module
+  ingest: () => import('./sections/ingest.js'),
+  retrieve: () => import('./sections/retrieve.js'),
+  embedder: () => import('./sections/embedder.js'),
+  http: () => import('./sections/http.js'),
+  bullmq: () => import('./sections/bullmq.js'),
 };
 
 const args = process.argv.slice(2);

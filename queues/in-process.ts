@@ -1,8 +1,10 @@
+import { Cron } from 'croner';
 import PQueue from 'p-queue';
 import type { Logger } from '../src/logger.js';
 import { JOB_DEFAULTS } from './defaults.js';
 import { QUEUE_NAMES, type QueueName } from './names.js';
 import { JOB_SCHEMAS } from './payloads.js';
+import type { JobPayload } from './payloads.js';
 import type { ConsumeOptions, FailedJob, JobCounts, JobQueue, JobSpec, ProcessorMap } from './queue.js';
 
 interface PendingJob {
@@ -10,6 +12,8 @@ interface PendingJob {
   jobId: string;
   data: unknown;
   attempt: number;
+  /** distinguishes a removed job from a later one with the same id */
+  seq?: number;
 }
 
 export interface InProcessQueueOptions {
@@ -32,6 +36,14 @@ export class InProcessQueue implements JobQueue {
   private processors: ProcessorMap = {};
   private consuming = new Set<QueueName>();
   private retryTimers = new Set<NodeJS.Timeout>();
+  /** seq of the jobs removed while inside p-queue or waiting for a retry: skipped when their turn comes */
+  private readonly cancelled = new Set<number>();
+  /** data of the jobs running now, by queue/jobId */
+  private readonly running = new Map<string, unknown>();
+  /** the jobs dispatched or waiting for a retry, not yet running, by queue/jobId */
+  private readonly queued = new Map<string, { seq: number; data: unknown }>();
+  private seq = 0;
+  private readonly schedules = new Map<QueueName, Cron>();
   private closed = false;
   private readonly attempts: number;
   private readonly backoffMs: number;
@@ -60,6 +72,11 @@ export class InProcessQueue implements JobQueue {
     }
   }
 
+  /** A failed job here has already left `live`, so `add` runs it again. */
+  requeue<Q extends QueueName>(queue: Q, jobs: ReadonlyArray<JobSpec<Q>>): Promise<void> {
+    return this.add(queue, jobs);
+  }
+
   async consume(processors: ProcessorMap, options: ConsumeOptions): Promise<void> {
     this.processors = { ...this.processors, ...processors };
     for (const q of options.queues) {
@@ -72,6 +89,8 @@ export class InProcessQueue implements JobQueue {
   }
 
   private dispatch(job: PendingJob): void {
+    job.seq ??= ++this.seq;
+    this.queued.set(`${job.queue}/${job.jobId}`, { seq: job.seq, data: job.data });
     const pq = this.queues.get(job.queue);
     if (!pq || !this.consuming.has(job.queue)) {
       this.waiting.get(job.queue)!.push(job);
@@ -83,6 +102,9 @@ export class InProcessQueue implements JobQueue {
   private async run(job: PendingJob): Promise<void> {
     const processor = this.processors[job.queue] as ((d: unknown, m: { jobId: string; attempt: number }) => Promise<unknown>) | undefined;
     const key = `${job.queue}/${job.jobId}`;
+    if (job.seq !== undefined && this.cancelled.delete(job.seq)) return;
+    if (this.queued.get(key)?.seq === job.seq) this.queued.delete(key);
+    this.running.set(key, job.data);
     try {
       await processor!(job.data, { jobId: job.jobId, attempt: job.attempt });
       this.stats.get(job.queue)!.completed++;
@@ -94,6 +116,7 @@ export class InProcessQueue implements JobQueue {
         this.log.warn({ queue: job.queue, jobId: job.jobId, attempt: job.attempt, delay, err: reason }, 'job failed; retrying');
         const stats = this.stats.get(job.queue)!;
         stats.delayed++;
+        this.queued.set(key, { seq: job.seq!, data: job.data });
         const timer = setTimeout(() => {
           this.retryTimers.delete(timer);
           stats.delayed--;
@@ -107,6 +130,8 @@ export class InProcessQueue implements JobQueue {
       failed.push({ queue: job.queue, jobId: job.jobId, attempts: job.attempt, reason, failedAt: new Date().toISOString(), data: job.data });
       if (failed.length > JOB_DEFAULTS.keepFailed) failed.shift();
       this.live.delete(key);
+    } finally {
+      this.running.delete(key);
     }
   }
 
@@ -146,6 +171,44 @@ export class InProcessQueue implements JobQueue {
     return removed;
   }
 
+  async removeJobs(queue: QueueName, match: (data: unknown) => boolean): Promise<{ removed: number; active: number }> {
+    let removed = await this.removeFailed(queue, match);
+    const backlog = this.waiting.get(queue)!;
+    const keep = backlog.filter((j) => !match(j.data));
+    removed += backlog.length - keep.length;
+    for (const j of backlog) {
+      if (!match(j.data)) continue;
+      this.live.delete(`${queue}/${j.jobId}`);
+      this.queued.delete(`${queue}/${j.jobId}`);
+    }
+    this.waiting.set(queue, keep);
+    // jobs inside p-queue (or waiting for a retry) cannot be taken out: they are skipped when their turn
+    // comes, and their id is free at once for a new job
+    for (const [key, q] of [...this.queued]) {
+      if (!key.startsWith(`${queue}/`) || !match(q.data)) continue;
+      this.cancelled.add(q.seq);
+      this.queued.delete(key);
+      this.live.delete(key);
+      removed++;
+    }
+    let active = 0;
+    for (const [key, data] of this.running) if (key.startsWith(`${queue}/`) && match(data)) active++;
+    return { removed, active };
+  }
+
+  async schedule<Q extends QueueName>(queue: Q, pattern: string, timezone: string, data: JobPayload<Q>): Promise<void> {
+    this.schedules.get(queue)?.stop();
+    const cron = new Cron(pattern, { timezone, unref: true }, (self: Cron) => {
+      // one job id per occurrence: a slow occurrence still running is not started twice
+      const at = (self.currentRun() ?? new Date()).toISOString();
+      this.add(queue, [{ jobId: `${queue}-schedule-${at.replace(/[:.]/g, '-')}`, data }]).catch((err: unknown) =>
+        this.log.error({ queue, err: (err as Error).message }, 'scheduled job could not be added'),
+      );
+    });
+    this.schedules.set(queue, cron);
+    this.log.info({ queue, pattern, timezone, next: cron.nextRun()?.toISOString() }, 'in-process schedule set');
+  }
+
   async idle(): Promise<void> {
     for (;;) {
       await Promise.all([...this.queues.values()].map((pq) => pq.onIdle()));
@@ -157,6 +220,8 @@ export class InProcessQueue implements JobQueue {
 
   async close(): Promise<void> {
     this.closed = true;
+    for (const cron of this.schedules.values()) cron.stop();
+    this.schedules.clear();
     for (const t of this.retryTimers) clearTimeout(t);
     this.retryTimers.clear();
     await Promise.all([...this.queues.values()].map((pq) => pq.onIdle()));

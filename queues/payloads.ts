@@ -31,6 +31,8 @@ export const CompactJobSchema = z.object({
 export const ArchiveJobSchema = z.object({
   inactive_days: z.number().positive().optional(),
   dry_run: z.boolean().default(false),
+  /** 'schedule' for the jobs of the archival scheduler: a completed occurrence is never run twice */
+  trigger: z.enum(['schedule', 'manual']).default('manual'),
 });
 
 export const JOB_SCHEMAS = {

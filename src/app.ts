@@ -1,24 +1,37 @@
-import { InProcessQueue } from '../queues/in-process.js';
-import type { JobQueue } from '../queues/queue.js';
+import type { QueueName } from '../queues/names.js';
+import type { JobQueue, ProcessorMap } from '../queues/queue.js';
 import { createProcessors, observeProcessors, type JobEvent } from '../workers/processors.js';
 import type { ProcessorDeps } from '../workers/deps.js';
 import type { BackendReports } from './backends.js';
 import type { Config } from './config/schema.js';
 import type { Tier } from './domain/entry.js';
 import { turnInputSchema } from './domain/turn.js';
+import type { Embedder } from './embedding/embedder.js';
 import { loadEmbedder } from './embedding/load.js';
 import { EmbedderProvider } from './embedding/provider.js';
 import { createLogger, type Logger } from './logger.js';
+import { ErasureWatcher } from './memory/forget.js';
 import { Reconciler } from './memory/reconciler.js';
 import { WritePath } from './memory/write-path.js';
 import { Retriever, type TierReport } from './retrieval/retrieve.js';
-import { EmbeddedVectorIndex } from './tiers/embedded/vector-index.js';
-import { InProcessShortTermStore } from './tiers/memory/short-term.js';
+import { openVectorIndex } from './tiers/qdrant/open.js';
+import { openRedisBackends } from './tiers/redis/open.js';
 import type { ShortTermStore } from './tiers/short-term.js';
 import { openDatabase, type Db } from './tiers/sqlite/db.js';
 import { SqliteLongTermStore } from './tiers/sqlite/long-term.js';
 import { TurnLog } from './tiers/sqlite/turn-log.js';
+import { TransactionBatcher } from './tiers/sqlite/transaction-batcher.js';
 import type { VectorIndex } from './tiers/vector-index.js';
+import { AutoCompactor } from './compaction/auto.js';
+import { ConversationCompactor } from './compaction/compactor.js';
+import { createSummarizer } from './compaction/summarizers/select.js';
+import { TokenCounter } from './compaction/tokens.js';
+import { ChatPipeline } from './chat/pipeline.js';
+import { selectLlm, type LlmSelection } from './llm/select.js';
+import { Archiver } from './archival/archiver.js';
+import { scheduleArchival } from './archival/schedule.js';
+import { ArchiveStore } from './archival/store.js';
+import { archiveSummarizer } from './archival/summarize.js';
 
 /** Listeners on what the services do (the API's /metrics subscribes); per wiring, nothing global. */
 export interface ServiceEvents {
@@ -44,6 +57,18 @@ export interface Services {
   reconciler: Reconciler;
   processorDeps: ProcessorDeps;
   events: ServiceEvents;
+  /** retrieval passes that skipped a tier (over its budget, or failed), per tier, since start */
+  skipped: Record<Tier, { timeout: number; error: number }>;
+  /** token estimates (a real offline tokenizer) */
+  tokens: TokenCounter;
+  /** which LLM endpoint every call goes to (privacy mode decided here, once) */
+  llm: LlmSelection;
+  compactor: ConversationCompactor;
+  /** the compaction check after each reply; `counters()` for metrics */
+  autoCompaction: AutoCompactor;
+  chat: ChatPipeline;
+  /** archival of inactive sessions (SPEC §6); the `archive` processor and `memory archive` run it */
+  archiver: Archiver;
   /** which backend serves each part right now */
   backends(): BackendReports;
   close(): Promise<void>;
@@ -53,8 +78,22 @@ export interface WireOptions {
   logger?: Logger;
   /** run the processors in this process (default: when the queue is in-process) */
   runWorkers?: boolean;
+  /** the queues this process consumes when it runs workers (default all four) */
+  workerQueues?: readonly QueueName[];
+  /** jobs per queue at once in this process (default worker_concurrency) */
+  workerConcurrency?: number;
+  /** fail (ConfigError) instead of falling back when Redis is not configured or reachable: a worker process */
+  requireRedis?: boolean;
+  /** wraps the processors this process runs (the worker process adds group commit) */
+  wrapProcessors?: (processors: ProcessorMap, db: Db) => ProcessorMap;
   /** re-enqueue unfinished turns at start-up and periodically (default true) */
   reconcile?: boolean;
+  /** loads the embedder instead of `embedding_model` (tests, tools that embed with another model) */
+  loadEmbedder?: () => Promise<Embedder>;
+  /** check sessions for compaction after each accepted reply (default true; bulk imports may turn it off) */
+  autoCompact?: boolean;
+  /** register the archival schedule (archival_cron) on the queue: `serve` and `worker` do, other commands not */
+  scheduleArchival?: boolean;
 }
 
 /**
@@ -64,14 +103,51 @@ export interface WireOptions {
 export async function wire(config: Config, options: WireOptions = {}): Promise<Services> {
   const log = options.logger ?? createLogger(config.log_level);
   const db = openDatabase(config.sqlite_path);
-  const turnLog = new TurnLog(db);
-  const longTerm = new SqliteLongTermStore(db);
+  const sqliteWrites = new TransactionBatcher(db);
+  const turnLog = new TurnLog(db, sqliteWrites);
+  const longTerm = new SqliteLongTermStore(db, sqliteWrites);
 
-  const shortTerm: ShortTermStore = new InProcessShortTermStore({ ttlSeconds: config.short_term_ttl_s, maxTurns: config.short_term_max_turns });
-  const queue: JobQueue = new InProcessQueue(log.child({ component: 'queue' }));
-  const vectors: VectorIndex = new EmbeddedVectorIndex(db);
+  // BullMQ queues and the Redis short-term tier when Redis is configured and reachable, else in-process (one warning)
+  const redis = await openRedisBackends(config, log, { required: options.requireRedis ?? false }).catch((err: unknown) => {
+    db.close();
+    throw err;
+  });
+  const shortTerm: ShortTermStore = redis.shortTerm;
+  const queue: JobQueue = redis.queue;
+  // Qdrant when configured and reachable, else the embedded index (one warning)
+  const semantic = await openVectorIndex(config, db, log.child({ component: 'semantic' }));
+  const vectors: VectorIndex = semantic.index;
 
-  const embedders = new EmbedderProvider(config.embedding_model, () => loadEmbedder(config), log.child({ component: 'embedder' }));
+  const embedders = new EmbedderProvider(config.embedding_model, options.loadEmbedder ?? (() => loadEmbedder(config)), log.child({ component: 'embedder' }));
+
+  const tokens = new TokenCounter();
+  const llm = selectLlm(config, log.child({ component: 'llm' }));
+  const compactionLimit = Math.floor(config.compaction_threshold * config.context_window);
+  const autoCompaction = new AutoCompactor({ shortTerm, queue, tokens, log: log.child({ component: 'auto-compaction' }), limitTokens: compactionLimit });
+  const compactor = new ConversationCompactor({
+    shortTerm,
+    turnLog,
+    longTerm,
+    queue,
+    tokens,
+    summarizer: createSummarizer(config, llm.provider, tokens, log.child({ component: 'summarizer' })),
+    log: log.child({ component: 'compaction' }),
+    keepTurns: config.compaction_keep_turns,
+    summaryMaxTokens: config.summary_max_tokens,
+    limitTokens: compactionLimit,
+  });
+  compactor.onSettled((userId, sessionId) => autoCompaction.release(userId, sessionId));
+  const archiver = new Archiver({
+    store: new ArchiveStore(db),
+    shortTerm,
+    vectors,
+    queue,
+    embedders,
+    // the same summarizers as compaction (an instance of its own, for its own fallback count)
+    summarizer: archiveSummarizer(createSummarizer(config, llm.provider, tokens, log.child({ component: 'summarizer' })), config.summary_max_tokens),
+    log: log.child({ component: 'archival' }),
+    inactiveDays: config.archival_inactive_days,
+  });
 
   const writePath = new WritePath({
     schema: turnInputSchema(config.max_turn_chars),
@@ -79,8 +155,13 @@ export async function wire(config: Config, options: WireOptions = {}): Promise<S
     shortTerm,
     queue,
     log: log.child({ component: 'write-path' }),
+    ...(options.autoCompact === false ? {} : { onAccepted: autoCompaction.onAccepted }),
   });
   const events: ServiceEvents = { tier: new Set(), job: new Set() };
+  const skipped = { short_term: { timeout: 0, error: 0 }, semantic: { timeout: 0, error: 0 }, long_term: { timeout: 0, error: 0 } };
+  events.tier.add((tier, r) => {
+    if (r.status === 'timeout' || r.status === 'error') skipped[tier][r.status]++;
+  });
   const retriever = new Retriever({
     shortTerm,
     vectors,
@@ -88,7 +169,18 @@ export async function wire(config: Config, options: WireOptions = {}): Promise<S
     embedders,
     log: log.child({ component: 'retrieval' }),
     budgets: { short_term: config.short_term_budget_ms, semantic: config.semantic_budget_ms, long_term: config.long_term_budget_ms },
+    context: turnLog,
     onTier: (tier, report) => events.tier.forEach((listener) => listener(tier, report)),
+  });
+  const chat = new ChatPipeline({
+    retriever,
+    writePath,
+    shortTerm,
+    llm: llm.provider,
+    tokens,
+    log: log.child({ component: 'chat' }),
+    contextWindow: config.context_window,
+    maxTurnChars: config.max_turn_chars,
   });
   const processorDeps: ProcessorDeps = {
     log: log.child({ component: 'worker' }),
@@ -97,12 +189,16 @@ export async function wire(config: Config, options: WireOptions = {}): Promise<S
     turnLog,
     longTerm,
     importanceThreshold: config.importance_threshold,
+    compactor,
+    archiver,
   };
-  const reconciler = new Reconciler({ turnLog, writePath, vectors, embedders, log: log.child({ component: 'reconciler' }) });
+  const reconciler = new Reconciler({ turnLog, writePath, vectors, embedders, shortTerm, log: log.child({ component: 'reconciler' }) });
 
   if (options.runWorkers ?? queue.backend === 'in-process') {
-    const observed = observeProcessors(createProcessors(processorDeps), (e) => events.job.forEach((listener) => listener(e)));
-    await queue.consume(observed, { queues: ['embed', 'persist'], concurrency: config.worker_concurrency });
+    const processors = createProcessors(processorDeps);
+    const observed = observeProcessors(options.wrapProcessors?.(processors, db) ?? processors, (e) => events.job.forEach((listener) => listener(e)));
+    await queue.consume(observed, { queues: options.workerQueues ?? ['embed', 'persist', 'compact', 'archive'], concurrency: options.workerConcurrency ?? config.worker_concurrency });
+    if (options.scheduleArchival) await scheduleArchival(queue, config, log.child({ component: 'archival' }));
   }
   if (options.reconcile ?? true) {
     // start-up passes over everything pending, whenever it was accepted: now, and again once the
@@ -110,13 +206,16 @@ export async function wire(config: Config, options: WireOptions = {}): Promise<S
     reconciler.start(config.reconcile_interval_s * 1000, config.reconcile_after_s * 1000);
     void embedders.ready().then((e) => (e ? reconciler.run(Date.now()) : 0));
   }
+  // state only this process holds (no Redis): erasures run by other processes (the CLI) reach it here
+  const erasures = new ErasureWatcher({ db, shortTerm, vectors, queue, log: log.child({ component: 'erasure' }) });
+  if (shortTerm.backend === 'memory' || queue.backend === 'in-process') erasures.start();
 
   const fallbacks: Partial<BackendReports> = {};
   const backends = (): BackendReports => ({
-    short_term: fallbacks.short_term ?? { backend: shortTerm.backend, state: 'ok' },
-    semantic: fallbacks.semantic ?? { backend: vectors.backend, state: 'ok' },
+    short_term: fallbacks.short_term ?? redis.reports().short_term,
+    semantic: fallbacks.semantic ?? semantic.report,
     long_term: { backend: 'sqlite', state: 'ok', detail: config.sqlite_path },
-    queue: fallbacks.queue ?? { backend: queue.backend, state: 'ok' },
+    queue: fallbacks.queue ?? redis.reports().queue,
     embedder: {
       backend: embedders.current()?.id ?? config.embedding_model,
       state: embedders.status === 'ready' ? 'ok' : embedders.status,
@@ -126,13 +225,18 @@ export async function wire(config: Config, options: WireOptions = {}): Promise<S
 
   let closed = false;
   return {
-    config, log, db, turnLog, longTerm, shortTerm, vectors, queue, embedders, writePath, retriever, reconciler, processorDeps, events, backends,
+    config, log, db, turnLog, longTerm, shortTerm, vectors, queue, embedders, writePath, retriever, reconciler, processorDeps, events, skipped, backends,
+    tokens, llm, compactor, autoCompaction, chat, archiver,
     async close() {
       if (closed) return;
       closed = true;
       await reconciler.stop();
+      await erasures.stop();
+      // checks scheduled by the last replies enqueue before the queue closes
+      await autoCompaction.idle();
       await queue.close();
       await Promise.allSettled([shortTerm.close(), vectors.close(), embedders.close()]);
+      await redis.close();
       db.close();
     },
   };

@@ -93,6 +93,22 @@ export class IdConflictError extends NeuralCleaveError {
   }
 }
 
+/** Why no LLM answered: nothing configured, not reachable, too slow, an HTTP error, or an unusable answer. */
+export type LlmFailure = 'not_configured' | 'unreachable' | 'timeout' | 'http_error' | 'bad_response';
+
+/** No LLM is configured or reachable (503): `/chat` fails, compaction falls back to the extractive summarizer. */
+export class LlmUnavailableError extends NeuralCleaveError {
+  readonly reason: LlmFailure;
+  /** the HTTP status the LLM endpoint answered, for `http_error` */
+  readonly httpStatus?: number;
+  constructor(message: string, reason: LlmFailure, options?: { httpStatus?: number; cause?: unknown }) {
+    super('llm_unavailable', message, undefined, options?.cause === undefined ? undefined : { cause: options.cause });
+    this.name = 'LlmUnavailableError';
+    this.reason = reason;
+    if (options?.httpStatus !== undefined) this.httpStatus = options.httpStatus;
+  }
+}
+
 /** Turns zod issues into `{path, message}` details with dotted paths ("turns.3.content"). */
 export function zodDetails(issues: ReadonlyArray<{ path: ReadonlyArray<PropertyKey>; message: string }>): ErrorDetail[] {
   return issues.map((i) => ({ path: i.path.map(String).join('.') || '(root)', message: i.message }));

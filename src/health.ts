@@ -1,7 +1,15 @@
 import type { Services } from './app.js';
+import type { BackendReport } from './backends.js';
 
-/** What `/health` and `doctor` report: liveness, each part's backend and state, queue depths. */
-export async function healthReport(s: Services) {
+export type HealthStatus = 'ok' | 'degraded' | 'down';
+
+/**
+ * What `/health` and `doctor` report: liveness, each part's backend and state, queue depths, the
+ * embedder and the turn log's backlog. `down` means writes cannot be made durable (the SQLite file does
+ * not answer); `degraded` means some part is on a fallback, loading, failed or unreachable, while
+ * writes and retrieval still work.
+ */
+export async function healthReport(s: Services, options: { turnLogCounts?: boolean } = {}) {
   const [queues, shortTermUp, vectorsUp] = await Promise.all([
     s.queue.counts().catch(() => null),
     s.shortTerm.ping().catch(() => false),
@@ -10,12 +18,47 @@ export async function healthReport(s: Services) {
   const backends = s.backends();
   if (!shortTermUp) backends.short_term = { ...backends.short_term, state: 'down' };
   if (!vectorsUp) backends.semantic = { ...backends.semantic, state: 'down' };
-  const degraded = Object.values(backends).some((b) => b.state !== 'ok');
+  let turnLog: ReturnType<Services['turnLog']['counts']> | null = null;
+  try {
+    // counting scans the turn log; a probe that does not show the counts only checks the file answers
+    if (options.turnLogCounts ?? true) turnLog = s.turnLog.counts();
+    else s.db.prepare('SELECT 1').get();
+  } catch (err) {
+    backends.long_term = { ...backends.long_term, state: 'down', detail: (err as Error).message };
+  }
+  if (!queues) backends.queue = { ...backends.queue, state: 'down' };
+  const status: HealthStatus =
+    backends.long_term.state === 'down' ? 'down' : Object.values(backends).some((b) => b.state !== 'ok') ? 'degraded' : 'ok';
+  const embedder = s.embedders.current();
   return {
-    status: degraded ? ('degraded' as const) : ('ok' as const),
+    status,
     backends,
+    embedder: {
+      model: s.embedders.model,
+      status: s.embedders.status,
+      id: embedder?.id ?? null,
+      dim: embedder?.dim ?? null,
+      ...(s.embedders.error ? { error: s.embedders.error } : {}),
+    },
     sqlite_path: s.config.sqlite_path,
     queues: queues ?? ({} as Partial<NonNullable<typeof queues>>),
-    turn_log: s.turnLog.counts(),
+    turn_log: turnLog ?? { total: 0, pending_embed: 0, pending_persist: 0 },
+  };
+}
+
+export type HealthReport = Awaited<ReturnType<typeof healthReport>>;
+
+/**
+ * The part of the report anyone may read without a key: states and depths, no file paths, no error
+ * texts (they can hold hosts and URLs), no counts of what is stored.
+ */
+export function publicHealth(r: HealthReport) {
+  const backends: Record<string, Omit<BackendReport, 'detail'>> = {};
+  for (const [part, b] of Object.entries(r.backends)) backends[part] = { backend: b.backend, state: b.state };
+  return {
+    status: r.status,
+    backends,
+    embedder: { model: r.embedder.model, status: r.embedder.status, id: r.embedder.id, dim: r.embedder.dim },
+    queues: r.queues,
   };
 }

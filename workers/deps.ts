@@ -1,3 +1,5 @@
+import type { Archiver } from '../src/archival/archiver.js';
+import type { ConversationCompactor } from '../src/compaction/compactor.js';
 import type { EmbedderProvider } from '../src/embedding/provider.js';
 import type { Logger } from '../src/logger.js';
 import type { LongTermStore } from '../src/tiers/long-term.js';
@@ -13,4 +15,8 @@ export interface ProcessorDeps {
   turnLog?: TurnLog;
   longTerm?: LongTermStore;
   importanceThreshold: number;
+  /** archival over the SQLite file; absent on a host that does not hold it */
+  archiver?: Archiver;
+  /** compaction over the SQLite file and the short-term tier; absent on a host that does not hold the file */
+  compactor?: ConversationCompactor;
 }

@@ -32,6 +32,7 @@ export async function processPersist(job: PersistJob, deps: ProcessorDeps): Prom
       },
     ]);
   }
-  deps.turnLog.markPersisted(turn.id, importance);
+  const turnLog = deps.turnLog;
+  await turnLog.writes.run(() => turnLog.markPersisted(turn.id, importance));
   return { stored, importance };
 }

@@ -1,5 +1,7 @@
 import type { QueueName } from '../queues/names.js';
 import type { Processor, ProcessorMap } from '../queues/queue.js';
+import { processArchive } from './archive.js';
+import { processCompact } from './compact.js';
 import type { ProcessorDeps } from './deps.js';
 import { processEmbed } from './embed.js';
 import { processPersist } from './persist.js';
@@ -9,6 +11,8 @@ export function createProcessors(deps: ProcessorDeps, extra: ProcessorMap = {}):
   return {
     embed: (data) => processEmbed(data, deps),
     persist: (data) => processPersist(data, deps),
+    archive: (data, meta) => processArchive(data, meta, deps),
+    compact: (data) => processCompact(data, deps),
     ...extra,
   };
 }

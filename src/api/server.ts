@@ -21,5 +21,6 @@ export async function startServer(deps: ApiDeps): Promise<Server> {
   return new Promise((resolve, reject) => {
     const server = app.listen(config.port, config.host, (err?: Error) => (err ? reject(err) : resolve(server)));
     server.once('error', reject);
+    server.once('close', () => (app.locals.close as () => void)());
   });
 }

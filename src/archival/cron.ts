@@ -8,7 +8,7 @@ import { Cron } from 'croner';
 /** Why a pattern or timezone is unusable, or null when it is fine. */
 export function cronProblem(pattern: string, timezone = 'UTC'): string | null {
   try {
-    new Cron(pattern, { timezone, paused: true }).nextRun();
+    new Cron(pattern, { timezone, paused: true, mode: '5-or-6-parts' }).nextRun();
     return null;
   } catch (err) {
     return err instanceof Error ? err.message : String(err);
@@ -26,5 +26,5 @@ export function timezoneProblem(timezone: string): string | null {
 
 /** The next `n` occurrences after `from`. */
 export function nextRuns(pattern: string, timezone: string, n = 1, from: Date = new Date()): Date[] {
-  return new Cron(pattern, { timezone, paused: true }).nextRuns(n, from);
+  return new Cron(pattern, { timezone, paused: true, mode: '5-or-6-parts' }).nextRuns(n, from);
 }

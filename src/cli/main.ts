@@ -1,11 +1,19 @@
 #!/usr/bin/env node
 import { Command, CommanderError } from 'commander';
 import { exitCodeFor, oneLine, type GlobalOptions } from './context.js';
+import { registerArchive } from './commands/archive.js';
+import { registerChat } from './commands/chat.js';
+import { registerMemoryCompact } from './commands/compact.js';
 import { registerDoctor } from './commands/doctor.js';
+import { registerExport } from './commands/export.js';
 import { registerIngest } from './commands/ingest.js';
+import { registerJobs } from './commands/jobs.js';
+import { registerMaintenance } from './commands/maintenance.js';
 import { registerMemory } from './commands/memory.js';
+import { registerReindex } from './commands/reindex.js';
 import { registerRetrieve } from './commands/retrieve.js';
 import { registerServe } from './commands/serve.js';
+import { registerWorker } from './commands/worker.js';
 
 const program = new Command('neuralcleave')
   .description('NeuralCleave memory: conversation memory for chat assistants')
@@ -17,8 +25,16 @@ const globals = (): GlobalOptions => program.opts<GlobalOptions>();
 registerServe(program, globals);
 registerIngest(program, globals);
 registerRetrieve(program, globals);
-registerMemory(program, globals);
+const memoryGroup = registerMemory(program, globals);
+registerReindex(memoryGroup, globals);
+registerMemoryCompact(memoryGroup, globals);
+registerMaintenance(memoryGroup, globals);
+registerArchive(memoryGroup, globals);
+registerExport(program, globals);
+registerChat(program, globals);
 registerDoctor(program, globals);
+registerWorker(program, globals);
+registerJobs(program, globals);
 
 try {
   await program.parseAsync(process.argv);

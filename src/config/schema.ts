@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { cronProblem, timezoneProblem } from '../archival/cron.js';
 
 /** Environment variables arrive as strings; these accept both the typed TOML value and its string form. */
 const num = (inner: z.ZodNumber) =>
@@ -41,9 +42,26 @@ function parseApiKeysEnv(v: unknown): unknown {
 export const ConfigSchema = z.strictObject({
   /** Redis for BullMQ queues and the short-term tier; unset → in-process queue and store */
   redis_url: optionalUrl(),
+  /** start of every Redis key this deployment writes (short-term lists, BullMQ queues), so several can share one Redis */
+  redis_prefix: z.string().regex(/^[A-Za-z0-9._-]{1,64}$/, 'letters, digits, . _ and - only (1–64)').default('nc'),
+  /** how long start-up waits for Redis before falling back to the in-process queue and short-term store */
+  redis_connect_timeout_ms: num(z.number().int().positive()).default(2_000),
+  /** a Redis command (enqueue, short-term read or write) not answered within this fails instead of hanging the request */
+  redis_command_timeout_ms: num(z.number().int().positive()).default(5_000),
+  /**
+   * with Redis, `serve` runs no workers by default (run `neuralcleave worker` processes); true makes it
+   * also consume every queue in-process. Without Redis, `serve` always runs them.
+   */
+  serve_runs_workers: bool().default(false),
   /** Qdrant for the semantic tier; unset → the embedded index in the SQLite file */
   qdrant_url: optionalUrl(),
   qdrant_api_key: z.string().optional(),
+  /** start of every Qdrant collection name of this deployment (one collection per embedder follows it) */
+  qdrant_collection_prefix: z.string().regex(/^[A-Za-z0-9_-]{1,64}$/, 'letters, digits, _ and - only (1–64)').default('neuralcleave'),
+  /** a Qdrant write or admin request is aborted after this long (searches stop at semantic_budget_ms) */
+  qdrant_timeout_ms: num(z.number().int().positive()).default(10_000),
+  /** how long start-up waits for Qdrant to answer before falling back to the embedded index */
+  qdrant_connect_timeout_ms: num(z.number().int().positive()).default(3_000),
   /** the one SQLite file: turn log, long-term store, embedded vectors */
   sqlite_path: z.string().min(1).default('./data/neuralcleave.db'),
   /** how long a session's recent turns live in the short-term tier */
@@ -56,8 +74,31 @@ export const ConfigSchema = z.strictObject({
   context_window: num(z.number().int().positive()).default(8192),
   /** a session is compacted when its estimated tokens exceed this share of context_window */
   compaction_threshold: num(z.number().gt(0).max(1)).default(0.5),
-  archival_cron: z.string().min(1).default('0 3 * * *'),
-  archival_timezone: z.string().min(1).default('UTC'),
+  /** the newest turns of a session a compaction keeps verbatim beside its summary (pinned turns are always kept) */
+  compaction_keep_turns: num(z.number().int().min(0).max(1000)).default(4),
+  /** the longest summary a compaction writes, in tokens */
+  summary_max_tokens: num(z.number().int().min(32).max(8192)).default(512),
+  /** "auto": the LLM, else the extractive summarizer when no LLM is configured or it fails; "llm" or "extractive" only */
+  compaction_summarizer: z.enum(['auto', 'llm', 'extractive']).default('auto'),
+  /** when the archival job runs: cron with 5 fields, or 6 with seconds first (default daily 03:00) */
+  archival_cron: z
+    .string()
+    .min(1)
+    .superRefine((v, ctx) => {
+      const problem = cronProblem(v);
+      if (problem) ctx.addIssue({ code: 'custom', message: `not a valid cron pattern: ${problem}` });
+    })
+    .default('0 3 * * *'),
+  /** the IANA timezone archival_cron is read in */
+  archival_timezone: z
+    .string()
+    .min(1)
+    .superRefine((v, ctx) => {
+      const problem = timezoneProblem(v);
+      if (problem) ctx.addIssue({ code: 'custom', message: problem });
+    })
+    .default('UTC'),
+  /** a session whose last turn is older than this many days is condensed into one archive entry */
   archival_inactive_days: num(z.number().positive()).default(30),
   /** "hash" for the built-in lexical embedder, else a transformers.js model id */
   embedding_model: z.string().min(1).default('Xenova/all-MiniLM-L6-v2'),
@@ -65,6 +106,11 @@ export const ConfigSchema = z.strictObject({
   model_dir: z.string().optional(),
   /** where downloaded models are cached */
   model_cache_dir: z.string().default('./data/models'),
+  /**
+   * a model-hub request that shows no progress for this long (no answer, or a stalled download)
+   * fails the model load, so a machine with no internet gives up in seconds instead of hanging
+   */
+  embedding_load_timeout_ms: num(z.number().int().positive()).default(10_000),
   /** forces every LLM call to the local Ollama endpoint */
   privacy_mode: bool().default(false),
   llm_provider: z.enum(['none', 'ollama', 'openai']).default('none'),
@@ -74,6 +120,8 @@ export const ConfigSchema = z.strictObject({
   llm_timeout_ms: num(z.number().int().positive()).default(60_000),
   /** the local Ollama endpoint privacy_mode sends to */
   ollama_url: z.url().default('http://127.0.0.1:11434'),
+  /** the Ollama model used when llm_model names none, and in privacy mode unless llm_provider is "ollama" */
+  ollama_model: z.string().min(1).default('llama3.2'),
   host: z.string().min(1).default('127.0.0.1'),
   port: num(z.number().int().min(0).max(65_535)).default(8080),
   api_keys: z.preprocess(parseApiKeysEnv, z.array(ApiKeySchema)).default([]),
@@ -86,7 +134,18 @@ export const ConfigSchema = z.strictObject({
   semantic_budget_ms: num(z.number().int().positive()).default(500),
   long_term_budget_ms: num(z.number().int().positive()).default(300),
   /** concurrency of each queue's processor in this process */
-  worker_concurrency: num(z.number().int().positive().max(1000)).default(16),
+  worker_concurrency: num(z.number().int().positive().max(1000)).default(64),
+  /** BullMQ: a running job's lock; the jobs of a worker that died are handed to others after at most this long */
+  worker_lock_duration_ms: num(z.number().int().min(1000)).default(30_000),
+  /** BullMQ: how often workers look for jobs whose lock expired (stalled) and move them back to wait */
+  worker_stalled_interval_ms: num(z.number().int().min(500)).default(30_000),
+  /** on SIGTERM/SIGINT a worker finishes its in-flight jobs for up to this long, then hands the rest back */
+  worker_shutdown_timeout_ms: num(z.number().int().positive()).default(20_000),
+  /**
+   * a worker process commits the SQLite writes of the jobs it runs at once in one transaction, held at
+   * most this long (then as long without, so other processes get the write lock); 0 commits each write alone
+   */
+  worker_group_commit_ms: num(z.number().int().min(0).max(1000)).default(10),
   /** how often unfinished turns in the turn log are re-enqueued */
   reconcile_interval_s: num(z.number().positive()).default(30),
   /** a turn whose jobs have not completed after this long is re-enqueued */

@@ -29,7 +29,11 @@ export const TIERS = ['short_term', 'semantic', 'long_term'] as const;
 export const TierSchema = z.enum(TIERS);
 export type Tier = z.infer<typeof TierSchema>;
 
-/** The parts of a result's score, so a user can see why it was retrieved. */
+/**
+ * The parts of a result's score, so a user can see why it was retrieved (the formula is in
+ * src/retrieval/rank.ts and the README):
+ * score = 0.75·relevance + 0.10·in_period + 0.05·tier_priority + 0.05·recency + 0.05·importance.
+ */
 export const ExplainSchema = z.object({
   /** cosine similarity of the query and the memory, when the semantic tier found it */
   similarity: z.number().nullable(),
@@ -37,11 +41,21 @@ export const ExplainSchema = z.object({
   bm25: z.number().nullable(),
   /** rank of this memory in each tier that found it (1 = best) */
   ranks: z.partialRecord(TierSchema, z.number().int().positive()),
-  /** reciprocal-rank-fusion part of the score */
+  /** rank among the long-term entries of the period the query names ("last May"), when it names one */
+  period_rank: z.number().int().positive().nullable(),
+  /** reciprocal rank fusion of the ranks above, scaled to [0, 1] */
   fusion: z.number(),
+  /** when this turn was added as context of a hit (the question before an answer, the answer after a question): that hit's id */
+  context_of: z.string().nullable(),
+  /** the relevance part: fusion, or for context a share of its hit's relevance when that is higher */
+  relevance: z.number(),
+  /** whether the memory was created in the period the query names; null when it names none */
+  in_period: z.boolean().nullable(),
   tier_priority: z.number(),
   recency: z.number(),
   importance: z.number(),
+  /** a newer statement by the same speaker on the same subject, which this one is ranked below */
+  superseded_by: z.string().nullable(),
 });
 export type Explain = z.infer<typeof ExplainSchema>;
 

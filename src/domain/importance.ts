@@ -6,17 +6,49 @@ const DATE_OR_NUMBER = /\b(\d{1,4}([:/.-]\d{1,4})*|monday|tuesday|wednesday|thur
 const PROPER_NOUN = /(?:^|[^.!?]\s)[A-Z][a-z]{2,}/;
 const CHITCHAT = /^\s*(ok(ay)?|k|thanks?( you)?|thx|ty|cool|great|nice|sure|yes|no|yep|nope|hi|hello|hey|bye|lol|haha|hmm+|got it|sounds good|:\)|👍)[\s.!?]*$/i;
 
+/**
+ * Words that make up greetings, thanks and sign-offs. A short turn made only of them ("thanks, that
+ * is all for now", "evening Nova, quick one") says nothing worth keeping.
+ */
+const PLEASANTRIES = new Set(
+  `ok okay k kk thanks thank thx ty you so much very cool great nice good perfect awesome brilliant lovely excellent sure yes yeah yep
+  yup no nope nah alright right fine got it that that's is all for now bye goodbye cya see ya later talk soon speak night goodnight
+  morning evening afternoon hi hey hello hiya again lol haha hahaha hehe hmm hm ah oh wow sounds gotta run will do np no worries
+  cheers welcome quick one question the a and anytime take care have day`
+    .split(/\s+/)
+    .filter(Boolean),
+);
+const WORD = /[\p{L}\p{N}']+/gu;
+
+/** Greetings and thanks, with at most one name among them ("hey Nova"). */
+function isPleasantry(content: string): boolean {
+  const words = content.match(WORD) ?? [];
+  if (words.length === 0) return !/[\p{L}\p{N}]/u.test(content); // emoji and punctuation only
+  if (words.length > 8) return false;
+  let names = 0;
+  for (const w of words) {
+    if (PLEASANTRIES.has(w.toLowerCase())) continue;
+    if (/^\p{Lu}/u.test(w) && ++names <= 1) continue;
+    return false;
+  }
+  return words.length > names;
+}
+
 const ROLE_BASE: Record<Role, number> = { user: 0.4, assistant: 0.25, system: 0.3, tool: 0.15 };
 
 /**
  * The importance of a turn that carries none, in [0, 1]. A transparent heuristic, not a model:
  * start from the role (what the user says about themselves matters most), add for first-person facts
- * and preferences, dates and numbers, names, and substance (length, up to a point); chit-chat scores
- * near zero. With the default `importance_threshold` (0.3) a user's statement of substance is kept,
- * an assistant's reply is kept when it carries facts, and "ok thanks" is not.
+ * and preferences, dates and numbers, names, and substance (length, up to a point); greetings, thanks
+ * and sign-offs score near zero. With the default `importance_threshold` (0.3) a user's statement of
+ * substance is kept, an assistant's reply is kept when it carries facts, and "ok thanks" is not.
+ *
+ * A short user turn that is not a pleasantry is kept: it is usually an answer ("casa verde", "nine",
+ * "dr okafor" after the assistant asked), and the retrieval pass reads it together with the question
+ * before it. Short assistant and tool turns are marked down.
  */
 export function scoreImportance(content: string, role: Role): number {
-  if (CHITCHAT.test(content)) return 0.05;
+  if (CHITCHAT.test(content) || isPleasantry(content)) return 0.05;
   let score = ROLE_BASE[role];
   if (FIRST_PERSON_FACT.test(content)) score += 0.25;
   if (DATE_OR_NUMBER.test(content)) score += 0.1;
@@ -24,6 +56,6 @@ export function scoreImportance(content: string, role: Role): number {
   const words = content.trim().split(/\s+/).length;
   if (words >= 8) score += 0.05;
   if (words >= 25) score += 0.05;
-  if (words < 4) score -= 0.15;
+  if (words < 4 && role !== 'user') score -= 0.15;
   return Math.round(Math.min(1, Math.max(0, score)) * 1000) / 1000;
 }

@@ -11,6 +11,15 @@ export const MemoryIdSchema = z.string().min(1).max(128).regex(/^[\w.:@-]+$/, 'm
 export const DEFAULT_USER = 'default';
 const METADATA_MAX_BYTES = 8 * 1024;
 
+/** a value too deeply nested to serialize (stack overflow) counts as too large, never as a crash */
+function serializedBytes(v: unknown): number {
+  try {
+    return Buffer.byteLength(JSON.stringify(v));
+  } catch {
+    return Number.POSITIVE_INFINITY;
+  }
+}
+
 /** Lone UTF-16 surrogates cannot be stored as UTF-8 text without silently changing it. */
 // eslint-disable-next-line no-control-regex
 const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
@@ -41,7 +50,7 @@ export function turnInputSchema(maxTurnChars: number) {
     pinned: z.boolean().default(false),
     metadata: z
       .record(z.string(), z.unknown())
-      .refine((m) => Buffer.byteLength(JSON.stringify(m)) <= METADATA_MAX_BYTES, `must be at most ${METADATA_MAX_BYTES} bytes serialized`)
+      .refine((m) => serializedBytes(m) <= METADATA_MAX_BYTES, `must be at most ${METADATA_MAX_BYTES} bytes serialized`)
       .optional(),
   });
 }

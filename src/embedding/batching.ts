@@ -8,13 +8,17 @@ interface Waiter {
 
 /**
  * Gathers single-text embed calls made at about the same time (concurrent jobs) into one model call
- * of up to `maxBatch` texts, so a worker embeds at the model's batch throughput.
+ * of up to `maxBatch` texts, so a worker embeds at the model's batch throughput. One model call runs
+ * at a time: texts that arrive meanwhile form the next batch. (Measured with ONNX Runtime on 2 cores:
+ * 94 batches of 32 fired at once ran at ~1.1k sentences/s, one after another at ~7k/s — concurrent
+ * sessions only fight over the same cores.)
  */
 export class BatchingEmbedder implements Embedder {
   readonly id: string;
   readonly dim: number;
   private queue: Waiter[] = [];
   private scheduled = false;
+  private running = false;
 
   constructor(
     private readonly inner: Embedder,
@@ -42,13 +46,20 @@ export class BatchingEmbedder implements Embedder {
 
   private flush(): void {
     this.scheduled = false;
-    while (this.queue.length > 0) {
-      const batch = this.queue.splice(0, this.maxBatch);
-      this.inner.embed(batch.map((w) => w.text)).then(
+    if (this.running || this.queue.length === 0) return; // the running call flushes again when it ends
+    this.running = true;
+    const batch = this.queue.splice(0, this.maxBatch);
+    Promise.resolve()
+      .then(() => this.inner.embed(batch.map((w) => w.text)))
+      .then(
         (vectors) => batch.forEach((w, i) => w.resolve(vectors[i]!)),
-        (err) => batch.forEach((w) => w.reject(err)),
-      );
-    }
+        (err: unknown) => batch.forEach((w) => w.reject(err)),
+      )
+      .finally(() => {
+        this.running = false;
+        // what queued up during the call has waited long enough: no timer
+        this.flush();
+      });
   }
 
   async close(): Promise<void> {

@@ -20,7 +20,8 @@ export class EmbedderProvider {
     load: () => Promise<Embedder>,
     log: Logger,
   ) {
-    this.loading = load().then(
+    // `Promise.resolve().then(load)`: a loader that throws synchronously fails like one that rejects
+    this.loading = Promise.resolve().then(load).then(
       (e) => {
         this.embedder = new BatchingEmbedder(e);
         this.status = 'ready';
@@ -30,7 +31,8 @@ export class EmbedderProvider {
       (err: unknown) => {
         this.status = 'failed';
         this.error = err instanceof Error ? err.message : String(err);
-        log.warn({ model, err: this.error }, 'embedding model could not be loaded; the semantic tier is skipped until it can');
+        // the one warning (SPEC §5): the semantic tier is skipped for the life of this process
+        log.warn({ model, err: this.error }, 'embedding model could not be loaded; the semantic tier is skipped, short-term and long-term retrieval go on');
         return null;
       },
     );
@@ -46,6 +48,7 @@ export class EmbedderProvider {
     return this.loading;
   }
 
+  /** waits for a load under way, then releases the model (its ONNX Runtime session) */
   async close(): Promise<void> {
     const e = await this.loading;
     await e?.close();

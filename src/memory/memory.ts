@@ -9,6 +9,15 @@ import type { RetrieveResponse } from '../retrieval/retrieve.js';
 import type { EntryPatch, PruneCriteria } from '../tiers/long-term.js';
 import { parseOrThrow } from '../validate.js';
 import type { AddTurnsResult } from './write-path.js';
+import { exportUser, importRecords, type ExportHeader, type ExportRecord, type ImportOptions, type ImportReport } from './export.js';
+import { clearAll, clearSession, forgetUser, type ErasureOptions, type ErasureReport } from './forget.js';
+import { failedJobs, listSessions, listUsers, sessionEntries, type InspectedEntry, type OwnedFailedJob, type SessionSummary, type UserScope, type UserSummary } from './inspect.js';
+import type { QueueName } from '../../queues/names.js';
+import type { CompactionResult } from '../compaction/compactor.js';
+import { SessionIdSchema, UserIdSchema } from '../domain/turn.js';
+import { z } from 'zod';
+
+const CompactRequestSchema = z.object({ user_id: UserIdSchema, session_id: SessionIdSchema });
 
 export interface ListQuery {
   user_id: string;
@@ -71,6 +80,11 @@ export class Memory {
     if (!updated) throw new NotFoundError(`memory ${id}`);
     if (patch.content !== undefined) {
       turnLog.updateContent(id, patch.content, contentHash(patch.content));
+      // the old text's vectors go under every embedder, not only the current one: a vector must never
+      // outlive its text (a later `memory reindex` keeps vectors it finds, trusting them current)
+      await this.services.vectors.delete([id]).catch((err: unknown) => {
+        this.services.log.warn({ id, err: (err as Error).message }, 'could not delete the old vectors of an edited memory');
+      });
       const recent = await shortTerm.recent(updated.user_id, updated.session_id);
       if (recent.some((t) => t.id === id)) {
         await shortTerm.replace(
@@ -124,6 +138,62 @@ export class Memory {
     const ids = await this.services.longTerm.prune(criteria);
     if (ids.length > 0) await this.services.vectors.delete(ids);
     return ids;
+  }
+
+  /**
+   * Compacts a session now, in this process (SPEC §6): its conversation becomes one summary in the
+   * long-term tier and at the head of its short-term history; pinned and the newest turns stay.
+   */
+  compact(userId: string, sessionId: string): Promise<CompactionResult> {
+    const ids = parseOrThrow(CompactRequestSchema, { user_id: userId, session_id: sessionId }, 'compaction request');
+    return this.services.compactor.compact(ids.user_id, ids.session_id, 'manual');
+  }
+
+  /** Erases one session of a user from every tier, pinned memories included. */
+  async clearSession(userId: string, sessionId: string, options?: ErasureOptions): Promise<ErasureReport> {
+    const ids = parseOrThrow(CompactRequestSchema, { user_id: userId, session_id: sessionId }, 'clear request');
+    return clearSession(this.services, ids.user_id, ids.session_id, options);
+  }
+
+  /** Erases every memory of every user from every tier. */
+  async clearAll(options?: ErasureOptions): Promise<ErasureReport> {
+    return clearAll(this.services, options);
+  }
+
+  /** Erases everything held about a user: entries, summaries, archives, vectors, short-term, turn log, jobs. */
+  async forget(userId: string, options?: ErasureOptions): Promise<ErasureReport> {
+    return forgetUser(this.services, parseOrThrow(UserIdSchema, userId, 'user id'), options);
+  }
+
+  /** A user's portable export (versioned JSON Lines records, header first; see src/memory/export.ts). */
+  async *exportUser(userId: string): AsyncGenerator<ExportHeader | ExportRecord> {
+    yield* exportUser(this.services, parseOrThrow(UserIdSchema, userId, 'user id'));
+  }
+
+  /** Restores an export, validated whole before anything is written; idempotent. */
+  async importRecords(records: Iterable<unknown> | AsyncIterable<unknown>, options?: ImportOptions): Promise<ImportReport> {
+    return importRecords(this.services, records, options);
+  }
+
+  /** Users with stored memories and their counts, most recently active first (the inspector). */
+  users(scope: UserScope, limit: number): UserSummary[] {
+    return listUsers(this.services, scope, limit);
+  }
+
+  /** A user's sessions with their counts and whether the short-term tier still holds them. */
+  sessions(userId: string, limit: number): Promise<SessionSummary[]> {
+    return listSessions(this.services, parseOrThrow(UserIdSchema, userId, 'user id'), limit);
+  }
+
+  /** The newest memories of one session, each with kind, importance, pinned state and the tiers holding it. */
+  sessionEntries(userId: string, sessionId: string, limit: number): Promise<InspectedEntry[]> {
+    const ids = parseOrThrow(CompactRequestSchema, { user_id: userId, session_id: sessionId }, 'session');
+    return sessionEntries(this.services, ids.user_id, ids.session_id, limit);
+  }
+
+  /** Failed jobs of one queue or of all, each with the user it concerns (null: no one user). */
+  failedJobs(queue: QueueName | undefined, limit: number): Promise<OwnedFailedJob[]> {
+    return failedJobs(this.services, queue, limit);
   }
 
   /** resolves when every queued job has run (in-process queue) */

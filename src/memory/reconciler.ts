@@ -1,5 +1,6 @@
 import type { EmbedderProvider } from '../embedding/provider.js';
 import type { Logger } from '../logger.js';
+import type { ShortTermStore } from '../tiers/short-term.js';
 import type { TurnLog } from '../tiers/sqlite/turn-log.js';
 import type { VectorIndex } from '../tiers/vector-index.js';
 import type { WritePath } from './write-path.js';
@@ -10,6 +11,8 @@ export interface ReconcilerDeps {
   vectors: VectorIndex;
   embedders: EmbedderProvider;
   log: Logger;
+  /** the start-up pass writes unfinished turns here too (see `start`); without it, it does not */
+  shortTerm?: ShortTermStore;
 }
 
 const BATCH = 1000;
@@ -17,7 +20,16 @@ const BATCH = 1000;
 /**
  * Re-enqueues turns whose jobs have not completed: at start-up (everything pending) and then
  * periodically (pending for longer than `afterMs`). Job ids are deterministic, so a job that is still
- * queued is not duplicated; processors are idempotent, so one that runs twice changes nothing.
+ * queued is not duplicated; processors are idempotent, so one that runs twice changes nothing. A job
+ * that failed for good (attempts used up, or stalled twice: its workers killed while running it) is
+ * replaced (JobQueue.requeue): as long as its turn is pending, its work is retried.
+ *
+ * The start-up pass also writes the unfinished turns to the short-term tier (a push ignores ids the
+ * session already holds). A process killed between the turn log and the short-term write leaves turns
+ * that are durable but in no session's recent turns; the client's retry finds them already logged (a
+ * duplicate, which the write path does not write again), so without this the retry's 202 would not
+ * mean "the next retrieve in this session sees it" (SPEC §3). Later passes do not: a turn pending
+ * for a minute may have been trimmed or compacted out of its session since, on purpose.
  */
 export class Reconciler {
   private timer: NodeJS.Timeout | null = null;
@@ -26,15 +38,18 @@ export class Reconciler {
   constructor(private readonly deps: ReconcilerDeps) {}
 
   start(intervalMs: number, afterMs: number): void {
-    void this.run(Date.now());
+    void this.run(Date.now(), { shortTerm: true });
     this.timer = setInterval(() => void this.run(Date.now() - afterMs), intervalMs);
     this.timer.unref();
   }
 
-  /** One pass over turns accepted at or before `acceptedBefore`; returns how many were re-enqueued. */
-  run(acceptedBefore: number): Promise<number> {
+  /**
+   * One pass over turns accepted at or before `acceptedBefore`; returns how many were re-enqueued.
+   * `shortTerm`: write them to the short-term tier as well (the start-up pass).
+   */
+  run(acceptedBefore: number, options: { shortTerm?: boolean } = {}): Promise<number> {
     // passes run one after another, never two at once over the same rows
-    const next: Promise<number> = (this.running ?? Promise.resolve(0)).then(() => this.pass(acceptedBefore));
+    const next: Promise<number> = (this.running ?? Promise.resolve(0)).then(() => this.pass(acceptedBefore, options.shortTerm ?? false));
     this.running = next;
     void next.finally(() => {
       if (this.running === next) this.running = null;
@@ -42,12 +57,13 @@ export class Reconciler {
     return next;
   }
 
-  private async pass(acceptedBefore: number): Promise<number> {
-    const { turnLog, writePath, vectors, embedders, log } = this.deps;
+  private async pass(acceptedBefore: number, restoreShortTerm: boolean): Promise<number> {
+    const { turnLog, writePath, vectors, embedders, log, shortTerm } = this.deps;
     let requeued = 0;
+    if (restoreShortTerm && shortTerm) await this.restoreShortTerm(shortTerm, acceptedBefore);
     try {
       for (const page of turnLog.pending('persist', acceptedBefore, BATCH)) {
-        if (!(await writePath.enqueue(page, { embed: false, persist: true }))) return requeued;
+        if (!(await writePath.enqueue(page, { embed: false, persist: true }, 'requeue'))) return requeued;
         requeued += page.length;
       }
       const embedder = embedders.current();
@@ -58,7 +74,7 @@ export class Reconciler {
           if (present.size > 0) turnLog.markEmbedded([...present], embedder.id);
           const missing = page.filter((t) => !present.has(t.id));
           if (missing.length === 0) continue;
-          if (!(await writePath.enqueue(missing, { embed: true, persist: false }))) return requeued;
+          if (!(await writePath.enqueue(missing, { embed: true, persist: false }, 'requeue'))) return requeued;
           requeued += missing.length;
         }
       }
@@ -67,6 +83,15 @@ export class Reconciler {
       log.warn({ err: (err as Error).message }, 'reconcile pass failed; will retry');
     }
     return requeued;
+  }
+
+  /** Writes every unfinished turn to the short-term tier, in acceptance order; a failure is logged, never thrown. */
+  private async restoreShortTerm(shortTerm: ShortTermStore, acceptedBefore: number): Promise<void> {
+    try {
+      for (const page of this.deps.turnLog.pending('any', acceptedBefore, BATCH)) await shortTerm.push(page);
+    } catch (err) {
+      this.deps.log.warn({ err: (err as Error).message, backend: shortTerm.backend }, 'unfinished turns could not be written to the short-term tier at start-up');
+    }
   }
 
   async stop(): Promise<void> {

@@ -89,12 +89,21 @@ export class WritePath {
     return { ids: turns.map((t) => t.id), accepted: accepted.length, duplicates: duplicates.length };
   }
 
-  /** Enqueues the turns' jobs; a queue failure leaves them pending in the turn log for the reconciler. */
-  async enqueue(turns: readonly Turn[], which: { embed: boolean; persist: boolean } = { embed: true, persist: true }): Promise<boolean> {
+  /**
+   * Enqueues the turns' jobs; a queue failure leaves them pending in the turn log for the reconciler.
+   * `requeue` (the reconciler): a job of theirs that failed for good is replaced (JobQueue.requeue).
+   */
+  async enqueue(
+    turns: readonly Turn[],
+    which: { embed: boolean; persist: boolean } = { embed: true, persist: true },
+    how: 'add' | 'requeue' = 'add',
+  ): Promise<boolean> {
+    const queue = this.deps.queue;
+    const put = how === 'requeue' ? queue.requeue.bind(queue) : queue.add.bind(queue);
     try {
       await Promise.all([
         which.embed
-          ? this.deps.queue.add(
+          ? put(
               'embed',
               turns.map((t) => ({
                 jobId: jobIdFor('embed', t.id),
@@ -112,7 +121,7 @@ export class WritePath {
               })),
             )
           : undefined,
-        which.persist ? this.deps.queue.add('persist', turns.map((t) => ({ jobId: jobIdFor('persist', t.id), data: { turn_id: t.id } }))) : undefined,
+        which.persist ? put('persist', turns.map((t) => ({ jobId: jobIdFor('persist', t.id), data: { turn_id: t.id } }))) : undefined,
       ]);
       return true;
     } catch (err) {

@@ -11,8 +11,8 @@ export const STOPWORDS = new Set(
   such than that that's the their theirs them themselves then there there's these they they'd they'll
   they're they've this those through to too under until up very was wasn't we we'd we'll we're we've were
   what what's when when's where where's which while who who's whom why why's with would you you'd you'll
-  you're you've your yours yourself yourselves tell know remember please just also really did say said
-  thing things`
+  you're you've your yours yourself yourselves tell know remember remind recall please just also really did say said
+  thing things anything something get gets got getting now recently lately`
     .split(/\s+/)
     .filter(Boolean),
 );
@@ -33,6 +33,29 @@ export function queryTerms(text: string, max = 16): string[] {
     if (seen.size >= max) break;
   }
   return [...seen];
+}
+
+/**
+ * A light suffix-stripping stem ("reading", "reads" → "read"; "lives", "living", "live" → "liv"), so
+ * that inflections of one word compare equal when ranking compares texts. Not a full stemmer.
+ */
+export function stem(word: string): string {
+  let w = word.toLowerCase().replace(/'s$/, '');
+  if (w.length > 4 && w.endsWith('ies')) return `${w.slice(0, -3)}y`;
+  for (const suffix of ['ing', 'ed', 'es', 's', 'ly']) {
+    if (w.endsWith(suffix) && w.length - suffix.length >= 3) {
+      w = w.slice(0, -suffix.length);
+      break;
+    }
+  }
+  return w.length > 3 && w.endsWith('e') ? w.slice(0, -1) : w;
+}
+
+/** The distinct stems of a text's content words (stopwords dropped). */
+export function stems(text: string): string[] {
+  const out = new Set<string>();
+  for (const w of words(text)) if (w.length >= 2 && !STOPWORDS.has(w)) out.add(stem(w));
+  return [...out];
 }
 
 /**

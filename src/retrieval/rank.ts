@@ -1,5 +1,7 @@
 import type { Explain, Kind, RetrievalResult, Tier } from '../domain/entry.js';
 import type { Role } from '../domain/turn.js';
+import { stems } from './query-terms.js';
+import { inRange, type TimeRange } from './time-range.js';
 
 /** One memory as a tier found it, before fusion. */
 export interface Candidate {
@@ -17,82 +19,273 @@ export interface Candidate {
   bm25?: number;
 }
 
-/** Reciprocal-rank-fusion constant: the usual 60 keeps one tier's first place from drowning the rest. */
+/** The ranked lists fusion reads: one per tier, and the long-term entries of the period a time question names. */
+export type ListName = Tier | 'period';
+export type RankedLists = Partial<Record<ListName, readonly Candidate[]>>;
+
+/**
+ * Reciprocal-rank-fusion constant. The usual 60: a memory two lists agree on beats one that a single
+ * list ranks first, and no list's raw score scale (cosine, BM25) ever enters the sum.
+ */
 export const RRF_K = 60;
+/** every list votes equally; the period list is one more voice, not a filter */
+export const LIST_WEIGHTS: Record<ListName, number> = { short_term: 1, semantic: 1, long_term: 1, period: 1 };
 export const TIER_PRIORITY: Record<Tier, number> = { short_term: 1, long_term: 0.5, semantic: 0.5 };
+/**
+ * Relevance dominates; the other parts order memories of about equal relevance. Their sum is 0.25,
+ * so no prior can lift an irrelevant memory over one that two lists agree on.
+ */
+export const WEIGHTS = { relevance: 0.7, period: 0.2, tier_priority: 0.04, recency: 0.02, importance: 0.06 } as const;
+export const RECENCY_HALF_LIFE_DAYS = 90;
+/** a neighbouring turn pulled in as context gets this share of its hit's relevance */
+export const CONTEXT_SHARE = 0.9;
+/**
+ * Supersession only reorders near ties: an older statement is moved below a newer one on the same
+ * subject when the newer scores at most this much less (a few ranks); a far weaker newer mention
+ * ("Meeting Priya for lunch") must not drag down a strong older answer.
+ */
+export const SUPERSEDE_MARGIN = 0.05;
+
 /** tier order for deduplication: a memory held by several tiers is reported under the first */
-const TIER_ORDER: Tier[] = ['short_term', 'long_term', 'semantic'];
-export const WEIGHTS = { fusion: 0.7, tier_priority: 0.1, recency: 0.1, importance: 0.1 } as const;
-export const RECENCY_HALF_LIFE_DAYS = 30;
+const TIER_ORDER: readonly Tier[] = ['short_term', 'long_term', 'semantic'];
+const LIST_ORDER: readonly ListName[] = ['short_term', 'long_term', 'semantic', 'period'];
 
 export interface RankOptions {
   topK: number;
   now: number;
+  /** the period a time question names, if any */
+  period?: TimeRange | null;
+  /** the query's content words (for telling an update from the statement it replaces) */
+  terms?: readonly string[];
+}
+
+/** A memory with its score and the parts of it, before the cut to top_k. */
+export interface Scored {
+  candidate: Candidate;
+  tier: Tier;
+  ranks: Partial<Record<Tier, number>>;
+  periodRank: number | null;
+  similarity: number | null;
+  bm25: number | null;
+  fusion: number;
+  relevance: number;
+  contextOf: string | null;
+  supersededBy: string | null;
+  inPeriod: boolean | null;
+  tierPriority: number;
+  recency: number;
+  importance: number;
+  score: number;
 }
 
 /**
- * Fuses the tiers' ranked lists into one ranking (SPEC §4). A memory's score is
+ * Fuses the ranked lists into scored memories, deduplicated by content hash, best first (SPEC §4).
  *
- *   0.7 · fusion + 0.1 · tier_priority + 0.1 · recency + 0.1 · importance
+ *   score = 0.75 · relevance + 0.10 · in_period + 0.05 · tier_priority + 0.05 · recency + 0.05 · importance
  *
- * where fusion is reciprocal rank fusion, Σ over the tiers that found it of 1/(60 + rank), divided by
- * its largest possible value so it lies in [0, 1] — it uses ranks, not raw scores, so cosine and BM25
- * scales never have to be reconciled; tier_priority is 1 for the session's short-term turns and 0.5
- * otherwise; recency halves every 30 days; importance is the stored or scored importance (0.5 when
- * unknown). Memories are deduplicated by content hash first.
+ * relevance is weighted reciprocal rank fusion, Σ over the lists that hold the memory of w / (60 + rank),
+ * divided by its largest possible value over the lists that returned anything (so it lies in [0, 1]);
+ * in_period is 1 when the query names a period and the memory was created in it (0 outside it, and
+ * the part is absent for queries naming none); tier_priority is 1 for the session's short-term turns
+ * and 0.5 otherwise; recency halves every 90 days; importance is the stored or scored importance
+ * (0.5 when unknown).
  */
-export function fuse(lists: Partial<Record<Tier, Candidate[]>>, o: RankOptions): RetrievalResult[] {
-  const merged = new Map<string, { c: Candidate; tier: Tier; ranks: Partial<Record<Tier, number>>; similarity: number | null; bm25: number | null }>();
-  for (const tier of TIER_ORDER) {
-    (lists[tier] ?? []).forEach((c, i) => {
-      const m = merged.get(c.content_hash);
+export function scoreCandidates(lists: RankedLists, o: RankOptions): Scored[] {
+  const merged = new Map<string, { c: Candidate; tier: Tier | null; ranks: Partial<Record<ListName, number>>; similarity: number | null; bm25: number | null }>();
+  for (const list of LIST_ORDER) {
+    (lists[list] ?? []).forEach((c, i) => {
+      const tier = list === 'period' ? null : list;
+      let m = merged.get(c.content_hash);
       if (!m) {
-        merged.set(c.content_hash, { c, tier, ranks: { [tier]: i + 1 }, similarity: c.similarity ?? null, bm25: c.bm25 ?? null });
-        return;
+        m = { c, tier, ranks: {}, similarity: null, bm25: null };
+        merged.set(c.content_hash, m);
       }
-      if (m.ranks[tier] === undefined) m.ranks[tier] = i + 1;
+      m.ranks[list] ??= i + 1;
+      m.tier ??= tier;
       if (c.similarity !== undefined) m.similarity = Math.max(m.similarity ?? -1, c.similarity);
       if (c.bm25 !== undefined) m.bm25 = Math.max(m.bm25 ?? 0, c.bm25);
       if (m.c.importance === null && c.importance !== null) m.c = { ...m.c, importance: c.importance };
     });
   }
-  const tiersPresent = TIER_ORDER.filter((t) => (lists[t]?.length ?? 0) > 0).length || 1;
-  const fusionMax = tiersPresent / (RRF_K + 1);
-  const results: RetrievalResult[] = [];
+  const active = LIST_ORDER.filter((l) => (lists[l]?.length ?? 0) > 0);
+  const fusionMax = active.reduce((s, l) => s + LIST_WEIGHTS[l] / (RRF_K + 1), 0) || 1;
+  const out: Scored[] = [];
   for (const { c, tier, ranks, similarity, bm25 } of merged.values()) {
     let rrf = 0;
-    for (const r of Object.values(ranks)) rrf += 1 / (RRF_K + r);
+    for (const [list, rank] of Object.entries(ranks) as Array<[ListName, number]>) rrf += LIST_WEIGHTS[list] / (RRF_K + rank);
     const fusion = rrf / fusionMax;
-    const ageDays = Math.max(0, (o.now - Date.parse(c.created_at)) / 86_400_000);
-    const recency = Math.pow(0.5, ageDays / RECENCY_HALF_LIFE_DAYS);
-    const importance = c.importance ?? 0.5;
-    const tierPriority = TIER_PRIORITY[tier];
-    const score =
-      WEIGHTS.fusion * fusion + WEIGHTS.tier_priority * tierPriority + WEIGHTS.recency * recency + WEIGHTS.importance * importance;
-    const explain: Explain = {
-      similarity,
-      bm25,
-      ranks,
-      fusion: round(fusion),
-      tier_priority: tierPriority,
-      recency: round(recency),
-      importance: round(importance),
-    };
-    results.push({
-      id: c.id,
-      user_id: c.user_id,
-      session_id: c.session_id,
-      role: c.role,
-      name: c.name,
-      kind: c.kind,
-      content: c.content,
-      tier,
-      score: round(score),
-      created_at: c.created_at,
-      explain,
-    });
+    const { period: periodRank, ...tierRanks } = ranks;
+    // a memory only the period list found is a long-term entry
+    const t = tier ?? 'long_term';
+    out.push(
+      rescore(
+        {
+          candidate: c,
+          tier: t,
+          ranks: tierRanks,
+          periodRank: periodRank ?? null,
+          similarity,
+          bm25,
+          fusion,
+          relevance: fusion,
+          contextOf: null,
+          supersededBy: null,
+          inPeriod: o.period ? inRange(c.created_at, o.period) : null,
+          tierPriority: TIER_PRIORITY[t],
+          recency: recencyOf(c.created_at, o.now),
+          importance: c.importance ?? 0.5,
+          score: 0,
+        },
+      ),
+    );
   }
-  return results.sort((a, b) => b.score - a.score || b.created_at.localeCompare(a.created_at)).slice(0, o.topK);
+  return sortScored(out);
+}
+
+/**
+ * Adds the neighbouring turns of hits as context (an assistant's question and the user's answer belong
+ * together): a neighbour gets CONTEXT_SHARE of its hit's relevance, or keeps its own when that is
+ * higher, and is reported under its hit's tier with `context_of` naming the hit.
+ */
+export function addContext(scored: readonly Scored[], additions: ReadonlyArray<{ parent: Scored; turn: Candidate }>, o: RankOptions): Scored[] {
+  const byHash = new Map(scored.map((s) => [s.candidate.content_hash, s]));
+  for (const { parent, turn } of additions) {
+    const relevance = CONTEXT_SHARE * parent.relevance;
+    const existing = byHash.get(turn.content_hash);
+    if (existing) {
+      if (relevance > existing.relevance) rescore(Object.assign(existing, { relevance, contextOf: parent.candidate.id }));
+      continue;
+    }
+    const s = rescore({
+      candidate: turn,
+      tier: parent.tier,
+      ranks: {},
+      periodRank: null,
+      similarity: null,
+      bm25: null,
+      fusion: 0,
+      relevance,
+      contextOf: parent.candidate.id,
+      supersededBy: null,
+      inPeriod: o.period ? inRange(turn.created_at, o.period) : null,
+      tierPriority: TIER_PRIORITY[parent.tier],
+      recency: recencyOf(turn.created_at, o.now),
+      importance: turn.importance ?? 0.5,
+      score: 0,
+    });
+    byHash.set(turn.content_hash, s);
+  }
+  return sortScored([...byHash.values()]);
+}
+
+/**
+ * When two statements by the same person about the same subject conflict, the newer one is the
+ * answer. A newer statement that announces a change ("new", "now", "moved", "switched", "no longer",
+ * …) supersedes an older statement by the same speaker that shares a query word with it: the older
+ * one, unless it scores more than SUPERSEDE_MARGIN above the newer, names it in `superseded_by` and
+ * ranks just below it. Questions are never statements, memories of different speakers never supersede
+ * each other, and a query naming a period asks about that time, not the current state: no supersession.
+ */
+export function supersede(scored: readonly Scored[], o: RankOptions): Scored[] {
+  const terms = new Set(stems(o.terms?.join(' ') ?? ''));
+  if (terms.size === 0 || o.period) return [...scored];
+  const statements = scored
+    .map((s) => ({ s, matched: matchedTerms(s.candidate, terms) }))
+    .filter(({ s, matched }) => matched.size > 0 && isStatement(s.candidate));
+  // newest first, so a memory's score is final before any older one is compared with it
+  statements.sort((a, b) => b.s.candidate.created_at.localeCompare(a.s.candidate.created_at));
+  for (let i = 0; i < statements.length; i++) {
+    const older = statements[i]!;
+    for (let j = 0; j < i; j++) {
+      const newer = statements[j]!;
+      if (newer.s.candidate.created_at === older.s.candidate.created_at) continue;
+      if (speaker(newer.s.candidate) !== speaker(older.s.candidate) || !CHANGE.test(newer.s.candidate.content)) continue;
+      if (![...older.matched].some((t) => newer.matched.has(t))) continue;
+      if (newer.s.score < older.s.score - SUPERSEDE_MARGIN) continue;
+      older.s.supersededBy ??= newer.s.candidate.id;
+      if (older.s.score >= newer.s.score) older.s.score = round(newer.s.score - 1e-6);
+    }
+  }
+  return sortScored([...scored]);
+}
+
+/** The final cut: supersession, the top_k best, as retrieval results with their `explain`. */
+export function finalize(scored: readonly Scored[], o: RankOptions): RetrievalResult[] {
+  return supersede(scored, o).slice(0, o.topK).map(toResult);
+}
+
+/** scoreCandidates + finalize, for callers with no neighbouring turns to add. */
+export function fuse(lists: RankedLists, o: RankOptions): RetrievalResult[] {
+  return finalize(scoreCandidates(lists, o), o);
+}
+
+function rescore(s: Scored): Scored {
+  s.score = round(
+    WEIGHTS.relevance * s.relevance +
+      WEIGHTS.period * (s.inPeriod ? 1 : 0) +
+      WEIGHTS.tier_priority * s.tierPriority +
+      WEIGHTS.recency * s.recency +
+      WEIGHTS.importance * s.importance,
+  );
+  return s;
+}
+
+function sortScored(xs: Scored[]): Scored[] {
+  return xs.sort((a, b) => b.score - a.score || b.candidate.created_at.localeCompare(a.candidate.created_at) || a.candidate.id.localeCompare(b.candidate.id));
+}
+
+function recencyOf(createdAt: string, now: number): number {
+  const ageDays = Math.max(0, (now - Date.parse(createdAt)) / 86_400_000);
+  return Math.pow(0.5, ageDays / RECENCY_HALF_LIFE_DAYS);
+}
+
+function speaker(c: Candidate): string {
+  return `${c.role}\u0000${c.name ?? ''}`;
+}
+
+/** words with which people announce that something changed */
+const CHANGE =
+  /\b(new|now|no longer|anymore|any more|switched|switching|moved|moving|changed|changing|instead|replaced|quit|sold|traded|gave up|as of|from now on|these days|update|updated)\b/i;
+
+function isStatement(c: Candidate): boolean {
+  return c.kind === 'turn' && !c.content.includes('?');
+}
+
+function matchedTerms(c: Candidate, terms: ReadonlySet<string>): Set<string> {
+  const out = new Set<string>();
+  for (const s of stems(c.content)) if (terms.has(s)) out.add(s);
+  return out;
+}
+
+function toResult(s: Scored): RetrievalResult {
+  const c = s.candidate;
+  const explain: Explain = {
+    similarity: s.similarity,
+    bm25: s.bm25,
+    ranks: s.ranks,
+    period_rank: s.periodRank,
+    fusion: round(s.fusion),
+    context_of: s.contextOf,
+    relevance: round(s.relevance),
+    in_period: s.inPeriod,
+    tier_priority: s.tierPriority,
+    recency: round(s.recency),
+    importance: round(s.importance),
+    superseded_by: s.supersededBy,
+  };
+  return {
+    id: c.id,
+    user_id: c.user_id,
+    session_id: c.session_id,
+    role: c.role,
+    name: c.name,
+    kind: c.kind,
+    content: c.content,
+    tier: s.tier,
+    score: round(s.score),
+    created_at: c.created_at,
+    explain,
+  };
 }
 
 function round(x: number): number {

@@ -1,4 +1,4 @@
-import type { RetrievalResult, Tier } from '../domain/entry.js';
+import type { MemoryEntry, RetrievalResult, Tier } from '../domain/entry.js';
 import type { Turn } from '../domain/turn.js';
 import type { EmbedderProvider } from '../embedding/provider.js';
 import { warnOnce, type Logger } from '../logger.js';
@@ -7,9 +7,10 @@ import type { ShortTermStore } from '../tiers/short-term.js';
 import type { VectorIndex } from '../tiers/vector-index.js';
 import { withBudget, type TierStatus } from './budget.js';
 import { formatPromptBlocks } from './prompt-blocks.js';
-import { queryTerms, words } from './query-terms.js';
-import { fuse, type Candidate } from './rank.js';
+import { queryTerms, stems } from './query-terms.js';
+import { addContext, finalize, scoreCandidates, type Candidate, type RankOptions, type Scored } from './rank.js';
 import type { RetrieveRequest } from './request.js';
+import { parseTimeRange, withoutTimeExpression, type TimeRange } from './time-range.js';
 
 export interface TierReport {
   backend: string;
@@ -25,6 +26,14 @@ export interface RetrieveResponse {
   tiers: Record<Tier, TierReport>;
 }
 
+/**
+ * Where the turns around a hit come from (the turn log): a question and its answer are one piece of
+ * context, and often only one of the two shares words with the query.
+ */
+export interface ContextSource {
+  neighbours(id: string, before: number, after: number): { before: Turn[]; after: Turn[] } | null | Promise<{ before: Turn[]; after: Turn[] } | null>;
+}
+
 export interface RetrieverDeps {
   shortTerm: ShortTermStore;
   vectors: VectorIndex;
@@ -32,6 +41,8 @@ export interface RetrieverDeps {
   embedders: EmbedderProvider;
   log: Logger;
   budgets: Record<Tier, number>;
+  /** neighbouring turns of hits; without it no context is added */
+  context?: ContextSource;
   /** called once per tier per call with its outcome (metrics) */
   onTier?: (tier: Tier, report: TierReport) => void;
 }
@@ -40,10 +51,19 @@ export interface RetrieverDeps {
 const CANDIDATES_PER_RESULT = 3;
 /** the newest turns of the session are always candidates, relevant to the query or not */
 const ALWAYS_RECENT = 2;
+/** entries of a named period read before ranking them (newest first, then ordered by importance) */
+const PERIOD_SCAN = 200;
+
+interface LongTermLists {
+  text: Candidate[];
+  period: Candidate[];
+}
 
 /**
  * The one retrieval pass (SPEC §4): the three tiers are read concurrently, each under its own time
- * budget, then fused, deduplicated and cut to top_k. Never waits for a queue.
+ * budget, then fused, deduplicated and cut to top_k. Never waits for a queue. A time expression in the
+ * query ("last May") is taken out of the text the tiers search and becomes a period: the long-term
+ * entries created in it form one more ranked list, and being in it is part of the score.
  */
 export class Retriever {
   constructor(private readonly deps: RetrieverDeps) {}
@@ -51,34 +71,39 @@ export class Retriever {
   async retrieve(req: RetrieveRequest, now = Date.now()): Promise<RetrieveResponse> {
     const { deps } = this;
     const pool = req.top_k * CANDIDATES_PER_RESULT;
+    const period = parseTimeRange(req.query, now);
+    const text = withoutTimeExpression(req.query, period);
+    const terms = queryTerms(text);
     const [st, sem, lt] = await Promise.all([
-      withBudget(() => this.shortTerm(req), deps.budgets.short_term, [] as Candidate[]),
-      withBudget(() => this.semantic(req, pool), deps.budgets.semantic, null as Candidate[] | null),
-      withBudget(() => this.longTerm(req, pool), deps.budgets.long_term, [] as Candidate[]),
+      withBudget(() => this.shortTerm(req, terms), deps.budgets.short_term, [] as Candidate[]),
+      withBudget(() => this.semantic(req, text, pool), deps.budgets.semantic, null as Candidate[] | null),
+      withBudget(() => this.longTerm(req, text, period, pool), deps.budgets.long_term, { text: [], period: [] } as LongTermLists),
     ]);
     const semStatus: TierStatus = sem.status === 'ok' && sem.value === null ? 'skipped' : sem.status;
     const tiers: Record<Tier, TierReport> = {
       short_term: report(deps.shortTerm.backend, st.status, st.ms, st.value.length, st.error),
       semantic: report(deps.vectors.backend, semStatus, sem.ms, sem.value?.length ?? 0, sem.error),
-      long_term: report('sqlite', lt.status, lt.ms, lt.value.length, lt.error),
+      long_term: report('sqlite', lt.status, lt.ms, lt.value.text.length + lt.value.period.length, lt.error),
     };
     for (const [tier, r] of Object.entries(tiers) as Array<[Tier, TierReport]>) {
       if (r.status === 'timeout' || r.status === 'error') deps.log.warn({ tier, ...r }, 'tier skipped for this retrieval');
       deps.onTier?.(tier, r);
     }
-    const results = fuse({ short_term: st.value, semantic: sem.value ?? [], long_term: lt.value }, { topK: req.top_k, now });
+    const options: RankOptions = { topK: req.top_k, now, period, terms };
+    let scored = scoreCandidates({ short_term: st.value, semantic: sem.value ?? [], long_term: lt.value.text, period: lt.value.period }, options);
+    if (deps.context) scored = addContext(scored, await this.context(req, scored.slice(0, Math.ceil(req.top_k / 2))), options);
+    const results = finalize(scored, options);
     return { results, prompt_blocks: formatPromptBlocks(results), tiers };
   }
 
   /** The session's recent turns, those sharing words with the query first, then the newest. */
-  private async shortTerm(req: RetrieveRequest): Promise<Candidate[]> {
+  private async shortTerm(req: RetrieveRequest, terms: readonly string[]): Promise<Candidate[]> {
     if (req.session_id === undefined) return [];
     const turns = await this.deps.shortTerm.recent(req.user_id, req.session_id);
-    const terms = new Set(queryTerms(req.query));
+    const wanted = new Set(stems(terms.join(' ')));
     const scored = turns.map((t, i) => {
-      const ws = new Set(words(t.content + ' ' + (t.name ?? '')));
       let overlap = 0;
-      for (const term of terms) if (ws.has(term)) overlap++;
+      for (const s of stems(`${t.content} ${t.name ?? ''}`)) if (wanted.has(s)) overlap++;
       return { t, overlap, newest: i >= turns.length - ALWAYS_RECENT };
     });
     return scored
@@ -87,13 +112,14 @@ export class Retriever {
       .map((s) => turnCandidate(s.t));
   }
 
-  private async semantic(req: RetrieveRequest, k: number): Promise<Candidate[] | null> {
+  private async semantic(req: RetrieveRequest, text: string, k: number): Promise<Candidate[] | null> {
     const embedder = this.deps.embedders.current();
     if (!embedder) {
       warnOnce(this.deps.log, 'semantic-skipped', { model: this.deps.embedders.model, status: this.deps.embedders.status }, 'no embedder loaded; the semantic tier is skipped');
       return null;
     }
-    const [query] = await embedder.embed([req.query]);
+    if (text.trim() === '') return [];
+    const [query] = await embedder.embed([text]);
     // every session of the user: a new session must find what was said in earlier ones
     const hits = await this.deps.vectors.search(embedder, query!, { user_id: req.user_id }, k);
     return hits
@@ -101,22 +127,70 @@ export class Retriever {
       .map((h) => ({ id: h.id, ...h.payload, importance: null, similarity: round(h.score) }));
   }
 
-  private async longTerm(req: RetrieveRequest, k: number): Promise<Candidate[]> {
-    const hits = await this.deps.longTerm.searchText(req.user_id, req.query, { limit: k });
-    return hits.map(({ entry: e, bm25 }) => ({
-      id: e.id,
-      user_id: e.user_id,
-      session_id: e.session_id,
-      role: e.role,
-      name: e.name,
-      kind: e.kind,
-      content: e.content,
-      content_hash: e.content_hash,
-      created_at: e.created_at,
-      importance: e.importance,
-      bm25: round(bm25),
-    }));
+  /**
+   * BM25 over the user's entries; and when the query names a period, that period's entries: those
+   * matching the text first, then the rest by importance.
+   */
+  private async longTerm(req: RetrieveRequest, text: string, period: TimeRange | null, k: number): Promise<LongTermLists> {
+    const { longTerm } = this.deps;
+    const [hits, inPeriodHits, inPeriod] = await Promise.all([
+      longTerm.searchText(req.user_id, text, { limit: k }),
+      period ? longTerm.searchText(req.user_id, text, { limit: k, createdFrom: period.from, createdBefore: period.to }) : [],
+      period ? longTerm.recent(req.user_id, { limit: PERIOD_SCAN, createdFrom: period.from, createdBefore: period.to }) : [],
+    ]);
+    const periodList: Candidate[] = inPeriodHits.map(({ entry, bm25 }) => ({ ...entryCandidate(entry), bm25: round(bm25) }));
+    const seen = new Set(periodList.map((c) => c.id));
+    const rest = inPeriod.filter((e) => !seen.has(e.id)).sort((a, b) => b.importance - a.importance || b.created_at.localeCompare(a.created_at));
+    for (const e of rest.slice(0, Math.max(0, k - periodList.length))) periodList.push(entryCandidate(e));
+    return { text: hits.map(({ entry, bm25 }) => ({ ...entryCandidate(entry), bm25: round(bm25) })), period: periodList };
   }
+
+  /**
+   * Neighbours that complete a hit: a question the assistant asked and the user's answer are one piece
+   * of context, and often only one of the two shares words with the query ("Which dentist do you go
+   * to?" / "dr okafor"). So a hit that is the assistant's question brings the user's next turn, and a
+   * user turn answering the assistant's question brings that question. Best effort: a failing lookup
+   * adds no context and never fails the pass.
+   */
+  private async context(req: RetrieveRequest, hits: readonly Scored[]): Promise<Array<{ parent: Scored; turn: Candidate }>> {
+    const out: Array<{ parent: Scored; turn: Candidate }> = [];
+    try {
+      for (const hit of hits) {
+        const h = hit.candidate;
+        if (h.kind !== 'turn' || (h.role !== 'assistant' && h.role !== 'user')) continue;
+        const around = await this.deps.context!.neighbours(h.id, 1, 1);
+        if (!around) continue;
+        const pair = h.role === 'assistant' ? around.after[0] : around.before[0];
+        if (!pair || pair.user_id !== req.user_id) continue;
+        const question = h.role === 'assistant' ? h : pair;
+        const answer = h.role === 'assistant' ? pair : h;
+        if (question.role === 'assistant' && answer.role === 'user' && isQuestion(question.content)) out.push({ parent: hit, turn: turnCandidate(pair) });
+      }
+    } catch (err) {
+      warnOnce(this.deps.log, 'context-failed', { err: (err as Error).message }, 'neighbouring turns could not be read; results carry no context');
+    }
+    return out;
+  }
+}
+
+/** A turn that asks something, wherever its question mark sits ("Which dentist? I can book it."). */
+function isQuestion(text: string): boolean {
+  return text.includes('?');
+}
+
+function entryCandidate(e: MemoryEntry): Candidate {
+  return {
+    id: e.id,
+    user_id: e.user_id,
+    session_id: e.session_id,
+    role: e.role,
+    name: e.name,
+    kind: e.kind,
+    content: e.content,
+    content_hash: e.content_hash,
+    created_at: e.created_at,
+    importance: e.importance,
+  };
 }
 
 function turnCandidate(t: Turn): Candidate {

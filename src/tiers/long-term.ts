@@ -9,6 +9,10 @@ export interface TextHit {
 export interface ListOptions {
   sessionId?: string;
   limit: number;
+  /** only entries created at or after this ISO-8601 time (searchText, recent) */
+  createdFrom?: string;
+  /** only entries created before this ISO-8601 time (searchText, recent) */
+  createdBefore?: string;
 }
 
 export interface PruneCriteria {

@@ -55,6 +55,8 @@ export interface VectorIndex {
   /** deletes every vector of a user (or of one session); returns how many ids were removed when known */
   deleteWhere(filter: VectorFilter): Promise<number>;
   deleteAll(): Promise<void>;
+  /** deletes every vector not of `keep` (after a reindex to a new model); returns how many were removed */
+  deleteOtherEmbedders(keep: EmbedderTag): Promise<number>;
   count(tag?: EmbedderTag, filter?: VectorFilter): Promise<number>;
   ping(): Promise<boolean>;
   close(): Promise<void>;

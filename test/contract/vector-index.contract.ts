@@ -99,5 +99,20 @@ export function vectorIndexContract(name: string, make: () => Promise<VectorInde
       assert.equal(await ix.ping(), true);
       await ix.close();
     });
+
+    // last: it removes other embedders' vectors of every user, which the tests above no longer need
+    it('deletes the vectors of every other embedder, keeping one', async () => {
+      const ix = await make();
+      const u = uid();
+      const C: EmbedderTag = { id: `contract-c-${Math.random().toString(36).slice(2)}`, dim: DIM };
+      const [a, b] = [pid('a'), pid('b')];
+      await ix.upsert(A, [point(a, u, 's', axis(0))]);
+      await ix.upsert(C, [point(a, u, 's', axis(0)), point(b, u, 's', axis(1))]);
+      assert.ok((await ix.deleteOtherEmbedders(C)) >= 1);
+      assert.equal(await ix.count(A, { user_id: u }), 0);
+      assert.equal(await ix.count(C, { user_id: u }), 2);
+      assert.deepEqual((await ix.search(C, axis(1), { user_id: u }, 1)).map((h) => h.id), [b]);
+      await ix.close();
+    });
   });
 }

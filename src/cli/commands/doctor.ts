@@ -1,6 +1,8 @@
 import type { Command } from 'commander';
 import { printJson, withMemory, type GlobalOptions } from '../context.js';
 import { healthReport } from '../../health.js';
+import { nextArchival } from '../../archival/schedule.js';
+import { inspectSqliteFile } from '../../tiers/sqlite/inspect.js';
 
 export function registerDoctor(program: Command, globals: () => GlobalOptions): void {
   program
@@ -11,10 +13,37 @@ export function registerDoctor(program: Command, globals: () => GlobalOptions): 
       await withMemory(globals(), { reconcile: false, runWorkers: false }, async (_m, s) => {
         await s.embedders.ready();
         const report = await healthReport(s);
-        if (o.json) return printJson(report);
+        // the LLM is not a tier: shown here, probed briefly, and never a reason for /health to degrade
+        const llm = { ...s.llm.describe(), reachable: s.llm.provider ? await s.llm.provider.ping(2000) : null };
+        const sqlite = inspectSqliteFile(s.db, s.config.sqlite_path);
+        const archival = {
+          cron: s.config.archival_cron,
+          timezone: s.config.archival_timezone,
+          inactive_days: s.config.archival_inactive_days,
+          next_run: nextArchival(s.config)?.toISOString() ?? null,
+          // BullMQ: workers consuming `archive` register the scheduler; in-process: `serve` runs it
+          scheduled_by: s.queue.backend === 'bullmq' ? 'the BullMQ job scheduler (registered by every worker consuming archive)' : 'the serve process (in-process cron)',
+          ...s.archiver.status(),
+        };
+        // a process that cannot write the file cannot accept a turn: that is a failure, not a note
+        if (!sqlite.writable || report.status === 'down') process.exitCode = 1;
+        if (o.json) return printJson({ ...report, llm, sqlite, archival });
         const out: string[] = [];
         for (const [part, b] of Object.entries(report.backends)) out.push(`${part.padEnd(11)} ${b.backend} (${b.state})${b.detail ? ` — ${b.detail}` : ''}`);
-        out.push(`sqlite      ${report.sqlite_path}`);
+        out.push(`llm         ${llm.summary}${llm.reachable === null ? '' : llm.reachable ? ' (reachable)' : ' (not reachable)'}`);
+        const mb = (n: number) => `${(n / 1048576).toFixed(1)} MiB`;
+        out.push(
+          `sqlite      ${sqlite.path} — ${mb(sqlite.bytes)} (+ ${mb(sqlite.wal_bytes)} WAL), ${sqlite.journal_mode}, schema v${sqlite.schema_version}/${sqlite.latest_version}, ` +
+            `${sqlite.writable ? 'writable by this process' : `NOT WRITABLE by this process: ${sqlite.problem}`}`,
+        );
+        const kinds = Object.entries(sqlite.rows.entries).map(([k, n]) => `${n} ${k}`).join(', ') || 'none';
+        out.push(`stored      ${sqlite.rows.turns} logged turns; long-term entries: ${kinds}; ${sqlite.rows.vectors} embedded-index vectors`);
+        const last = archival.last_run;
+        out.push(
+          `archival    "${archival.cron}" (${archival.timezone}), sessions inactive ${archival.inactive_days} days; next ${archival.next_run ?? 'never'}; by ${archival.scheduled_by}; ` +
+            `last run ${last ? `${last.started_at} ${last.outcome}${last.dry_run ? ' (dry run)' : ''}: ${last.sessions} session(s), ${last.replaced} memories replaced` : 'never'}` +
+            `${archival.vector_deletes_pending > 0 ? `; ${archival.vector_deletes_pending} vector delete(s) pending (the vector backend failed; retried next run)` : ''}`,
+        );
         out.push(`turn log    ${report.turn_log.total} turns; pending embed ${report.turn_log.pending_embed}, persist ${report.turn_log.pending_persist}`);
         for (const [q, c] of Object.entries(report.queues)) if (c) out.push(`queue ${q.padEnd(8)} waiting ${c.waiting}, active ${c.active}, delayed ${c.delayed}, failed ${c.failed}`);
         process.stdout.write(`${out.join('\n')}\n`);

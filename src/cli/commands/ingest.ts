@@ -33,7 +33,8 @@ export function registerIngest(program: Command, globals: () => GlobalOptions): 
     .option('--wait', 'return when every imported turn is processed')
     .option('--json', 'print the summary as JSON')
     .action(async (file: string, opts: { wait?: boolean; json?: boolean }) => {
-      await withMemory(globals(), {}, async (memory, s) => {
+      // a bulk import of past conversations is not a live chat: no compaction (and no LLM calls) per session
+      await withMemory(globals(), { autoCompact: false }, async (memory, s) => {
         // first pass validates everything, so a bad line stores nothing of the file
         let total = 0;
         try {

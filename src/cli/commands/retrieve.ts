@@ -36,7 +36,9 @@ export function registerRetrieve(program: Command, globals: () => GlobalOptions)
       if (opts.batch && query) throw new UsageError('give either a query or --batch, not both');
       if (!opts.batch && !query) throw new UsageError('a query is required (or --batch FILE)');
       if (!opts.batch && !opts.user) throw new UsageError('--user is required');
-      await withMemory(globals(), {}, async (memory) => {
+      await withMemory(globals(), { reconcile: false }, async (memory, s) => {
+        // a one-shot run waits for the model, or its semantic tier would always be skipped
+        await s.embedders.ready();
         if (!opts.batch) {
           const r = await memory.retrieve({ query: query!, user_id: opts.user!, ...(opts.session ? { session_id: opts.session } : {}), ...(opts.topK ? { top_k: opts.topK } : {}) });
           if (opts.json) printJson({ results: r.results, prompt_blocks: r.prompt_blocks, tiers: r.tiers });

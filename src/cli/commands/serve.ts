@@ -15,7 +15,8 @@ export function registerServe(program: Command, globals: () => GlobalOptions): v
       const config = configFrom(globals());
       assertSafeBind(config);
       const log = createLogger(config.log_level);
-      const services = await wire(config, { logger: log });
+      // with Redis the workers are separate `neuralcleave worker` processes unless serve_runs_workers
+      const services = await wire(config, { logger: log, scheduleArchival: true, ...(config.serve_runs_workers ? { runWorkers: true } : {}) });
       const memory = new Memory(services);
       const server = await startServer({ memory, services });
       const addr = server.address() as AddressInfo;

@@ -16,6 +16,9 @@ export function openDatabase(path: string): Db {
   db.pragma('synchronous = NORMAL');
   db.pragma('busy_timeout = 10000');
   db.pragma('foreign_keys = ON');
+  // deleted and overwritten rows are zeroed, not left in free space: an erased memory (forget, clear,
+  // delete, archive, edit) must not stay readable in the file's bytes
+  db.pragma('secure_delete = ON');
   migrate(db);
   return db;
 }

@@ -2,6 +2,7 @@ import type { MemoryEntry } from '../../domain/entry.js';
 import { ftsMatchExpression } from '../../retrieval/query-terms.js';
 import type { EntryPatch, ListOptions, LongTermStore, PruneCriteria, TextHit } from '../long-term.js';
 import type { Db } from './db.js';
+import { TransactionBatcher } from './transaction-batcher.js';
 import { contentHash } from '../../domain/hash.js';
 
 interface EntryRow {
@@ -48,11 +49,23 @@ export function likePattern(q: string): string {
   return `%${q.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
 }
 
+/** Stored times are canonical ISO strings (Date#toISOString), so a range compares as text. */
+function createdRange(o: ListOptions): { from: string | null; before: string | null } {
+  return {
+    from: o.createdFrom === undefined ? null : new Date(o.createdFrom).toISOString(),
+    before: o.createdBefore === undefined ? null : new Date(o.createdBefore).toISOString(),
+  };
+}
+
 /** Long-term store on the shared SQLite file. Statements are prepared once, at construction. */
 export class SqliteLongTermStore implements LongTermStore {
   private readonly s;
 
-  constructor(private readonly db: Db) {
+  constructor(
+    private readonly db: Db,
+    /** shared with the turn log, so a persist job's entry and its bookkeeping commit together */
+    readonly writes: TransactionBatcher = new TransactionBatcher(db),
+  ) {
     this.s = {
       insert: db.prepare(
         `INSERT INTO entries (${COLUMNS}) VALUES (@id, @user_id, @session_id, @role, @name, @kind, @content,
@@ -64,6 +77,7 @@ export class SqliteLongTermStore implements LongTermStore {
         `SELECT ${COLUMNS.split(', ').map((c) => `e.${c}`).join(', ')}, -bm25(entries_fts, 1.0, 2.0) AS rank
          FROM entries_fts JOIN entries e ON e.rowid = entries_fts.rowid
          WHERE entries_fts MATCH @match AND e.user_id = @user_id AND (@session_id IS NULL OR e.session_id = @session_id)
+           AND (@from IS NULL OR e.created_at >= @from) AND (@before IS NULL OR e.created_at < @before)
          ORDER BY bm25(entries_fts, 1.0, 2.0) LIMIT @limit`,
       ),
       like: db.prepare(
@@ -75,6 +89,7 @@ export class SqliteLongTermStore implements LongTermStore {
       recent: db.prepare(
         `SELECT ${COLUMNS} FROM entries
          WHERE user_id = @user_id AND (@session_id IS NULL OR session_id = @session_id)
+           AND (@from IS NULL OR created_at >= @from) AND (@before IS NULL OR created_at < @before)
          ORDER BY created_at DESC, rowid DESC LIMIT @limit`,
       ),
       update: db.prepare(
@@ -86,11 +101,12 @@ export class SqliteLongTermStore implements LongTermStore {
       deleteUser: db.prepare('DELETE FROM entries WHERE user_id = @user_id AND (@session_id IS NULL OR session_id = @session_id) RETURNING id'),
       count: db.prepare('SELECT count(*) AS n FROM entries'),
       countUser: db.prepare('SELECT count(*) AS n FROM entries WHERE user_id = ?'),
+      scan: db.prepare(`SELECT ${COLUMNS}, rowid FROM entries WHERE rowid > ? ORDER BY rowid LIMIT ?`),
     };
   }
 
-  async upsert(entries: readonly MemoryEntry[]): Promise<string[]> {
-    return this.upsertSync(entries);
+  upsert(entries: readonly MemoryEntry[]): Promise<string[]> {
+    return this.writes.run(() => this.upsertSync(entries));
   }
 
   /** Synchronous form, for callers that write in the same transaction as other tables. */
@@ -118,7 +134,7 @@ export class SqliteLongTermStore implements LongTermStore {
   async searchText(userId: string, query: string, o: ListOptions): Promise<TextHit[]> {
     const match = ftsMatchExpression(query);
     if (!match) return [];
-    const rows = this.s.fts.all({ match, user_id: userId, session_id: o.sessionId ?? null, limit: o.limit }) as Array<
+    const rows = this.s.fts.all({ match, user_id: userId, session_id: o.sessionId ?? null, ...createdRange(o), limit: o.limit }) as Array<
       EntryRow & { rank: number }
     >;
     return rows.map((r) => ({ entry: rowToEntry(r), bm25: r.rank }));
@@ -130,7 +146,7 @@ export class SqliteLongTermStore implements LongTermStore {
   }
 
   async recent(userId: string, o: ListOptions): Promise<MemoryEntry[]> {
-    const rows = this.s.recent.all({ user_id: userId, session_id: o.sessionId ?? null, limit: o.limit });
+    const rows = this.s.recent.all({ user_id: userId, session_id: o.sessionId ?? null, ...createdRange(o), limit: o.limit });
     return (rows as EntryRow[]).map(rowToEntry);
   }
 
@@ -178,5 +194,16 @@ export class SqliteLongTermStore implements LongTermStore {
   async count(userId?: string): Promise<number> {
     const row = (userId === undefined ? this.s.count.get() : this.s.countUser.get(userId)) as { n: number };
     return row.n;
+  }
+
+  /** Pages through every entry of every user in insertion order (memory reindex). */
+  *scan(batch = 1000): Generator<MemoryEntry[]> {
+    let after = 0;
+    for (;;) {
+      const rows = this.s.scan.all(after, batch) as Array<EntryRow & { rowid: number }>;
+      if (rows.length === 0) return;
+      after = rows[rows.length - 1]!.rowid;
+      yield rows.map(rowToEntry);
+    }
   }
 }

@@ -115,4 +115,53 @@ export const MIGRATIONS: ReadonlyArray<{ version: number; name: string; sql: str
       INSERT INTO entries_fts (entries_fts, rank) VALUES ('secure-delete', 1);
     `,
   },
+  {
+    version: 3,
+    name: 'vector change log for the embedded index',
+    sql: `
+      -- Every write to vectors, logged by triggers in the writer's transaction: each process's
+      -- in-memory index replays "seq > last seen" to see the other processes' writes without a
+      -- reload (src/tiers/embedded/change-log.ts). AUTOINCREMENT: a seq is never reused.
+      CREATE TABLE vector_changes (
+        seq      INTEGER PRIMARY KEY AUTOINCREMENT,
+        id       TEXT NOT NULL,
+        embedder TEXT NOT NULL,
+        op       TEXT NOT NULL CHECK (op IN ('upsert', 'delete'))
+      ) STRICT;
+      -- The log keeps its newest rows only; a reader behind pruned_through reloads.
+      CREATE TABLE vector_changes_state (
+        one            INTEGER PRIMARY KEY CHECK (one = 1),
+        pruned_through INTEGER NOT NULL
+      ) STRICT;
+      INSERT INTO vector_changes_state (one, pruned_through) VALUES (1, 0);
+      CREATE TRIGGER vectors_log_insert AFTER INSERT ON vectors BEGIN
+        INSERT INTO vector_changes (id, embedder, op) VALUES (new.id, new.embedder, 'upsert');
+      END;
+      CREATE TRIGGER vectors_log_update AFTER UPDATE ON vectors BEGIN
+        INSERT INTO vector_changes (id, embedder, op)
+          SELECT old.id, old.embedder, 'delete' WHERE old.id IS NOT new.id OR old.embedder IS NOT new.embedder;
+        INSERT INTO vector_changes (id, embedder, op) VALUES (new.id, new.embedder, 'upsert');
+      END;
+      CREATE TRIGGER vectors_log_delete AFTER DELETE ON vectors BEGIN
+        INSERT INTO vector_changes (id, embedder, op) VALUES (old.id, old.embedder, 'delete');
+      END;
+    `,
+  },
+  {
+    version: 4,
+    name: 'erasure signals between the processes sharing the file',
+    sql: `
+      -- One row per erasure (forget, clear): a process holding state of its own (an in-process
+      -- short-term store or queue, as \`serve\` without Redis does) sees erasures run by another process
+      -- (the CLI) and erases its copy too (src/memory/forget.ts). Rows live for minutes, then go.
+      -- user_id NULL: every user (clear --all).
+      CREATE TABLE erasures (
+        seq        INTEGER PRIMARY KEY,
+        user_id    TEXT,
+        session_id TEXT,
+        pid        INTEGER NOT NULL,
+        at         INTEGER NOT NULL
+      ) STRICT;
+    `,
+  },
 ];

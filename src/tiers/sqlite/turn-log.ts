@@ -1,6 +1,7 @@
 import type { Turn } from '../../domain/turn.js';
 import { IdConflictError } from '../../errors.js';
 import type { Db } from './db.js';
+import { TransactionBatcher } from './transaction-batcher.js';
 
 interface TurnRow {
   id: string;
@@ -49,7 +50,11 @@ export interface AppendResult {
 export class TurnLog {
   private readonly s;
 
-  constructor(private readonly db: Db) {
+  constructor(
+    private readonly db: Db,
+    /** batches the jobs' bookkeeping writes (see TransactionBatcher) */
+    readonly writes: TransactionBatcher = new TransactionBatcher(db),
+  ) {
     this.s = {
       owner: db.prepare('SELECT user_id FROM turns WHERE id = ?'),
       insert: db.prepare(
@@ -63,6 +68,9 @@ export class TurnLog {
       pendingPersist: db.prepare(
         `SELECT ${COLUMNS}, rowid FROM turns WHERE persisted_at IS NULL AND accepted_at <= ? AND rowid > ? ORDER BY rowid LIMIT ?`,
       ),
+      pendingAny: db.prepare(
+        `SELECT ${COLUMNS}, rowid FROM turns WHERE (embedded_with IS NULL OR persisted_at IS NULL) AND accepted_at <= ? AND rowid > ? ORDER BY rowid LIMIT ?`,
+      ),
       markEmbedded: db.prepare('UPDATE turns SET embedded_with = ? WHERE id = ?'),
       markPersisted: db.prepare('UPDATE turns SET persisted_at = ?, importance = coalesce(importance, ?) WHERE id = ?'),
       counts: db.prepare(
@@ -70,6 +78,15 @@ export class TurnLog {
            count(*) FILTER (WHERE persisted_at IS NULL) AS pending_persist FROM turns`,
       ),
       session: db.prepare(`SELECT ${COLUMNS} FROM turns WHERE user_id = ? AND session_id = ? ORDER BY created_at, rowid`),
+      anchor: db.prepare('SELECT user_id, session_id, created_at, rowid FROM turns WHERE id = ?'),
+      before: db.prepare(
+        `SELECT ${COLUMNS} FROM turns WHERE user_id = @user_id AND session_id = @session_id
+           AND (created_at < @created_at OR (created_at = @created_at AND rowid < @rowid)) ORDER BY created_at DESC, rowid DESC LIMIT @n`,
+      ),
+      after: db.prepare(
+        `SELECT ${COLUMNS} FROM turns WHERE user_id = @user_id AND session_id = @session_id
+           AND (created_at > @created_at OR (created_at = @created_at AND rowid > @rowid)) ORDER BY created_at, rowid LIMIT @n`,
+      ),
       updateContent: db.prepare('UPDATE turns SET content = ?, content_hash = ?, embedded_with = NULL WHERE id = ?'),
       delete: db.prepare('DELETE FROM turns WHERE id = ?'),
       deleteUser: db.prepare('DELETE FROM turns WHERE user_id = @user_id AND (@session_id IS NULL OR session_id = @session_id)'),
@@ -117,9 +134,9 @@ export class TurnLog {
     return row ? rowToTurn(row) : null;
   }
 
-  /** Pages through turns accepted at or before `acceptedBefore` whose `job` has not completed. */
-  *pending(job: 'embed' | 'persist', acceptedBefore: number, batch = 1000): Generator<Turn[]> {
-    const stmt = job === 'embed' ? this.s.pendingEmbed : this.s.pendingPersist;
+  /** Pages through turns accepted at or before `acceptedBefore` whose `job` (`any`: either job) has not completed, in acceptance order. */
+  *pending(job: 'embed' | 'persist' | 'any', acceptedBefore: number, batch = 1000): Generator<Turn[]> {
+    const stmt = job === 'embed' ? this.s.pendingEmbed : job === 'persist' ? this.s.pendingPersist : this.s.pendingAny;
     let after = 0;
     for (;;) {
       const rows = stmt.all(acceptedBefore, after, batch) as Array<TurnRow & { rowid: number }>;
@@ -161,6 +178,16 @@ export class TurnLog {
 
   session(userId: string, sessionId: string): Turn[] {
     return (this.s.session.all(userId, sessionId) as TurnRow[]).map(rowToTurn);
+  }
+
+  /** The turns just before (oldest first) and just after `id` in its session; null when the turn is unknown. */
+  neighbours(id: string, before = 1, after = 1): { before: Turn[]; after: Turn[] } | null {
+    const anchor = this.s.anchor.get(id) as { user_id: string; session_id: string; created_at: string; rowid: number } | undefined;
+    if (!anchor) return null;
+    return {
+      before: (this.s.before.all({ ...anchor, n: before }) as TurnRow[]).map(rowToTurn).reverse(),
+      after: (this.s.after.all({ ...anchor, n: after }) as TurnRow[]).map(rowToTurn),
+    };
   }
 
   /** Pages through every turn in acceptance order (reindex, export). */

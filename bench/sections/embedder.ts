@@ -1,0 +1,99 @@
+// Embedding throughput (sentences/s) of the real transformers.js + onnxruntime-node path on the
+// generated tiny BERT model, through the BatchingEmbedder the `embed` workers use: sentences are
+// handed over as concurrent embedOne() calls (as concurrent jobs do), gathered into model calls of
+// at most 1 or 32 texts; a last row keeps only 16 calls in flight, as worker_concurrency = 16 does.
+// The raw limit beside each figure: the same model called directly with prepared batches of 32, one
+// call at a time, no batching wrapper, measured in the same run (the batcher can beat it by a little:
+// with several batches in flight, tokenizing one overlaps running another).
+// Takes: nothing (writes its models to a temp folder). Adds rows to the report, one per model width.
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { BatchingEmbedder } from '../../src/embedding/batching.js';
+import { TransformersEmbedder } from '../../src/embedding/transformers.js';
+import { writeTinyModel } from '../../test/fixtures/tiny-model.js';
+import type { Report, Section } from '../report.js';
+
+const SUBJECTS = ['my sister', 'the dog', 'our team', 'my friend Ana', 'the new doctor', 'my brother'];
+const VERBS = ['moved to', 'loves', 'visited', 'works near', 'talked about', 'plans a trip to'];
+const OBJECTS = ['berlin last year', 'the old coffee place on the corner', 'hiking in the mountains every weekend', 'a small apartment with two cats', 'the piano lessons on friday evening', 'a vegetarian restaurant downtown'];
+
+/** chat-turn-like sentences of roughly 10–25 tokens, all different */
+function sentences(n: number): string[] {
+  return Array.from({ length: n }, (_, i) => `${SUBJECTS[i % 6]} ${VERBS[Math.floor(i / 6) % 6]} ${OBJECTS[Math.floor(i / 36) % 6]} (note ${i})`);
+}
+
+async function rate(n: number, run: () => Promise<unknown>): Promise<number> {
+  const started = performance.now();
+  await run();
+  return n / ((performance.now() - started) / 1000);
+}
+
+/**
+ * The median of `runs` measurements of each variant, taken in rounds (one of each per round) so that
+ * the load of these shared machines drifting during the run weighs on every variant alike.
+ */
+async function medians<K extends string>(runs: number, variants: Record<K, () => Promise<number>>): Promise<Record<K, number>> {
+  const xs = Object.fromEntries(Object.keys(variants).map((k) => [k, [] as number[]])) as Record<K, number[]>;
+  for (let r = 0; r < runs; r++) for (const k of Object.keys(variants) as K[]) xs[k].push(await variants[k]());
+  const out = {} as Record<K, number>;
+  for (const k of Object.keys(xs) as K[]) out[k] = xs[k].sort((a, b) => a - b)[Math.floor(runs / 2)]!;
+  return out;
+}
+
+const section: Section = async (report: Report, { quick }) => {
+  const dir = mkdtempSync(join(tmpdir(), 'nc-bench-embedder-'));
+  try {
+    const n = quick ? 256 : 1024;
+    const runs = quick ? 1 : 5;
+    const texts = sentences(n);
+    // 32: the tiny default; 384: MiniLM's output width (the compute is still far below MiniLM's six layers)
+    for (const hidden of [32, 384]) {
+      const modelId = writeTinyModel(dir, { modelId: `bench/tiny-bert-${hidden}`, hidden });
+      const model = await TransformersEmbedder.load(modelId, { modelDir: dir, cacheDir: join(dir, 'cache'), loadTimeoutMs: 10_000 });
+      try {
+        const chunks = Array.from({ length: n / 32 }, (_, i) => texts.slice(i * 32, (i + 1) * 32));
+        for (const c of chunks.slice(0, 8)) await model.embed(c); // warm-up: first runs allocate and compile
+        /** `inFlight` callers, each awaiting one embedOne() at a time, through a batcher of `maxBatch` */
+        const through = (maxBatch: number, inFlight: number) => () => {
+          const batching = new BatchingEmbedder(model, maxBatch);
+          let next = 0;
+          const caller = async () => {
+            while (next < n) await batching.embedOne(texts[next++]!);
+          };
+          return rate(n, () => Promise.all(Array.from({ length: inFlight }, caller)));
+        };
+        const { direct, one, thirtyTwo, sixteen } = await medians(runs, {
+          direct: () =>
+            rate(n, async () => {
+              for (const c of chunks) await model.embed(c);
+            }),
+          one: through(1, n),
+          thirtyTwo: through(32, n),
+          sixteen: through(32, 16),
+        });
+        const label = `tiny model, hidden ${hidden}`;
+        const row = (metric: string, value: number, note?: string) =>
+          report.add({
+            section: 'embedder',
+            metric: `${label}: ${metric}`,
+            value,
+            unit: 'sentences/s',
+            baseline: direct,
+            baselineLabel: 'direct embed(), batches of 32, one at a time',
+            ratio: value / direct,
+            ...(note ? { note } : {}),
+          });
+        row('BatchingEmbedder, batch 1', one);
+        row('BatchingEmbedder, batch 32', thirtyTwo, `${(thirtyTwo / one).toFixed(1)}× batch 1`);
+        row('BatchingEmbedder, batch 32, 16 calls in flight', sixteen, 'what worker_concurrency 16 feeds it');
+      } finally {
+        await model.close();
+      }
+    }
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+};
+
+export default section;

@@ -1,0 +1,369 @@
+// HTTP retrieve throughput and latency: POST /memory/retrieve at 16 concurrent connections (autocannon)
+// against a store of 100k turns, beside the in-process retrieve (Memory.retrieve, same data, same
+// queries, same server process) measured in the same run.
+//
+// The server runs in a child process (this same file, forked), so autocannon's client work does not
+// share the server's event loop; on these 2-core machines client and server still share the cores.
+// Three rounds of (in-process pass with 16 in flight, 8 s of autocannon), medians reported.
+// Seeding: 100k generated chat turns (deterministic PRNG) over 200 users with 1–20 sessions each and
+// 10–80 turns per session, spread over the last 120 days. They are written straight into the stores in
+// batched transactions — turn log (marked embedded and persisted), long-term entries for the turns the
+// importance heuristic keeps, vectors from the `hash` embedder, short-term sessions — instead of
+// through the queue, which would take minutes; the resulting state is what the queue would leave.
+// The server is configured with an admin API key, so every request pays for authentication.
+// Takes: --quick (20k turns, one short round). Adds rows to the report.
+import { fork, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import type { Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import autocannon from 'autocannon';
+import pino from 'pino';
+import { createApp } from '../../src/api/app.js';
+import { wire, type Services } from '../../src/app.js';
+import { parseConfig } from '../../src/config/load.js';
+import type { MemoryEntry } from '../../src/domain/entry.js';
+import { contentHash } from '../../src/domain/hash.js';
+import { scoreImportance } from '../../src/domain/importance.js';
+import type { Role, Turn } from '../../src/domain/turn.js';
+import { Memory } from '../../src/memory/memory.js';
+import { percentile, type Report, type Section } from '../report.js';
+
+const CONNECTIONS = 16;
+const CHILD_ENV = 'NC_BENCH_HTTP_CHILD';
+const KEY = 'bench-admin-key-0123456789abcdef';
+
+interface ChildArgs {
+  dir: string;
+  turns: number;
+  queries: number;
+}
+/** one pass of Memory.retrieve over the queries, 16 in flight: what the HTTP figures are set against */
+interface InProcessRound {
+  type: 'round';
+  /** retrieves/s */
+  rate: number;
+  p50: number;
+  p99: number;
+}
+interface Ready {
+  type: 'ready';
+  port: number;
+  bodies: string[];
+  seeded: { turns: number; entries: number; vectors: number; users: number; sessions: number; ms: number };
+  /** one retrieve at a time */
+  sequential: { p50: number; p99: number };
+}
+
+// ---------------------------------------------------------------------------------------------------
+// data: realistic chat turns from templates, deterministic
+
+function prng(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+const W = {
+  name: ['Ana', 'Clara', 'Tomás', 'Yuki', 'Omar', 'Lena', 'Priya', 'Jonas', 'Mei', 'Rafael', 'Sofia', 'Kwame', 'Ingrid', 'Mateo', 'Aisha', 'Nils'],
+  relation: ['sister', 'brother', 'mother', 'father', 'colleague', 'neighbour', 'friend', 'manager', 'cousin', 'partner', 'landlord', 'dentist'],
+  city: ['Lisbon', 'Berlin', 'Osaka', 'Nairobi', 'Toronto', 'Valparaíso', 'Kraków', 'Hanoi', 'Porto', 'Montreal', 'Bergen', 'Seville'],
+  food: ['ramen', 'falafel', 'sourdough bread', 'green curry', 'pierogi', 'tacos al pastor', 'miso soup', 'lentil stew', 'dark chocolate', 'oat milk latte'],
+  hobby: ['bouldering', 'sailing', 'watercolour painting', 'chess', 'trail running', 'playing the cello', 'birdwatching', 'pottery', 'salsa dancing', 'gardening'],
+  topic: ['the quarterly budget', 'a kubernetes migration', 'my thesis draft', 'the wedding seating plan', 'tax deductions', 'a job interview', 'the kitchen renovation', 'learning Portuguese', 'a marathon training plan', 'the product launch'],
+  day: ['Monday', 'Tuesday', 'Wednesday', 'Thursday', 'Friday', 'Saturday', 'Sunday', 'tomorrow', 'next week', 'the 14th'],
+  event: ['dentist appointment', 'team offsite', 'flight', 'birthday dinner', 'piano recital', 'visa interview', 'parent-teacher meeting', 'code review', 'yoga class', 'car inspection'],
+  hour: ['8:30', '9:15', '10:00', '11:45', '13:30', '15:00', '16:20', '18:00', '19:30'],
+  thing: ['bike', 'laptop', 'passport', 'guitar', 'camera', 'apartment', 'garden', 'car', 'phone', 'running shoes'],
+};
+type Slots = typeof W;
+const USER_TEMPLATES: Array<(p: (k: keyof Slots) => string) => string> = [
+  (p) => `I moved to ${p('city')} last year and I still miss ${p('food')} from home.`,
+  (p) => `My ${p('relation')} ${p('name')} is visiting on ${p('day')}, can you help me plan something?`,
+  (p) => `Remember that I am allergic to ${p('food')}.`,
+  (p) => `I have a ${p('event')} on ${p('day')} at ${p('hour')}.`,
+  (p) => `What do you think about ${p('topic')}? I need a decision by ${p('day')}.`,
+  (p) => `I started ${p('hobby')} a few months ago and I love it.`,
+  (p) => `My ${p('thing')} broke again, the repair shop in ${p('city')} wants 120 euros.`,
+  (p) => `Can you summarize where we are with ${p('topic')}?`,
+  (p) => `${p('name')} recommended ${p('hobby')} to me, is it expensive to start?`,
+  () => 'ok thanks',
+  () => 'sounds good',
+  (p) => `I prefer ${p('food')} over ${p('food')} when we eat out with ${p('name')}.`,
+];
+const ASSISTANT_TEMPLATES: Array<(p: (k: keyof Slots) => string) => string> = [
+  (p) => `Noted: your ${p('event')} is on ${p('day')}. I will remind you the day before.`,
+  (p) => `Here is a short plan for ${p('topic')}: list the open questions, agree on an owner for each, then review on ${p('day')}.`,
+  (p) => `${p('city')} has good places for ${p('food')}; ask ${p('name')} for the one near the station.`,
+  (p) => `For ${p('hobby')}, start with a beginner class and borrow gear before buying any.`,
+  (p) => `Sure. Would you like a checklist for ${p('topic')} or a timeline?`,
+  () => 'You are welcome!',
+  (p) => `Your ${p('relation')} might enjoy ${p('hobby')} too, if you want a shared activity.`,
+];
+
+function generate(totalTurns: number) {
+  const rnd = prng(20_240_601);
+  const pick = <T>(xs: readonly T[]): T => xs[Math.floor(rnd() * xs.length)]!;
+  const p = (k: keyof Slots) => pick(W[k]);
+  const now = Date.now();
+  const sessions: Array<{ user: string; session: string; turns: Turn[] }> = [];
+  let made = 0;
+  for (let u = 0; made < totalTurns; u = (u + 1) % 200) {
+    const user = `user-${String(u).padStart(3, '0')}`;
+    const nSessions = 1 + Math.floor(rnd() * 20);
+    for (let s = 0; s < nSessions && made < totalTurns; s++) {
+      const session = `${user}-s${sessions.length}`;
+      const nTurns = Math.min(totalTurns - made, 10 + Math.floor(rnd() * 71));
+      let t = now - Math.floor(rnd() * 120 * 86_400_000);
+      const turns: Turn[] = [];
+      for (let i = 0; i < nTurns; i++) {
+        const role: Role = i % 2 === 0 ? 'user' : 'assistant';
+        const content = (role === 'user' ? pick(USER_TEMPLATES) : pick(ASSISTANT_TEMPLATES))(p);
+        t += 30_000 + Math.floor(rnd() * 270_000);
+        turns.push({
+          id: `${session}-t${i}`,
+          user_id: user,
+          session_id: session,
+          role,
+          name: role === 'user' && rnd() < 0.2 ? pick(W.name) : null,
+          content,
+          content_hash: contentHash(content),
+          created_at: new Date(t).toISOString(),
+          importance: null,
+          pinned: rnd() < 0.01,
+          metadata: null,
+        });
+      }
+      sessions.push({ user, session, turns });
+      made += nTurns;
+    }
+  }
+  return { sessions, pick, p };
+}
+
+/** Writes the generated turns straight into every tier, in batched transactions (see the header). */
+async function seed(services: Services, totalTurns: number) {
+  const { sessions } = generate(totalTurns);
+  const embedder = (await services.embedders.ready())!;
+  const all = sessions.flatMap((s) => s.turns);
+  const threshold = services.config.importance_threshold;
+  for (let i = 0; i < all.length; i += 2000) {
+    const batch = all.slice(i, i + 2000);
+    services.turnLog.append(batch);
+    const entries: MemoryEntry[] = [];
+    const scored = batch.map((t) => ({ t, importance: scoreImportance(t.content, t.role) }));
+    for (const { t, importance } of scored) {
+      if (t.pinned || importance >= threshold) {
+        entries.push({ ...t, kind: 'turn', importance, covers: null, updated_at: t.created_at });
+      }
+    }
+    services.longTerm.upsertSync(entries);
+    services.db.transaction(() => scored.forEach(({ t, importance }) => services.turnLog.markPersisted(t.id, importance)))();
+    const vectors = await embedder.embed(batch.map((t) => t.content));
+    await services.vectors.upsert(
+      embedder,
+      batch.map((t, j) => ({
+        id: t.id,
+        vector: vectors[j]!,
+        payload: { user_id: t.user_id, session_id: t.session_id, role: t.role, name: t.name, kind: 'turn', content: t.content, content_hash: t.content_hash, created_at: t.created_at },
+      })),
+    );
+    services.turnLog.markEmbedded(batch.map((t) => t.id), embedder.id);
+  }
+  for (const s of sessions) await services.shortTerm.push(s.turns);
+  return { sessions, users: new Set(sessions.map((s) => s.user)).size };
+}
+
+/** Retrieve requests a chat frontend would send: a question about the user's own memories, in one of their sessions. */
+function queries(sessions: ReturnType<typeof generate>['sessions'], n: number): string[] {
+  const rnd = prng(7);
+  const pick = <T>(xs: readonly T[]): T => xs[Math.floor(rnd() * xs.length)]!;
+  const asks = [
+    (k: (x: keyof Slots) => string) => `when is my ${k('event')}?`,
+    (k: (x: keyof Slots) => string) => `what food am I allergic to, ${k('food')}?`,
+    (k: (x: keyof Slots) => string) => `where did I move, ${k('city')}?`,
+    (k: (x: keyof Slots) => string) => `what did ${k('name')} recommend about ${k('hobby')}?`,
+    (k: (x: keyof Slots) => string) => `status of ${k('topic')}`,
+  ];
+  return Array.from({ length: n }, () => {
+    const s = pick(sessions);
+    return JSON.stringify({ query: pick(asks)((k) => pick(W[k])), user_id: s.user, session_id: s.session, top_k: 8 });
+  });
+}
+
+// ---------------------------------------------------------------------------------------------------
+// child: seed, measure in process, serve
+
+async function child(args: ChildArgs): Promise<void> {
+  const config = parseConfig({
+    sqlite_path: join(args.dir, 'bench.db'),
+    embedding_model: 'hash',
+    log_level: 'silent',
+    api_keys: [{ key: KEY, users: ['*'] }],
+    // the long-term tier at 100k rows can exceed the default 300 ms budget on a loaded machine; the
+    // figure wanted is the cost of a full pass, not of a pass cut short
+    short_term_budget_ms: 5000,
+    semantic_budget_ms: 5000,
+    long_term_budget_ms: 5000,
+  });
+  const services = await wire(config, { logger: pino({ level: 'silent' }), reconcile: false });
+  const memory = new Memory(services);
+  const started = performance.now();
+  const { sessions, users } = await seed(services, args.turns);
+  const seededMs = performance.now() - started;
+  const bodies = queries(sessions, args.queries);
+  const requests = bodies.map((b) => JSON.parse(b) as { query: string; user_id: string; session_id: string; top_k: number });
+
+  // in process: one at a time, over the same queries
+  for (const r of requests.slice(0, 50)) await memory.retrieve(r); // warm-up
+  const one: number[] = [];
+  for (const r of requests) {
+    const t0 = performance.now();
+    await memory.retrieve(r);
+    one.push(performance.now() - t0);
+  }
+  one.sort((a, b) => a - b);
+
+  /** the same queries, 16 in flight, while the server is idle between two HTTP runs */
+  const round = async (): Promise<InProcessRound> => {
+    const at16: number[] = [];
+    let next = 0;
+    const started = performance.now();
+    await Promise.all(
+      Array.from({ length: CONNECTIONS }, async () => {
+        while (next < requests.length) {
+          const r = requests[next++]!;
+          const t0 = performance.now();
+          await memory.retrieve(r);
+          at16.push(performance.now() - t0);
+        }
+      }),
+    );
+    const rate = requests.length / ((performance.now() - started) / 1000);
+    at16.sort((a, b) => a - b);
+    return { type: 'round', rate, p50: percentile(at16, 50), p99: percentile(at16, 99) };
+  };
+
+  const app = createApp({ memory, services, processMetrics: false });
+  const server = await new Promise<Server>((resolve) => {
+    const s = app.listen(0, '127.0.0.1', () => resolve(s));
+  });
+  const ready: Ready = {
+    type: 'ready',
+    port: (server.address() as AddressInfo).port,
+    bodies,
+    seeded: {
+      turns: services.turnLog.counts().total,
+      entries: await services.longTerm.count(),
+      vectors: await services.vectors.count(),
+      users,
+      sessions: sessions.length,
+      ms: seededMs,
+    },
+    sequential: { p50: percentile(one, 50), p99: percentile(one, 99) },
+  };
+  process.send!(ready);
+  for (;;) {
+    const msg = await new Promise<{ type: string }>((resolve) => process.once('message', (m) => resolve(m as { type: string })));
+    if (msg.type !== 'round') break;
+    process.send!(await round());
+  }
+  server.closeAllConnections();
+  await new Promise<void>((r) => server.close(() => r()));
+  (app.locals.close as () => void)();
+  await services.close();
+  process.exit(0);
+}
+
+if (process.env[CHILD_ENV]) {
+  await child(JSON.parse(process.env[CHILD_ENV]) as ChildArgs);
+}
+
+// ---------------------------------------------------------------------------------------------------
+// parent: the section
+
+function runCannon(port: number, bodies: string[], seconds: number): Promise<autocannon.Result> {
+  let i = 0;
+  return new Promise((resolve, reject) => {
+    autocannon(
+      {
+        url: `http://127.0.0.1:${port}`,
+        connections: CONNECTIONS,
+        duration: seconds,
+        headers: { 'content-type': 'application/json', authorization: `Bearer ${KEY}` },
+        requests: [{ method: 'POST', path: '/memory/retrieve', setupRequest: (req) => ({ ...req, body: bodies[i++ % bodies.length]! }) }],
+      },
+      (err, result) => (err ? reject(err) : resolve(result)),
+    );
+  });
+}
+
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+
+const section: Section = async (report: Report, { quick }) => {
+  const dir = mkdtempSync(join(tmpdir(), 'nc-bench-http-'));
+  const args: ChildArgs = { dir, turns: quick ? 20_000 : 100_000, queries: quick ? 200 : 400 };
+  // rounds of (in-process pass, HTTP run), medians taken: the load of these shared machines drifts
+  // during a run and must weigh on both sides alike
+  const rounds = quick ? 1 : 3;
+  const seconds = quick ? 4 : 8;
+  let proc: ChildProcess | undefined;
+  try {
+    proc = fork(fileURLToPath(import.meta.url), [], { env: { ...process.env, [CHILD_ENV]: JSON.stringify(args) }, stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+    const child = proc;
+    const exited = new Promise<never>((_, reject) => child.once('exit', (code) => reject(new Error(`bench server exited early with code ${code}`))));
+    exited.catch(() => undefined);
+    const next = <T>() => Promise.race([new Promise<T>((resolve) => child.once('message', (m) => resolve(m as T))), exited]);
+    const ready = await next<Ready>();
+    const s = ready.seeded;
+    process.stdout.write(
+      `seeded ${s.turns} turns (${s.users} users, ${s.sessions} sessions): ${s.entries} long-term entries, ${s.vectors} vectors, in ${(s.ms / 1000).toFixed(1)} s\n`,
+    );
+    await runCannon(ready.port, ready.bodies, 2); // warm-up: JIT, connections, page cache
+    const inProcess: InProcessRound[] = [];
+    const http: Array<{ rate: number; p50: number; p99: number; failures: number }> = [];
+    for (let i = 0; i < rounds; i++) {
+      child.send({ type: 'round' });
+      inProcess.push(await next<InProcessRound>());
+      const r = await runCannon(ready.port, ready.bodies, seconds);
+      http.push({ rate: r['2xx'] / r.duration, p50: r.latency.p50, p99: r.latency.p99, failures: r.non2xx + r.errors });
+    }
+    child.send({ type: 'stop' });
+    await new Promise<void>((resolve) => child.once('exit', () => resolve()));
+    proc = undefined;
+
+    const ip = { rate: median(inProcess.map((x) => x.rate)), p50: median(inProcess.map((x) => x.p50)), p99: median(inProcess.map((x) => x.p99)) };
+    const hp = { rate: median(http.map((x) => x.rate)), p50: median(http.map((x) => x.p50)), p99: median(http.map((x) => x.p99)) };
+    const failures = http.reduce((n, x) => n + x.failures, 0);
+    const data = `${s.turns.toLocaleString('en-US')} turns, ${CONNECTIONS} connections, median of ${rounds}`;
+    const baselineLabel = 'Memory.retrieve in process, 16 in flight';
+    report.add({
+      section: 'http',
+      metric: 'POST /memory/retrieve throughput',
+      value: hp.rate,
+      unit: 'req/s',
+      baseline: ip.rate,
+      baselineLabel,
+      ratio: hp.rate / ip.rate,
+      note: failures > 0 ? `${data}; ${failures} non-2xx or errors` : data,
+    });
+    // autocannon's latency histogram has 1 ms resolution
+    report.add({ section: 'http', metric: 'POST /memory/retrieve p50', value: hp.p50, unit: 'ms', baseline: ip.p50, baselineLabel, ratio: ip.p50 / Math.max(hp.p50, 0.001), note: data });
+    report.add({ section: 'http', metric: 'POST /memory/retrieve p99', value: hp.p99, unit: 'ms', baseline: ip.p99, baselineLabel, ratio: ip.p99 / Math.max(hp.p99, 0.001), note: data });
+    const seq = `${s.turns.toLocaleString('en-US')} turns, ${args.queries} queries`;
+    report.add({ section: 'http', metric: 'in-process retrieve p50, one at a time', value: ready.sequential.p50, unit: 'ms', note: seq });
+    report.add({ section: 'http', metric: 'in-process retrieve p99, one at a time', value: ready.sequential.p99, unit: 'ms', note: seq });
+  } finally {
+    if (proc) proc.kill('SIGKILL');
+    rmSync(dir, { recursive: true, force: true });
+  }
+};
+
+export default section;

@@ -1,0 +1,123 @@
+// The retrieval-quality evaluation: `npm run eval [-- --seed N] [-- --users N] [-- --embedders hash,tiny]`.
+// Generates the conversation set, runs the service once per offline embedder and the keyword baselines,
+// prints the tables and writes eval/out/results.{json,md}.
+import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { ConfigSchema } from '../src/config/schema.js';
+import { KeywordBaselines } from './baselines.js';
+import { DEFAULT_DATASET, generateDataset, type EvalDataset } from './dataset.js';
+import { BM25_BASELINE, LIKE_BASELINE, buildResults, renderMarkdown, type SystemRanking } from './report.js';
+import { runService, type EmbedderChoice, type ServiceOutcome } from './service-run.js';
+
+interface Args {
+  seed: number;
+  users: number;
+  embedders: string[];
+  out: string;
+}
+
+function parseArgs(argv: readonly string[]): Args {
+  const value = (name: string) => {
+    const i = argv.indexOf(`--${name}`);
+    return i >= 0 ? argv[i + 1] : undefined;
+  };
+  const int = (name: string, fallback: number) => {
+    const v = value(name);
+    if (v === undefined) return fallback;
+    const n = Number(v);
+    if (!Number.isInteger(n) || n <= 0) throw new Error(`--${name} takes a positive integer, got "${v}"`);
+    return n;
+  };
+  return {
+    seed: int('seed', DEFAULT_DATASET.seed),
+    users: int('users', DEFAULT_DATASET.users),
+    embedders: (value('embedders') ?? 'hash,tiny').split(',').filter(Boolean),
+    out: value('out') ?? join(repoRoot(), 'eval', 'out'),
+  };
+}
+
+/** The checkout's root, whether this runs from eval/ (tsx) or dist/eval/ (compiled). */
+function repoRoot(): string {
+  let dir = dirname(fileURLToPath(import.meta.url));
+  while (!existsSync(join(dir, 'package.json')) || dir.endsWith(`${'/'}dist`)) {
+    const parent = dirname(dir);
+    if (parent === dir) return process.cwd();
+    dir = parent;
+  }
+  return dir;
+}
+
+/**
+ * The tiny transformers model of the test fixtures, generated on the spot: random weights, so it shows
+ * the model path works end to end, not what a trained model would score.
+ */
+async function tinyModel(dir: string): Promise<EmbedderChoice | { label: string; reason: string }> {
+  const fixture = '../test/fixtures/tiny-model.js';
+  try {
+    const mod = (await import(fixture)) as { writeTinyModel: (d: string, o: { modelId: string; hidden: number }) => string };
+    const modelId = mod.writeTinyModel(dir, { modelId: 'eval/tiny-bert', hidden: 128 });
+    return { label: 'tiny-model', config: { embedding_model: modelId, model_dir: dir } };
+  } catch (err) {
+    return { label: 'tiny-model', reason: `fixture test/fixtures/tiny-model.ts unavailable: ${(err as Error).message}` };
+  }
+}
+
+function baselineRankings(dataset: EvalDataset): SystemRanking[] {
+  const index = new KeywordBaselines(dataset.turns);
+  try {
+    const bm25 = new Map<string, { top8: string[]; top20: string[] }>();
+    const like = new Map<string, { top8: string[]; top20: string[] }>();
+    for (const q of dataset.questions) {
+      const b = index.bm25(q.user_id, q.query, 20);
+      const l = index.like(q.user_id, q.query, 20);
+      bm25.set(q.id, { top8: b.slice(0, 8), top20: b });
+      like.set(q.id, { top8: l.slice(0, 8), top20: l });
+    }
+    return [
+      { name: BM25_BASELINE, kind: 'baseline', lists: bm25 },
+      { name: LIKE_BASELINE, kind: 'baseline', lists: like },
+    ];
+  } finally {
+    index.close();
+  }
+}
+
+async function main(): Promise<void> {
+  const args = parseArgs(process.argv.slice(2));
+  const log = (m: string) => process.stderr.write(`${m}\n`);
+  const started = performance.now();
+  const dataset = generateDataset({ seed: args.seed, users: args.users });
+  log(`dataset: ${dataset.users.length} users, ${dataset.turns.length} turns, ${dataset.questions.length} questions (seed ${args.seed})`);
+
+  const modelDir = mkdtempSync(join(tmpdir(), 'nc-eval-models-'));
+  const outcomes: ServiceOutcome[] = [];
+  try {
+    for (const name of args.embedders) {
+      const choice: EmbedderChoice | { label: string; reason: string } =
+        name === 'hash' ? { label: 'hash', config: { embedding_model: 'hash' } } : name === 'tiny' ? await tinyModel(modelDir) : { label: name, config: { embedding_model: name } };
+      if ('reason' in choice) {
+        outcomes.push({ label: choice.label, available: false, reason: choice.reason });
+        continue;
+      }
+      log(`running the service with the ${choice.label} embedder…`);
+      outcomes.push(await runService(dataset, choice, { onProgress: log }));
+    }
+  } finally {
+    rmSync(modelDir, { recursive: true, force: true });
+  }
+  const threshold = ConfigSchema.parse({}).importance_threshold;
+  const results = buildResults(dataset, outcomes, baselineRankings(dataset), threshold);
+  const markdown = renderMarkdown(results);
+  mkdirSync(args.out, { recursive: true });
+  writeFileSync(join(args.out, 'results.json'), `${JSON.stringify(results, null, 2)}\n`);
+  writeFileSync(join(args.out, 'results.md'), markdown);
+  process.stdout.write(`${markdown}\n`);
+  log(`written ${resolve(args.out, 'results.json')} and results.md in ${((performance.now() - started) / 1000).toFixed(1)} s`);
+}
+
+main().catch((err: unknown) => {
+  process.stderr.write(`eval failed: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
+  process.exit(1);
+});

@@ -1,0 +1,167 @@
+import { randomBytes } from 'node:crypto';
+import { createBullBoard } from '@bull-board/api';
+import { BullMQAdapter } from '@bull-board/api/bullMQAdapter';
+import { ExpressAdapter } from '@bull-board/express';
+import { Queue } from 'bullmq';
+import { Redis } from 'ioredis';
+import { Router, type Express, type NextFunction, type Request, type Response } from 'express';
+import { QUEUE_NAMES } from '../../queues/names.js';
+import type { Services } from '../app.js';
+import { NeuralCleaveError, UnauthorizedError } from '../errors.js';
+import { sharedConnectionOptions } from '../tiers/redis/connection.js';
+import { RedisKeys } from '../tiers/redis/keys.js';
+import type { KeyTable, Principal } from './auth.js';
+
+export const BOARD_PATH = '/admin/queues';
+const COOKIE = 'nc_board';
+/** how long a dashboard session opened from the inspector lasts */
+const SESSION_MS = 60 * 60 * 1000;
+const MAX_SESSIONS = 1000;
+
+/**
+ * The browser is told to load nothing from another host; bull-board's scripts and styles are its own
+ * files (it styles inline). Its page template links a Google font, which is also cut from the page
+ * (`withoutRemoteLinks`), so the browser does not even try.
+ */
+const BOARD_CSP = [
+  "default-src 'self'",
+  "script-src 'self'",
+  "style-src 'self' 'unsafe-inline'",
+  "img-src 'self' data:",
+  "font-src 'self' data:",
+  "connect-src 'self'",
+  "frame-ancestors 'none'",
+  "base-uri 'self'",
+  "object-src 'none'",
+].join('; ');
+
+const REMOTE_LINK = /<link\b[^>]*\bhref="(?:https?:)?\/\/[^"]*"[^>]*>/gi;
+
+/** Drops `<link>`s to other hosts from the dashboard's HTML (its font); local assets stay. */
+export function withoutRemoteLinks(html: string): string {
+  return html.replace(REMOTE_LINK, '');
+}
+
+export const isAdmin = (p: Principal): boolean => p.kind === 'open' || p.users === 'all';
+
+function cookieValue(req: Request, name: string): string | undefined {
+  for (const part of (req.headers.cookie ?? '').split(';')) {
+    const eq = part.indexOf('=');
+    if (eq > 0 && part.slice(0, eq).trim() === name) return part.slice(eq + 1).trim();
+  }
+  return undefined;
+}
+
+/**
+ * The BullMQ dashboard (@bull-board/express) at /admin/queues, for admin keys only (users ["*"], or
+ * no api_keys configured). Present only when the queue runs on Redis; with the in-process queue the
+ * path answers 404 saying so (the inspector shows depths and failed jobs from /health and /inspect).
+ *
+ * Authentication: the dashboard is a page whose own scripts call its API, so they cannot send the
+ * `Authorization` header a user typed into the inspector. A request is let in with that header (curl,
+ * scripts) or with a short-lived cookie the inspector obtains by presenting an admin key to
+ * `POST /inspect/queue-board/session`. The cookie holds a random token, never the key; it is HttpOnly,
+ * SameSite=Strict and scoped to /admin/queues, and tokens live in this process only.
+ *
+ * The board reads the queues through BullMQ Queue objects of its own on one Redis connection of its
+ * own, created on first use and closed with the app.
+ */
+export class QueueBoard {
+  readonly enabled: boolean;
+  private readonly sessions = new Map<string, number>();
+  private app: Express | null = null;
+  private connection: Redis | null = null;
+  private queues: Queue[] = [];
+
+  constructor(
+    private readonly services: Services,
+    private readonly keys: KeyTable,
+  ) {
+    this.enabled = services.queue.backend === 'bullmq' && services.config.redis_url !== undefined;
+  }
+
+  /** Opens a dashboard session for an admin principal; returns the Set-Cookie value, or null when keys are off (nothing to remember). */
+  openSession(req: Request, principal: Principal): string | null {
+    if (!this.enabled) throw new NeuralCleaveError('not_found', 'the queue dashboard needs Redis (redis_url): the queue runs in this process');
+    if (!isAdmin(principal)) throw new NeuralCleaveError('forbidden', 'the queue dashboard needs an admin key (users ["*"])');
+    if (!this.keys.enabled) return null;
+    const now = Date.now();
+    for (const [token, expires] of this.sessions) if (expires <= now) this.sessions.delete(token);
+    // a flood of sessions must not grow memory without bound: the oldest goes first
+    while (this.sessions.size >= MAX_SESSIONS) this.sessions.delete(this.sessions.keys().next().value!);
+    const token = randomBytes(32).toString('base64url');
+    this.sessions.set(token, now + SESSION_MS);
+    return `${COOKIE}=${token}; Path=${BOARD_PATH}; Max-Age=${SESSION_MS / 1000}; HttpOnly; SameSite=Strict${req.secure ? '; Secure' : ''}`;
+  }
+
+  private principalOf(req: Request): Principal | null {
+    if (req.headers.authorization !== undefined || !this.keys.enabled) return this.keys.identify(req.headers.authorization);
+    const token = cookieValue(req, COOKIE);
+    const expires = token === undefined ? undefined : this.sessions.get(token);
+    return expires !== undefined && expires > Date.now() ? { kind: 'key', users: 'all', label: 'queue-board session' } : null;
+  }
+
+  /** The routes under /admin/queues; mount before the API's authentication (they authenticate themselves). */
+  routes(): Router {
+    const outer = Router();
+    outer.use(BOARD_PATH, (req: Request, res: Response, next: NextFunction) => {
+      if (!this.enabled) return next(new NeuralCleaveError('not_found', 'the queue dashboard needs Redis (redis_url): the queue runs in this process'));
+      const principal = this.principalOf(req);
+      if (!principal) {
+        res.setHeader('WWW-Authenticate', 'Bearer realm="neuralcleave"');
+        return next(new UnauthorizedError('open the queue dashboard from the inspector, or send an admin key'));
+      }
+      if (!isAdmin(principal)) return next(new NeuralCleaveError('forbidden', 'the queue dashboard needs an admin key (users ["*"])'));
+      res.setHeader('Content-Security-Policy', BOARD_CSP);
+      res.setHeader('X-Content-Type-Options', 'nosniff');
+      res.setHeader('Referrer-Policy', 'no-referrer');
+      // an own property, so it outlives the prototype swap below; the page is sent through res.send
+      const send = res.send.bind(res);
+      res.send = (body?: unknown) => send(typeof body === 'string' && body.startsWith('<!DOCTYPE') ? withoutRemoteLinks(body) : body);
+      // the board is an Express app of its own; as when Express mounts one, the request and response
+      // get their prototypes back when it hands the request on
+      const [request, response] = [Object.getPrototypeOf(req) as object, Object.getPrototypeOf(res) as object];
+      this.board()(req, res, (err?: unknown) => {
+        Object.setPrototypeOf(req, request);
+        Object.setPrototypeOf(res, response);
+        next(err);
+      });
+    });
+    return outer;
+  }
+
+  private board(): Express {
+    if (this.app) return this.app;
+    const { config, log } = this.services;
+    this.connection = new Redis(config.redis_url!, {
+      ...sharedConnectionOptions({ connectTimeoutMs: config.redis_connect_timeout_ms, commandTimeoutMs: config.redis_command_timeout_ms }),
+      connectionName: 'neuralcleave-board',
+    });
+    this.connection.on('error', (err: Error) => log.debug({ err: err.message }, 'queue dashboard: Redis connection error'));
+    const prefix = new RedisKeys(config.redis_prefix).bullPrefix;
+    this.queues = QUEUE_NAMES.map((name) => {
+      const q = new Queue(name, { connection: this.connection!, prefix });
+      q.on('error', (err) => log.debug({ queue: name, err: err.message }, 'queue dashboard: queue error'));
+      return q;
+    });
+    const adapter = new ExpressAdapter().setBasePath(BOARD_PATH);
+    createBullBoard({
+      queues: this.queues.map((q) => new BullMQAdapter(q)),
+      // @bull-board/express 9.10.1 pins its own copy of @bull-board/api 9.10.1, whose types differ from
+      // 9.10.2's only in private members; the adapter contract is the same at run time
+      serverAdapter: adapter as unknown as Parameters<typeof createBullBoard>[0]['serverAdapter'],
+      options: { uiConfig: { boardTitle: 'NeuralCleave queues' } },
+    });
+    this.app = adapter.getRouter() as Express;
+    return this.app;
+  }
+
+  close(): void {
+    this.sessions.clear();
+    const [queues, connection] = [this.queues, this.connection];
+    this.queues = [];
+    this.connection = null;
+    this.app = null;
+    void Promise.allSettled(queues.map((q) => q.close())).then(() => connection?.quit().catch(() => connection.disconnect()));
+  }
+}

@@ -1,0 +1,70 @@
+import { Router } from 'express';
+import { z } from 'zod';
+import { chatRequestSchema } from '../../chat/pipeline.js';
+import type { Config } from '../../config/schema.js';
+import { RetrievalResultSchema } from '../../domain/entry.js';
+import { assertMayTouch, principalOf } from '../auth.js';
+import type { RouteContext } from '../context.js';
+import { methodNotAllowed } from '../errors.js';
+import type { RouteDoc } from '../openapi.js';
+import { parseRequest, withDefaultUser } from '../validate.js';
+
+export function chatSchemas(config: Pick<Config, 'max_turn_chars'>) {
+  return {
+    ChatBody: chatRequestSchema(config.max_turn_chars),
+    ChatResponse: z.object({
+      reply: z.string(),
+      user_id: z.string(),
+      session_id: z.string(),
+      turn_ids: z.object({ user: z.string(), assistant: z.string() }).describe('the two turns written: the message, then the reply'),
+      provider: z.enum(['ollama', 'openai']),
+      model: z.string(),
+      usage: z.object({ prompt_tokens: z.number().nullable(), completion_tokens: z.number().nullable() }),
+      memories: z.array(RetrievalResultSchema).describe('what retrieval found for the message, each with `explain`'),
+      prompt_blocks: z.string().describe('the memory text the LLM was given'),
+    }),
+  };
+}
+
+/**
+ * POST /chat (SPEC §7): retrieve → prompt blocks → LLM → reply → both turns written → compaction
+ * check. 503 `llm_unavailable` when no LLM is configured or reachable (nothing is written then); a
+ * client that goes away cancels the LLM call.
+ */
+export function chatRouter(ctx: RouteContext): Router {
+  const { ChatBody } = chatSchemas(ctx.services.config);
+  const router = Router();
+  router
+    .route('/chat')
+    .post(async (req, res) => {
+      const principal = principalOf(res);
+      const body = parseRequest(ChatBody, withDefaultUser(req.body, principal), 'body');
+      assertMayTouch(principal, body.user_id);
+      const cancel = new AbortController();
+      res.on('close', () => {
+        if (!res.writableEnded) cancel.abort();
+      });
+      res.json(await ctx.services.chat.chat(body, { signal: cancel.signal }));
+    })
+    .all(methodNotAllowed('POST'));
+  return router;
+}
+
+export function chatDocs(config: Pick<Config, 'max_turn_chars'>): RouteDoc[] {
+  const s = chatSchemas(config);
+  return [
+    {
+      method: 'post',
+      path: '/chat',
+      summary: 'one chat turn with memory: retrieve, ask the LLM, store both turns',
+      description:
+        'Retrieves the memories relevant to `message` (top_k 8), sends the system prompt with those memory blocks, the session\'s recent ' +
+        'turns and the message to the configured LLM (the local Ollama in privacy mode), and writes the message and the reply to the ' +
+        'session. When the session then exceeds compaction_threshold × context_window a compaction is queued, after the answer. ' +
+        '503 when no LLM is configured or reachable; nothing is written then.',
+      body: s.ChatBody,
+      responses: { 200: { description: 'the reply and the memories it drew on', schema: s.ChatResponse } },
+      errors: ['forbidden', 'llm_unavailable'],
+    },
+  ];
+}

@@ -1,0 +1,206 @@
+import { Router, type Response } from 'express';
+import { z } from 'zod';
+import { QUEUE_NAMES } from '../../../queues/names.js';
+import { SessionIdSchema, UserIdSchema } from '../../domain/turn.js';
+import { InspectedEntrySchema, SessionSummarySchema, UserSummarySchema } from '../../memory/inspect.js';
+import { assertMayTouch, defaultUserOf, mayTouch, principalOf } from '../auth.js';
+import type { RouteContext } from '../context.js';
+import { methodNotAllowed } from '../errors.js';
+import type { RouteDoc } from '../openapi.js';
+import { BOARD_PATH, isAdmin, type QueueBoard } from '../queue-board.js';
+import { parseRequest } from '../validate.js';
+
+const MAX_LIMIT = 1000;
+const DEFAULT_LIMIT = 200;
+const DEFAULT_JOBS = 50;
+
+/** A query-string integer: digits only, then bounded (as on the /memory list routes). */
+const queryInt = (min: number, max: number) =>
+  z
+    .string()
+    .regex(/^\d{1,9}$/, 'must be a whole number')
+    .transform(Number)
+    .pipe(z.number().int().min(min).max(max));
+
+const limit = (max: number, def: number) => queryInt(1, max).optional().describe(`how many, 1–${max} (default ${def})`);
+const userQuery = UserIdSchema.optional().describe('whose; default: the key\'s only user, else "default"');
+
+/** Request and response shapes of the inspector's routes; /openapi.json is generated from them. */
+export function inspectSchemas() {
+  return {
+    UsersQuery: z.strictObject({ limit: limit(MAX_LIMIT, DEFAULT_LIMIT) }),
+    SessionsQuery: z.strictObject({ user_id: userQuery, limit: limit(MAX_LIMIT, DEFAULT_LIMIT) }),
+    SessionParams: z.strictObject({ session_id: SessionIdSchema }),
+    SessionEntriesQuery: z.strictObject({ user_id: userQuery, limit: limit(MAX_LIMIT, DEFAULT_LIMIT) }),
+    FailedJobsQuery: z.strictObject({ queue: z.enum(QUEUE_NAMES).optional().describe('only this queue'), limit: limit(MAX_LIMIT, DEFAULT_JOBS).describe('per queue') }),
+
+    WhoAmIResponse: z.object({
+      admin: z.boolean().describe('an admin key (users ["*"]), or no api_keys configured'),
+      keys_enabled: z.boolean(),
+      users: z.array(z.string()).nullable().describe("the key's users; null for all"),
+      default_user: z.string().describe('the user a request acts for when it names none'),
+      queue_backend: z.enum(['bullmq', 'in-process']),
+      queue_board: z.string().nullable().describe('path of the queue dashboard when this key may open it'),
+    }),
+    UsersResponse: z.object({ users: z.array(UserSummarySchema), all: z.boolean().describe('every user is listed (admin), not only the key\'s') }),
+    SessionsResponse: z.object({ user_id: z.string(), sessions: z.array(SessionSummarySchema) }),
+    SessionEntriesResponse: z.object({ user_id: z.string(), session_id: z.string(), entries: z.array(InspectedEntrySchema) }),
+    FailedJobsResponse: z.object({
+      queue_backend: z.enum(['bullmq', 'in-process']),
+      jobs: z.array(
+        z.object({
+          queue: z.enum(QUEUE_NAMES),
+          jobId: z.string(),
+          attempts: z.number().int(),
+          reason: z.string(),
+          failedAt: z.string().nullable(),
+          data: z.unknown(),
+          user_id: z.string().nullable(),
+        }),
+      ),
+    }),
+    BoardSessionResponse: z.object({ path: z.string().describe('open this path in the browser') }),
+  };
+}
+export type InspectSchemas = ReturnType<typeof inspectSchemas>;
+
+/** The user a route reads: the one named, else the principal's default; 403 when not the key's. */
+function userFor(res: Response, named: string | undefined): string {
+  const p = principalOf(res);
+  const user = named ?? defaultUserOf(p);
+  assertMayTouch(p, user);
+  return user;
+}
+
+/**
+ * /inspect/*: what the memory inspector (the page at /) reads besides the /memory routes — who the key
+ * is, the users and sessions it may see, where each memory of a session is held, failed jobs — and the
+ * door to the queue dashboard. Read-only; every edit goes through the /memory routes.
+ */
+export function inspectRouter(ctx: RouteContext, board: QueueBoard, s: InspectSchemas = inspectSchemas()): Router {
+  const { memory, services } = ctx;
+  const router = Router();
+
+  router
+    .route('/inspect/whoami')
+    .get((_req, res) => {
+      const p = principalOf(res);
+      const admin = isAdmin(p);
+      res.json({
+        admin,
+        keys_enabled: ctx.keys.enabled,
+        users: p.kind === 'key' && p.users !== 'all' ? [...p.users].sort() : null,
+        default_user: defaultUserOf(p),
+        queue_backend: services.queue.backend,
+        queue_board: admin && board.enabled ? `${BOARD_PATH}/` : null,
+      });
+    })
+    .all(methodNotAllowed('GET'));
+
+  router
+    .route('/inspect/users')
+    .get((req, res) => {
+      const q = parseRequest(s.UsersQuery, req.query, 'query string');
+      const p = principalOf(res);
+      const all = isAdmin(p);
+      const scope = all || p.kind !== 'key' || p.users === 'all' ? ({ all: true } as const) : ({ all: false, users: [...p.users].sort() } as const);
+      res.json({ users: memory.users(scope, q.limit ?? DEFAULT_LIMIT), all });
+    })
+    .all(methodNotAllowed('GET'));
+
+  router
+    .route('/inspect/sessions')
+    .get(async (req, res) => {
+      const q = parseRequest(s.SessionsQuery, req.query, 'query string');
+      const user_id = userFor(res, q.user_id);
+      res.json({ user_id, sessions: await memory.sessions(user_id, q.limit ?? DEFAULT_LIMIT) });
+    })
+    .all(methodNotAllowed('GET'));
+
+  router
+    .route('/inspect/sessions/:session_id/entries')
+    .get(async (req, res) => {
+      const { session_id } = parseRequest(s.SessionParams, req.params, 'path');
+      const q = parseRequest(s.SessionEntriesQuery, req.query, 'query string');
+      const user_id = userFor(res, q.user_id);
+      res.json({ user_id, session_id, entries: await memory.sessionEntries(user_id, session_id, q.limit ?? DEFAULT_LIMIT) });
+    })
+    .all(methodNotAllowed('GET'));
+
+  router
+    .route('/inspect/jobs/failed')
+    .get(async (req, res) => {
+      const q = parseRequest(s.FailedJobsQuery, req.query, 'query string');
+      const p = principalOf(res);
+      const jobs = await memory.failedJobs(q.queue, q.limit ?? DEFAULT_JOBS);
+      // a job that concerns no one user (archive) is shown to admins only
+      const visible = isAdmin(p) ? jobs : jobs.filter((j) => j.user_id !== null && mayTouch(p, j.user_id));
+      res.json({ queue_backend: services.queue.backend, jobs: visible });
+    })
+    .all(methodNotAllowed('GET'));
+
+  router
+    .route('/inspect/queue-board/session')
+    .post((req, res) => {
+      const cookie = board.openSession(req, principalOf(res));
+      if (cookie) res.setHeader('Set-Cookie', cookie);
+      res.json({ path: `${BOARD_PATH}/` });
+    })
+    .all(methodNotAllowed('POST'));
+
+  return router;
+}
+
+export function inspectDocs(s: InspectSchemas = inspectSchemas()): RouteDoc[] {
+  return [
+    {
+      method: 'get',
+      path: '/inspect/whoami',
+      summary: 'what the presented key may see (the inspector page starts here)',
+      responses: { 200: { description: "the key's scope", schema: s.WhoAmIResponse } },
+    },
+    {
+      method: 'get',
+      path: '/inspect/users',
+      summary: 'users with stored memories and their counts',
+      description: "An admin key (or no keys configured) lists every user; a key bound to users lists those users only, including ones that hold nothing yet.",
+      query: s.UsersQuery,
+      responses: { 200: { description: 'users, most recently active first', schema: s.UsersResponse } },
+    },
+    {
+      method: 'get',
+      path: '/inspect/sessions',
+      summary: "a user's sessions with their counts",
+      query: s.SessionsQuery,
+      responses: { 200: { description: 'sessions, most recently active first', schema: s.SessionsResponse } },
+      errors: ['forbidden'],
+    },
+    {
+      method: 'get',
+      path: '/inspect/sessions/:session_id/entries',
+      summary: "the newest memories of one session with kind, importance, pinned state and the tiers holding each",
+      params: s.SessionParams,
+      query: s.SessionEntriesQuery,
+      responses: { 200: { description: 'memories, oldest first', schema: s.SessionEntriesResponse } },
+      errors: ['forbidden'],
+    },
+    {
+      method: 'get',
+      path: '/inspect/jobs/failed',
+      summary: 'failed queue jobs, newest first per queue',
+      description: "A key bound to users sees the failed jobs of those users only; jobs of no one user (archive) are shown to admin keys.",
+      query: s.FailedJobsQuery,
+      responses: { 200: { description: 'failed jobs with the user each concerns', schema: s.FailedJobsResponse } },
+    },
+    {
+      method: 'post',
+      path: '/inspect/queue-board/session',
+      summary: 'open the queue dashboard at /admin/queues/ in this browser (admin keys, Redis only)',
+      description:
+        'Sets a short-lived HttpOnly cookie scoped to /admin/queues holding a random token (never the key), so the dashboard page, ' +
+        'which cannot send the Authorization header, is let in. 404 when the queue is in-process.',
+      responses: { 200: { description: 'where the dashboard is', schema: s.BoardSessionResponse } },
+      errors: ['forbidden', 'not_found'],
+    },
+  ];
+}

@@ -1,0 +1,170 @@
+import { Router, type Response } from 'express';
+import { NotFoundError } from '../../errors.js';
+import type { Memory } from '../../memory/memory.js';
+import { assertMayTouch, defaultUserOf, mayTouch, principalOf, type Principal } from '../auth.js';
+import type { RouteContext } from '../context.js';
+import { methodNotAllowed } from '../errors.js';
+import type { RouteDoc } from '../openapi.js';
+import { DEFAULT_LIMIT, type ApiSchemas } from '../schemas.js';
+import { parseRequest, withDefaultUser } from '../validate.js';
+
+/**
+ * By-id routes answer 404 both for an unknown id and for an id whose owner the key may not touch, so a
+ * key cannot learn which ids exist under other users. Routes that name a user answer 403 instead: the
+ * client said whose memories it wants, and the answer reveals nothing about what is stored.
+ */
+async function assertOwned(memory: Memory, p: Principal, id: string): Promise<void> {
+  const owner = await memory.ownerOf(id);
+  if (owner === null || !mayTouch(p, owner)) throw new NotFoundError(`memory ${id}`);
+}
+
+/** The user a list route reads: the one named, else the principal's default; 403 when not the key's. */
+function userFor(res: Response, named: string | undefined): string {
+  const p = principalOf(res);
+  const user = named ?? defaultUserOf(p);
+  assertMayTouch(p, user);
+  return user;
+}
+
+/** /memory/*: search, recent, retrieve, prune, and one entry by id (read, edit, delete). */
+export function memoryRouter(ctx: RouteContext): Router {
+  const { memory, schemas: s } = ctx;
+  const router = Router();
+
+  // the fixed paths first, so that /memory/search is never read as /memory/:id
+  router
+    .route('/memory/search')
+    .get(async (req, res) => {
+      const q = parseRequest(s.SearchQuery, req.query, 'query string');
+      const user_id = userFor(res, q.user_id);
+      const entries = await memory.search(q.q, { user_id, limit: q.limit ?? DEFAULT_LIMIT, ...(q.session_id ? { session_id: q.session_id } : {}) });
+      res.json({ entries });
+    })
+    .all(methodNotAllowed('GET'));
+
+  router
+    .route('/memory/recent')
+    .get(async (req, res) => {
+      const q = parseRequest(s.RecentQuery, req.query, 'query string');
+      const user_id = userFor(res, q.user_id);
+      const entries = await memory.recent({ user_id, limit: q.limit ?? DEFAULT_LIMIT, ...(q.session_id ? { session_id: q.session_id } : {}) });
+      res.json({ entries });
+    })
+    .all(methodNotAllowed('GET'));
+
+  router
+    .route('/memory/retrieve')
+    .post(async (req, res) => {
+      const body = parseRequest(s.RetrieveBody, withDefaultUser(req.body, principalOf(res)), 'body');
+      assertMayTouch(principalOf(res), body.user_id);
+      res.json(await memory.retrieve(body));
+    })
+    .all(methodNotAllowed('POST'));
+
+  router
+    .route('/memory/prune')
+    .post(async (req, res) => {
+      const body = parseRequest(s.PruneBody, withDefaultUser(req.body, principalOf(res)), 'body');
+      const userId = body.user_id!; // filled by withDefaultUser when absent
+      assertMayTouch(principalOf(res), userId);
+      const ids = await memory.prune({
+        userId,
+        ...(body.session_id !== undefined ? { sessionId: body.session_id } : {}),
+        ...(body.older_than_days !== undefined ? { olderThanDays: body.older_than_days } : {}),
+        ...(body.below_importance !== undefined ? { belowImportance: body.below_importance } : {}),
+      });
+      res.json({ deleted: ids.length, ids });
+    })
+    .all(methodNotAllowed('POST'));
+
+  router
+    .route('/memory/:id')
+    .get(async (req, res) => {
+      const { id } = parseRequest(s.MemoryIdParams, req.params, 'path');
+      const entry = await memory.get(id);
+      if (!entry || !mayTouch(principalOf(res), entry.user_id)) throw new NotFoundError(`memory ${id}`);
+      res.json(entry);
+    })
+    .patch(async (req, res) => {
+      const { id } = parseRequest(s.MemoryIdParams, req.params, 'path');
+      const patch = parseRequest(s.PatchBody, req.body, 'body');
+      await assertOwned(memory, principalOf(res), id);
+      res.json(await memory.edit(id, patch));
+    })
+    .delete(async (req, res) => {
+      const { id } = parseRequest(s.MemoryIdParams, req.params, 'path');
+      await assertOwned(memory, principalOf(res), id);
+      res.json(await memory.delete(id));
+    })
+    .all(methodNotAllowed('GET', 'PATCH', 'DELETE'));
+
+  return router;
+}
+
+export function memoryDocs(s: ApiSchemas): RouteDoc[] {
+  return [
+    {
+      method: 'get',
+      path: '/memory/search',
+      summary: 'long-term substring search',
+      description: 'Matches content and participant name with LIKE; `%`, `_` and `\\` in `q` match themselves. Newest first.',
+      query: s.SearchQuery,
+      responses: { 200: { description: 'matching entries', schema: s.EntriesResponse } },
+      errors: ['forbidden'],
+    },
+    {
+      method: 'get',
+      path: '/memory/recent',
+      summary: 'most recent long-term entries',
+      query: s.RecentQuery,
+      responses: { 200: { description: 'entries, newest first', schema: s.EntriesResponse } },
+      errors: ['forbidden'],
+    },
+    {
+      method: 'post',
+      path: '/memory/retrieve',
+      summary: 'the three-tier retrieval pass and its prompt blocks',
+      description: 'Reads short-term, semantic and long-term tiers concurrently, each under its time budget; `tiers` reports each tier.',
+      body: s.RetrieveBody,
+      responses: { 200: { description: 'ranked results, prompt blocks and per-tier reports', schema: s.RetrieveResponse } },
+      errors: ['forbidden'],
+    },
+    {
+      method: 'post',
+      path: '/memory/prune',
+      summary: "delete one user's unpinned long-term entries by age, importance and/or session",
+      description: 'At least one criterion is required; criteria combine with AND. Pinned entries are never pruned. Always scoped to one user.',
+      body: s.PruneBody,
+      responses: { 200: { description: 'the deleted ids', schema: s.PruneResponse } },
+      errors: ['forbidden'],
+    },
+    {
+      method: 'get',
+      path: '/memory/:id',
+      summary: 'one long-term entry',
+      description: "404 for an unknown id and for another user's id alike.",
+      params: s.MemoryIdParams,
+      responses: { 200: { description: 'the entry', schema: s.EntryResponse } },
+      errors: ['not_found'],
+    },
+    {
+      method: 'patch',
+      path: '/memory/:id',
+      summary: 'edit content, importance and/or pinned; a new content is re-embedded',
+      description: "404 for an unknown id and for another user's id alike.",
+      params: s.MemoryIdParams,
+      body: s.PatchBody,
+      responses: { 200: { description: 'the updated entry', schema: s.EntryResponse } },
+      errors: ['not_found', 'content_conflict'],
+    },
+    {
+      method: 'delete',
+      path: '/memory/:id',
+      summary: 'delete a memory from every tier that holds it',
+      description: "404 for an unknown id and for another user's id alike.",
+      params: s.MemoryIdParams,
+      responses: { 200: { description: 'which tiers held it', schema: s.DeleteResponse } },
+      errors: ['not_found'],
+    },
+  ];
+}

@@ -1,0 +1,336 @@
+import { randomUUID } from 'node:crypto';
+import { jobIdFor } from '../../queues/job-ids.js';
+import type { JobQueue } from '../../queues/queue.js';
+import type { Kind, MemoryEntry } from '../domain/entry.js';
+import { contentHash, shortHash } from '../domain/hash.js';
+import { scoreImportance } from '../domain/importance.js';
+import type { Role } from '../domain/turn.js';
+import type { EmbedderProvider } from '../embedding/provider.js';
+import type { Logger } from '../logger.js';
+import type { ShortTermStore } from '../tiers/short-term.js';
+import type { VectorIndex } from '../tiers/vector-index.js';
+import type { ArchiveRun, ArchiveStore, RunTrigger, SessionContents, SessionRef } from './store.js';
+import { ARCHIVE_HEADING } from './summarize.js';
+
+/** One thing an archive condenses: a turn, an entry, or the session's earlier archive. */
+export interface ArchiveItem {
+  id: string;
+  role: Role;
+  name: string | null;
+  kind: Kind;
+  content: string;
+  created_at: string;
+  importance: number;
+}
+
+/** Writes the text of an archive; the compaction summarizers (LLM, else extractive) behind one seam. */
+export interface ArchiveSummarizer {
+  summarize(items: readonly ArchiveItem[], session: { user_id: string; session_id: string }): Promise<{ text: string; summarizer: string }>;
+}
+
+export interface ArchiverDeps {
+  store: ArchiveStore;
+  shortTerm: ShortTermStore;
+  vectors: VectorIndex;
+  queue: JobQueue;
+  embedders: EmbedderProvider;
+  summarizer: ArchiveSummarizer;
+  log: Logger;
+  /** `archival_inactive_days` */
+  inactiveDays: number;
+}
+
+export interface ArchiveOptions {
+  /** overrides `archival_inactive_days` */
+  inactiveDays?: number;
+  /** report what would be archived; change nothing */
+  dryRun?: boolean;
+  /** only this user's sessions */
+  userId?: string;
+  /** the occurrence (scheduled job id) or a generated id for a run by hand */
+  runId?: string;
+  trigger?: RunTrigger;
+  now?: Date;
+  /** called after each session with the number done and the total */
+  onProgress?: (done: number, total: number) => void;
+}
+
+export type SessionStatus = 'archived' | 'would_archive' | 'changed' | 'failed';
+
+export interface SessionReport {
+  user_id: string;
+  session_id: string;
+  last_at: string;
+  archive_id: string;
+  status: SessionStatus;
+  /** turn-log rows and entries the archive replaces (ids, once each) */
+  replaced: number;
+  turns: number;
+  entries: number;
+  /** pinned memories of the session, left untouched */
+  pinned_kept: number;
+  summarizer?: string;
+  error?: string;
+}
+
+export interface ArchiveReport {
+  run_id: string;
+  dry_run: boolean;
+  cutoff: string;
+  /** a scheduled occurrence that had already completed: nothing was done */
+  duplicate: boolean;
+  sessions: SessionReport[];
+  archived: number;
+  replaced: number;
+  failed: number;
+  vectors_deleted: number;
+}
+
+/** The deterministic id of a session's archive: a rerun rewrites the same entry, never a second one. */
+export function archiveIdFor(userId: string, sessionId: string): string {
+  return `archive-${shortHash(`${userId}\u0000${sessionId}`, 24)}`;
+}
+
+const DAY_MS = 86_400_000;
+const VECTOR_DELETE_BATCH = 500;
+
+/**
+ * Archival (SPEC §6): every session whose last turn is older than the cutoff becomes one `archive`
+ * entry. For each session: read its unpinned turns and entries, summarize them, then in one SQLite
+ * transaction (which re-reads the session and gives up if anything changed) remove them from the
+ * turn log and the long-term store and write the archive; afterwards remove them from the short-term
+ * tier and their vectors (through an outbox table, so a failing vector backend is retried on the next
+ * run), and enqueue the archive's embedding.
+ *
+ * Turn-log rows are deleted, not kept marked archived: the turn log is an outbox plus a record of what
+ * the service holds, and an archived turn's text must leave every tier (a kept row would keep the
+ * text in the file, be re-enqueued by the reconciler if unfinished, and come back in `export`). The
+ * archive's `covers` keeps the ids it replaced.
+ *
+ * Idempotent: a session with nothing unpinned left is not a candidate, so a second run changes
+ * nothing; a retried run finds the first one's work done.
+ */
+export class Archiver {
+  constructor(private readonly deps: ArchiverDeps) {}
+
+  /** The last run (doctor) and the vector deletes still owed to the vector backend. */
+  status(): { last_run: ArchiveRun | null; vector_deletes_pending: number } {
+    return { last_run: this.deps.store.lastRuns(1)[0] ?? null, vector_deletes_pending: this.deps.store.vectorDeletesPending() };
+  }
+
+  async run(options: ArchiveOptions = {}): Promise<ArchiveReport> {
+    const { store, log } = this.deps;
+    const now = options.now ?? new Date();
+    const days = options.inactiveDays ?? this.deps.inactiveDays;
+    const cutoff = new Date(now.getTime() - days * DAY_MS).toISOString();
+    const dryRun = options.dryRun ?? false;
+    const runId = options.runId ?? `manual-${randomUUID()}`;
+    const trigger = options.trigger ?? 'manual';
+    const report: ArchiveReport = { run_id: runId, dry_run: dryRun, cutoff, duplicate: false, sessions: [], archived: 0, replaced: 0, failed: 0, vectors_deleted: 0 };
+
+    const run = store.startRun({ run_id: runId, trigger, dry_run: dryRun, cutoff });
+    if (run.duplicate) {
+      log.info({ run_id: runId }, 'archival occurrence already completed; not running it again');
+      return { ...report, duplicate: true };
+    }
+    try {
+      // leftovers of an earlier run whose vector backend failed go first
+      if (!dryRun) report.vectors_deleted += await this.drainVectorDeletes();
+      const candidates = store.candidates(cutoff, options.userId);
+      options.onProgress?.(0, candidates.length);
+      const covered: string[] = [];
+      for (const [i, ref] of candidates.entries()) {
+        const s = await this.archiveSession(ref, cutoff, dryRun, runId, now);
+        report.sessions.push(s.report);
+        covered.push(...s.removed);
+        options.onProgress?.(i + 1, candidates.length);
+      }
+      if (!dryRun) {
+        report.vectors_deleted += await this.drainVectorDeletes();
+        await this.dropFailedJobsOf(covered);
+        await this.embedArchivesMissingVectors();
+      }
+      report.archived = report.sessions.filter((s) => s.status === 'archived').length;
+      report.failed = report.sessions.filter((s) => s.status === 'failed').length;
+      report.replaced = report.sessions.reduce((n, s) => n + (s.status === 'archived' ? s.replaced : 0), 0);
+      store.finishRun(run.seq, {
+        outcome: report.failed > 0 ? 'failed' : 'done',
+        sessions: report.archived,
+        replaced: report.replaced,
+        ...(report.failed > 0 ? { error: `${report.failed} session(s) failed` } : {}),
+      });
+      log.info({ run_id: runId, dry_run: dryRun, cutoff, candidates: candidates.length, archived: report.archived, replaced: report.replaced, failed: report.failed }, 'archival run finished');
+      return report;
+    } catch (err) {
+      store.finishRun(run.seq, { outcome: 'failed', sessions: report.archived, replaced: report.replaced, error: (err as Error).message });
+      throw err;
+    }
+  }
+
+  private async archiveSession(ref: SessionRef, cutoff: string, dryRun: boolean, runId: string, now: Date): Promise<{ report: SessionReport; removed: string[] }> {
+    const { store, log } = this.deps;
+    const archiveId = archiveIdFor(ref.user_id, ref.session_id);
+    const contents = store.contents(ref, archiveId);
+    const items = itemsOf(contents);
+    const ids = new Set(items.filter((x) => x.kind !== 'archive').map((x) => x.id));
+    const base: SessionReport = {
+      user_id: ref.user_id,
+      session_id: ref.session_id,
+      last_at: contents.ref.last_at,
+      archive_id: archiveId,
+      status: dryRun ? 'would_archive' : 'archived',
+      replaced: ids.size,
+      turns: contents.turns.length,
+      entries: contents.entries.length,
+      pinned_kept: contents.pinned.length,
+    };
+    if (dryRun) return { report: base, removed: [] };
+    try {
+      const { text, summarizer } = await this.deps.summarizer.summarize(items, { user_id: ref.user_id, session_id: ref.session_id });
+      const archive = buildArchive(archiveId, contents, items, text, summarizer, runId, now);
+      const result = store.replace(contents, archive, cutoff);
+      if (!result) {
+        log.info({ user_id: ref.user_id, session_id: ref.session_id }, 'session changed while it was being archived; left for the next run');
+        return { report: { ...base, status: 'changed', replaced: 0 }, removed: [] };
+      }
+      await this.afterReplace(ref, result.archive, result.removed);
+      return { report: { ...base, replaced: result.removed.length, summarizer }, removed: result.removed };
+    } catch (err) {
+      const error = err instanceof Error ? err.message : String(err);
+      log.error({ user_id: ref.user_id, session_id: ref.session_id, err: error }, 'archiving a session failed; it is left as it was');
+      return { report: { ...base, status: 'failed', replaced: 0, error }, removed: [] };
+    }
+  }
+
+  /** The parts outside the SQLite transaction; each failure here is repaired by a later run. */
+  private async afterReplace(ref: SessionRef, archive: MemoryEntry, removed: readonly string[]): Promise<void> {
+    const { shortTerm, queue, log } = this.deps;
+    try {
+      await shortTerm.remove(ref.user_id, ref.session_id, removed);
+    } catch (err) {
+      // the session's short-term list expires with its TTL; an inactive session's has long expired
+      log.warn({ err: (err as Error).message, session_id: ref.session_id }, 'could not remove archived turns from the short-term tier');
+    }
+    try {
+      await queue.add('embed', [{ jobId: embedJobId(archive), data: embedJobData(archive) }]);
+    } catch (err) {
+      log.warn({ err: (err as Error).message, id: archive.id }, 'could not enqueue the archive embedding; the next run re-enqueues it');
+    }
+  }
+
+  /** Deletes vectors queued in the outbox; returns how many ids were processed. */
+  async drainVectorDeletes(): Promise<number> {
+    const { store, vectors, log } = this.deps;
+    let n = 0;
+    for (;;) {
+      const page = store.pendingVectorDeletes(VECTOR_DELETE_BATCH);
+      if (page.length === 0) return n;
+      const gone = page.filter((p) => !p.live).map((p) => p.id);
+      try {
+        if (gone.length > 0) await vectors.delete(gone);
+      } catch (err) {
+        log.warn({ err: (err as Error).message, pending: store.vectorDeletesPending() }, 'vector backend failed; archived vectors will be deleted on the next run');
+        return n;
+      }
+      store.vectorDeletesDone(page.map((p) => p.id));
+      n += gone.length;
+    }
+  }
+
+  /** Failed embed jobs of archived turns would bring their vectors back if retried. */
+  private async dropFailedJobsOf(ids: readonly string[]): Promise<void> {
+    if (ids.length === 0) return;
+    const set = new Set(ids);
+    const holds = (data: unknown) => typeof data === 'object' && data !== null && set.has(String((data as { turn_id?: unknown }).turn_id));
+    try {
+      await Promise.all([this.deps.queue.removeFailed('embed', holds), this.deps.queue.removeFailed('persist', holds)]);
+    } catch (err) {
+      this.deps.log.warn({ err: (err as Error).message }, 'could not remove failed jobs of archived turns');
+    }
+  }
+
+  /** Archives whose embedding was never enqueued or failed get it again (the turn log does this for turns). */
+  private async embedArchivesMissingVectors(): Promise<void> {
+    const embedder = this.deps.embedders.current();
+    if (!embedder) return;
+    try {
+      for (const page of this.deps.store.archives()) {
+        const present = await this.deps.vectors.has(embedder, page.map((e) => e.id));
+        const missing = page.filter((e) => !present.has(e.id));
+        if (missing.length > 0) await this.deps.queue.add('embed', missing.map((e) => ({ jobId: embedJobId(e), data: embedJobData(e) })));
+      }
+    } catch (err) {
+      this.deps.log.warn({ err: (err as Error).message }, 'could not check archives for missing vectors');
+    }
+  }
+}
+
+/** The session's items in time order, one per id: an entry wins over its turn-log row (it carries edits and the score). */
+function itemsOf(c: SessionContents): ArchiveItem[] {
+  const byId = new Map<string, ArchiveItem>();
+  for (const t of c.turns) {
+    byId.set(t.id, {
+      id: t.id,
+      role: t.role,
+      name: t.name,
+      kind: 'turn',
+      content: t.content,
+      created_at: t.created_at,
+      importance: t.importance ?? scoreImportance(t.content, t.role),
+    });
+  }
+  for (const e of c.entries) {
+    byId.set(e.id, { id: e.id, role: e.role, name: e.name, kind: e.kind, content: e.content, created_at: e.created_at, importance: e.importance });
+  }
+  const items = [...byId.values()].sort((a, b) => (a.created_at < b.created_at ? -1 : a.created_at > b.created_at ? 1 : 0));
+  if (c.previous) {
+    const p = c.previous;
+    items.unshift({ id: p.id, role: p.role, name: p.name, kind: 'archive', content: p.content, created_at: p.created_at, importance: p.importance });
+  }
+  return items;
+}
+
+function buildArchive(id: string, c: SessionContents, items: readonly ArchiveItem[], summary: string, summarizer: string, runId: string, now: Date): MemoryEntry {
+  const own = items.filter((x) => x.kind !== 'archive');
+  const first = (c.previous?.metadata?.archive as { first_at?: string } | undefined)?.first_at ?? own[0]?.created_at ?? c.ref.last_at;
+  const turnsBefore = Number((c.previous?.metadata?.archive as { turns?: number } | undefined)?.turns ?? 0);
+  const turnCount = turnsBefore + own.filter((x) => x.kind === 'turn').length;
+  const content = `${ARCHIVE_HEADING}, ${first.slice(0, 10)} to ${c.ref.last_at.slice(0, 10)} (${turnCount} turns):\n${summary.trim()}`;
+  const covers = [...new Set([...(c.previous?.covers ?? []), ...own.map((x) => x.id)])].sort();
+  return {
+    id,
+    user_id: c.ref.user_id,
+    session_id: c.ref.session_id,
+    role: 'system',
+    name: null,
+    kind: 'archive',
+    content,
+    content_hash: contentHash(content),
+    importance: Math.max(0, ...items.map((x) => x.importance)),
+    pinned: false,
+    metadata: { archive: { first_at: first, last_at: c.ref.last_at, turns: turnCount, summarizer, run_id: runId, archived_at: now.toISOString() } },
+    covers,
+    // the session's last activity, so the archive neither looks new nor makes the session active again
+    created_at: c.ref.last_at,
+    updated_at: now.toISOString(),
+  };
+}
+
+function embedJobId(e: MemoryEntry): string {
+  // one job per text: a rewritten archive is embedded again even if the old job is still queued
+  return jobIdFor('embed', `${e.id}\u0000${e.content_hash}`);
+}
+
+function embedJobData(e: MemoryEntry) {
+  return {
+    turn_id: e.id,
+    user_id: e.user_id,
+    session_id: e.session_id,
+    role: e.role,
+    name: e.name,
+    kind: e.kind,
+    content: e.content,
+    content_hash: e.content_hash,
+    created_at: e.created_at,
+  };
+}

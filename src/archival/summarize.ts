@@ -1,0 +1,43 @@
+import { SUMMARY_HEADING, type Summarizer } from '../compaction/summarizers/summarizer.js';
+import type { Turn } from '../domain/turn.js';
+import type { ArchiveItem, ArchiveSummarizer } from './archiver.js';
+
+/** The first line of every archive's text (the archiver writes it; a later archive strips it to fold the text in). */
+export const ARCHIVE_HEADING = 'Archived conversation';
+
+/**
+ * Archives are written by the same summarizers as compaction (the LLM, else the extractive one):
+ * summaries and an earlier archive go in as summary turns, which both summarizers fold into the new
+ * text rather than quote as speech. The summarizer's own heading is dropped: the archive has its own.
+ */
+export function archiveSummarizer(summarizer: Summarizer, maxTokens: number): ArchiveSummarizer {
+  return {
+    async summarize(items, session) {
+      const turns = items.map((x) => toTurn(x, session));
+      const out = await summarizer.summarize({ turns, maxTokens });
+      const lines = out.text.trim().split('\n');
+      if (lines[0]?.startsWith(SUMMARY_HEADING)) lines.shift();
+      const text = lines.join('\n').trim();
+      if (text === '') throw new Error(`summarizer ${out.by} returned an empty summary`);
+      return { text, summarizer: out.by };
+    },
+  };
+}
+
+function toTurn(x: ArchiveItem, session: { user_id: string; session_id: string }): Turn {
+  const folded = x.kind !== 'turn';
+  const content = x.kind === 'archive' ? x.content.split('\n').filter((l) => !l.startsWith(ARCHIVE_HEADING)).join('\n') : x.content;
+  return {
+    id: x.id,
+    user_id: session.user_id,
+    session_id: session.session_id,
+    role: x.role,
+    name: x.name,
+    content,
+    content_hash: '',
+    created_at: x.created_at,
+    importance: x.importance,
+    pinned: false,
+    metadata: folded ? { kind: 'summary' } : null,
+  };
+}

@@ -1,0 +1,180 @@
+import { z } from 'zod';
+import { isSummaryTurn } from '../compaction/summarizers/summarizer.js';
+import type { TokenCounter } from '../compaction/tokens.js';
+import type { RetrievalResult } from '../domain/entry.js';
+import { DEFAULT_USER, SessionIdSchema, UserIdSchema, type Turn } from '../domain/turn.js';
+import { LlmUnavailableError, ValidationError, describeDetails } from '../errors.js';
+import type { ChatMessage, ChatReply, LlmProvider } from '../llm/provider.js';
+import type { Logger } from '../logger.js';
+import type { WritePath } from '../memory/write-path.js';
+import { formatPromptBlocks } from '../retrieval/prompt-blocks.js';
+import type { Retriever } from '../retrieval/retrieve.js';
+import type { ShortTermStore } from '../tiers/short-term.js';
+import { parseOrThrow } from '../validate.js';
+
+/** the top_k the chat pipeline retrieves with (SPEC §4) */
+export const CHAT_TOP_K = 8;
+
+export const DEFAULT_SYSTEM_PROMPT =
+  'You are a helpful assistant with a long-term memory of your conversations with this user. ' +
+  'Answer the latest message. When the memory below is relevant, use it naturally; never invent memories.';
+
+export function chatRequestSchema(maxMessageChars: number) {
+  return z.strictObject({
+    session_id: SessionIdSchema,
+    message: z.string().max(maxMessageChars).refine((s) => s.trim().length > 0, 'must not be empty or blank'),
+    user_id: UserIdSchema.default(DEFAULT_USER),
+  });
+}
+export type ChatRequest = z.infer<ReturnType<typeof chatRequestSchema>>;
+export type ChatRequestInput = z.input<ReturnType<typeof chatRequestSchema>>;
+
+export interface ChatResponse {
+  reply: string;
+  user_id: string;
+  session_id: string;
+  /** the two turns written: the message, then the reply */
+  turn_ids: { user: string; assistant: string };
+  provider: ChatReply['provider'];
+  model: string;
+  usage: ChatReply['usage'];
+  /** what retrieval found for the message (with `explain`): the memories the reply could use */
+  memories: RetrievalResult[];
+  /** the memory text the LLM was given (memories already in the recent turns are not repeated) */
+  prompt_blocks: string;
+}
+
+export interface ChatPipelineDeps {
+  retriever: Retriever;
+  writePath: WritePath;
+  shortTerm: ShortTermStore;
+  /** null when no LLM is configured: every chat then fails with 503 */
+  llm: LlmProvider | null;
+  tokens: TokenCounter;
+  log: Logger;
+  contextWindow: number;
+  maxTurnChars: number;
+  systemPrompt?: string;
+}
+
+/**
+ * The chat pipeline (SPEC §7): retrieve (top_k 8) → prompt blocks → LLM (system prompt and memory,
+ * the session's recent turns, the message) → reply → both turns written through the write path, the
+ * message then the reply. The compaction check follows from the write path's `onAccepted` hook, off
+ * the reply's path. When the LLM fails nothing is written: the client may simply retry.
+ */
+export class ChatPipeline {
+  private readonly schema;
+  private readonly systemPrompt: string;
+
+  constructor(private readonly deps: ChatPipelineDeps) {
+    this.schema = chatRequestSchema(deps.maxTurnChars);
+    this.systemPrompt = deps.systemPrompt ?? DEFAULT_SYSTEM_PROMPT;
+  }
+
+  get available(): boolean {
+    return this.deps.llm !== null;
+  }
+
+  async chat(input: ChatRequestInput | unknown, options: { signal?: AbortSignal } = {}): Promise<ChatResponse> {
+    const req = parseOrThrow(this.schema, input, 'chat request');
+    const llm = this.deps.llm;
+    if (!llm) {
+      throw new LlmUnavailableError('no LLM is configured: set llm_provider (ollama or openai), or privacy_mode = true for the local Ollama', 'not_configured');
+    }
+    const receivedAt = Date.now();
+    const userTurn = { user_id: req.user_id, session_id: req.session_id, role: 'user' as const, content: req.message, created_at: new Date(receivedAt).toISOString() };
+    // the message must be storable before the LLM is asked anything
+    this.validateMessage(userTurn);
+    const [retrieved, history] = await Promise.all([
+      this.deps.retriever.retrieve({ query: req.message.slice(0, 4000), user_id: req.user_id, session_id: req.session_id, top_k: CHAT_TOP_K }),
+      this.deps.shortTerm.recent(req.user_id, req.session_id),
+    ]);
+    const { messages, promptBlocks } = this.prompt(req.message, retrieved.results, history);
+    const answer = await llm.chat(messages, options.signal ? { signal: options.signal } : {});
+
+    const reply = storable(answer.content, this.deps.maxTurnChars);
+    if (reply === '') throw new LlmUnavailableError(`${answer.provider} answered only unprintable characters`, 'bad_response');
+    const repliedAt = Math.max(Date.now(), receivedAt + 1);
+    const written = await this.deps.writePath.addTurns([
+      userTurn,
+      {
+        user_id: req.user_id,
+        session_id: req.session_id,
+        role: 'assistant',
+        content: reply,
+        created_at: new Date(repliedAt).toISOString(),
+        metadata: { llm: `${answer.provider}/${answer.model}` },
+      },
+    ]);
+    return {
+      reply,
+      user_id: req.user_id,
+      session_id: req.session_id,
+      turn_ids: { user: written.ids[0]!, assistant: written.ids[1]! },
+      provider: answer.provider,
+      model: answer.model,
+      usage: answer.usage,
+      memories: retrieved.results,
+      prompt_blocks: promptBlocks,
+    };
+  }
+
+  private validateMessage(turn: unknown): void {
+    try {
+      this.deps.writePath.validate([turn]);
+    } catch (err) {
+      if (!(err instanceof ValidationError)) throw err;
+      const details = (err.details ?? []).map((d) => ({ ...d, path: d.path === 'content' ? 'message' : d.path }));
+      throw new ValidationError(`invalid chat request: ${describeDetails(details)}`, details);
+    }
+  }
+
+  /**
+   * system prompt + memory blocks, then the session's history as chat messages, then the message.
+   * History is cut from its oldest end (a summary goes last) when it would not leave room in the
+   * context window for the reply; the compaction the reply triggers shrinks it for next time.
+   */
+  private prompt(message: string, results: readonly RetrievalResult[], history: readonly Turn[]): { messages: ChatMessage[]; promptBlocks: string } {
+    const { tokens, contextWindow } = this.deps;
+    const inHistory = new Set(history.map((t) => t.id));
+    const promptBlocks = formatPromptBlocks(results.filter((r) => !inHistory.has(r.id)));
+    const system = promptBlocks ? `${this.systemPrompt}\n\n${promptBlocks}` : this.systemPrompt;
+
+    const replyReserve = Math.min(1024, Math.floor(contextWindow / 4));
+    let budget = contextWindow - replyReserve - tokens.message(system) - tokens.message(message) - 3;
+    const kept: Turn[] = [];
+    // newest first, so whatever must go is the oldest; the summary stands for the oldest of all
+    const ordered = [...history.filter((t) => !isSummaryTurn(t))].reverse().concat(history.filter(isSummaryTurn));
+    for (const t of ordered) {
+      const cost = tokens.turn(t);
+      if (cost > budget) break;
+      kept.push(t);
+      budget -= cost;
+    }
+    const keptIds = new Set(kept.map((t) => t.id));
+    const messages: ChatMessage[] = [{ role: 'system', content: system }];
+    for (const t of history) if (keptIds.has(t.id)) messages.push(toMessage(t));
+    messages.push({ role: 'user', content: message });
+    return { messages, promptBlocks };
+  }
+}
+
+function toMessage(t: Turn): ChatMessage {
+  if (isSummaryTurn(t)) return { role: 'system', content: t.content };
+  if (t.role === 'tool') return { role: 'system', content: `Tool output${t.name ? ` (${t.name})` : ''}: ${t.content}` };
+  return { role: t.role, content: t.name ? `${t.name}: ${t.content}` : t.content };
+}
+
+// eslint-disable-next-line no-control-regex
+const CONTROL = /[\u0000-\u0008\u000B\u000C\u000E-\u001F\u007F]/g;
+const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g;
+
+/** A reply the turn schema accepts: no control characters or broken surrogates, at most `max` chars. */
+function storable(text: string, max: number): string {
+  const clean = text.replace(CONTROL, '').replace(LONE_SURROGATE, '\uFFFD').trim();
+  if (clean.length <= max) return clean;
+  // never cut between the halves of a surrogate pair
+  const cut = clean.slice(0, max - 1).replace(/[\uD800-\uDBFF]$/, '');
+  return `${cut}…`;
+}

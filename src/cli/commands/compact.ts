@@ -1,0 +1,38 @@
+import type { Command } from 'commander';
+import type { CompactionResult } from '../../compaction/compactor.js';
+import { DEFAULT_USER } from '../../domain/turn.js';
+import { printJson, withMemory, type GlobalOptions } from '../context.js';
+
+/** One human paragraph about a compaction; the chat prompt's /compact prints the same. */
+export function describeCompaction(r: CompactionResult): string {
+  if (r.status !== 'compacted') {
+    const why = {
+      below_threshold: 'it is under the compaction threshold',
+      nothing_to_compact: 'only pinned, recent or already summarized turns are left',
+      session_gone: 'the session was erased meanwhile',
+    }[r.status];
+    return `nothing to compact in session ${r.session_id}: ${why} (${r.tokens_before} tokens)\n`;
+  }
+  return (
+    `compacted session ${r.session_id}: ${r.summarized} turn(s) summarized by ${r.summarizer ?? 'an earlier run'} into ${r.summary_id}; ` +
+    `${r.kept} turn(s) kept verbatim; ${r.tokens_before} → ${r.tokens_after} tokens\n\n${r.summary}\n`
+  );
+}
+
+/** `memory compact --session S [--user U]`: the by-hand compaction of SPEC §6. */
+export function registerMemoryCompact(memory: Command, globals: () => GlobalOptions): void {
+  memory
+    .command('compact')
+    .description("summarize a session now: the summary replaces its short-term history and is kept in long-term memory")
+    .requiredOption('--session <id>', 'the session')
+    .option('--user <id>', 'the user', DEFAULT_USER)
+    .option('--json', 'print the result as JSON')
+    .action(async (o: { session: string; user: string; json?: boolean }) => {
+      // workers run in-process (the summary's embed job completes before exit); no reconcile pass
+      await withMemory(globals(), { reconcile: false }, async (m) => {
+        const result = await m.compact(o.user, o.session);
+        if (o.json) printJson(result);
+        else process.stdout.write(describeCompaction(result));
+      });
+    });
+}

@@ -1,0 +1,184 @@
+import { createInterface } from 'node:readline/promises';
+import type { Command } from 'commander';
+import { apiSchemas } from '../../api/schemas.js';
+import type { MemoryEntry } from '../../domain/entry.js';
+import { DEFAULT_USER } from '../../domain/turn.js';
+import type { ErasureReport } from '../../memory/forget.js';
+import { parseOrThrow } from '../../validate.js';
+import { UsageError, configFrom, printJson, withMemory, type GlobalOptions } from '../context.js';
+
+/**
+ * Asks before destroying: `--yes` answers for scripts; on a terminal the user types "yes"; with no
+ * terminal and no `--yes` the command refuses (exit 2) rather than guess.
+ */
+export async function confirmDestructive(what: string, yes: boolean | undefined): Promise<void> {
+  if (yes) return;
+  if (!process.stdin.isTTY || !process.stderr.isTTY) throw new UsageError(`refusing to ${what} without --yes (no terminal to confirm on)`);
+  const rl = createInterface({ input: process.stdin, output: process.stderr });
+  try {
+    const answer = await rl.question(`This will ${what}. It cannot be undone. Type "yes" to continue: `);
+    if (answer.trim().toLowerCase() !== 'yes') throw new UsageError('cancelled: nothing was changed');
+  } finally {
+    rl.close();
+  }
+}
+
+function num(name: string, min: number, max: number) {
+  return (value: string): number => {
+    const n = Number(value);
+    if (value.trim() === '' || !Number.isFinite(n) || n < min || n > max) throw new UsageError(`${name} must be a number from ${min} to ${max}, got "${value}"`);
+    return n;
+  };
+}
+
+/** What an erasure removed, one line per tier; errors last (the command then exits 1). */
+export function describeErasure(r: ErasureReport): string {
+  const scope = 'all' in r.scope ? 'all memories' : r.scope.session_id !== undefined ? `session "${r.scope.session_id}" of user "${r.scope.user_id}"` : `user "${r.scope.user_id}"`;
+  const lines = [
+    `erased ${scope}:`,
+    `  long-term   ${r.long_term.turn} turn(s), ${r.long_term.summary} summary(ies), ${r.long_term.archive} archive(s)`,
+    `  turn log    ${r.turn_log} turn(s)`,
+    `  short-term  ${r.short_term} session(s)`,
+    `  semantic    ${r.vectors} vector(s)`,
+    `  queues      ${r.jobs} job(s) holding the text`,
+  ];
+  for (const [table, n] of Object.entries(r.other_rows)) lines.push(`  ${table.padEnd(11)} ${n} row(s)`);
+  for (const e of r.errors) lines.push(`  NOT ERASED  ${e}`);
+  return `${lines.join('\n')}\n`;
+}
+
+function printErasure(r: ErasureReport, json: boolean | undefined): void {
+  if (json) printJson(r);
+  else process.stdout.write(describeErasure(r));
+  if (r.errors.length > 0) {
+    process.stderr.write(`neuralcleave: the erasure is incomplete (${r.errors.length} part(s) failed); run it again once the backend is back\n`);
+    process.exitCode = 1;
+  }
+}
+
+function printEntry(e: MemoryEntry, json: boolean | undefined): void {
+  if (json) return printJson(e);
+  process.stdout.write(`${e.id}  ${e.kind}  importance ${e.importance.toFixed(2)}${e.pinned ? '  pinned' : ''}  (${e.user_id}/${e.session_id})\n    ${e.content}\n`);
+}
+
+/** `memory edit/delete/prune/clear/forget`: the maintenance users run by hand (SPEC §9). */
+export function registerMaintenance(memory: Command, globals: () => GlobalOptions): void {
+  const quiet = { reconcile: false } as const;
+
+  memory
+    .command('edit')
+    .description('edit a long-term memory: its text (re-embedded), importance, or pinned flag')
+    .argument('<id>', 'the memory id')
+    .option('--content <text>', 'the new text')
+    .option('--importance <x>', 'the new importance, 0–1', num('--importance', 0, 1))
+    .option('--pin', 'pin it: never pruned, archived or compacted away')
+    .option('--unpin', 'unpin it')
+    .option('--json', 'print the edited entry as JSON')
+    .action(async (id: string, o: { content?: string; importance?: number; pin?: boolean; unpin?: boolean; json?: boolean }) => {
+      if (o.pin && o.unpin) throw new UsageError('give --pin or --unpin, not both');
+      const config = configFrom(globals());
+      const s = apiSchemas(config);
+      parseOrThrow(s.MemoryIdParams, { id }, 'memory id');
+      const patch = parseOrThrow(
+        s.PatchBody,
+        {
+          ...(o.content !== undefined ? { content: o.content } : {}),
+          ...(o.importance !== undefined ? { importance: o.importance } : {}),
+          ...(o.pin ? { pinned: true } : o.unpin ? { pinned: false } : {}),
+        },
+        'edit',
+      );
+      // workers run here: an edited text's embed job completes before the command exits (in-process queue)
+      await withMemory(globals(), quiet, async (m) => printEntry(await m.edit(id, patch), o.json));
+    });
+
+  memory
+    .command('delete')
+    .description('delete one memory from every tier that holds it')
+    .argument('<id>', 'the memory id')
+    .option('--yes', 'do not ask for confirmation')
+    .option('--json', 'print what was removed as JSON')
+    .action(async (id: string, o: { yes?: boolean; json?: boolean }) => {
+      await withMemory(globals(), { ...quiet, runWorkers: false }, async (m) => {
+        const entry = await m.get(id);
+        const owner = await m.ownerOf(id);
+        if (owner === null) throw new UsageError(`no memory with id ${id}`);
+        await confirmDestructive(`delete memory ${id} of user "${owner}"${entry ? ` ("${entry.content.slice(0, 60)}${entry.content.length > 60 ? '…' : ''}")` : ''}`, o.yes);
+        const r = await m.delete(id);
+        if (o.json) return printJson(r);
+        const tiers = Object.entries(r.removed).filter(([, v]) => v).map(([k]) => k);
+        process.stdout.write(`deleted ${id} from ${tiers.length > 0 ? tiers.join(', ') : 'no tier (it was already gone)'}\n`);
+      });
+    });
+
+  memory
+    .command('prune')
+    .description('delete unpinned long-term entries by age, importance and/or session (and their vectors)')
+    .option('--older-than-days <n>', 'created more than N days ago', num('--older-than-days', 0, 36_500))
+    .option('--below-importance <x>', 'importance below X', num('--below-importance', 0, 1))
+    .option('--session <id>', 'only this session')
+    .option('--user <id>', 'only this user (default: every user)')
+    .option('--yes', 'do not ask for confirmation')
+    .option('--json', 'print {deleted, ids} as JSON')
+    .action(async (o: { olderThanDays?: number; belowImportance?: number; session?: string; user?: string; yes?: boolean; json?: boolean }) => {
+      const body = parseOrThrow(
+        apiSchemas(configFrom(globals())).PruneBody,
+        {
+          ...(o.user !== undefined ? { user_id: o.user } : {}),
+          ...(o.session !== undefined ? { session_id: o.session } : {}),
+          ...(o.olderThanDays !== undefined ? { older_than_days: o.olderThanDays } : {}),
+          ...(o.belowImportance !== undefined ? { below_importance: o.belowImportance } : {}),
+        },
+        'prune criteria (give --older-than-days, --below-importance or --session)',
+      );
+      const criteria = [
+        body.older_than_days !== undefined ? `older than ${body.older_than_days} days` : '',
+        body.below_importance !== undefined ? `with importance below ${body.below_importance}` : '',
+        body.session_id !== undefined ? `of session "${body.session_id}"` : '',
+      ].filter(Boolean);
+      await confirmDestructive(`delete the unpinned long-term memories ${criteria.join(', ')} of ${body.user_id !== undefined ? `user "${body.user_id}"` : 'every user'}`, o.yes);
+      await withMemory(globals(), { ...quiet, runWorkers: false }, async (m) => {
+        const ids = await m.prune({
+          ...(body.user_id !== undefined ? { userId: body.user_id } : {}),
+          ...(body.session_id !== undefined ? { sessionId: body.session_id } : {}),
+          ...(body.older_than_days !== undefined ? { olderThanDays: body.older_than_days } : {}),
+          ...(body.below_importance !== undefined ? { belowImportance: body.below_importance } : {}),
+        });
+        if (o.json) return printJson({ deleted: ids.length, ids });
+        process.stdout.write(`pruned ${ids.length} long-term entr${ids.length === 1 ? 'y' : 'ies'} and their vectors\n`);
+        for (const id of ids) process.stdout.write(`  ${id}\n`);
+      });
+    });
+
+  memory
+    .command('clear')
+    .description('erase one session (--session S) or everything (--all --yes) from every tier, pinned memories included')
+    .option('--session <id>', 'the session to erase')
+    .option('--user <id>', 'the user of --session', DEFAULT_USER)
+    .option('--all', 'erase every memory of every user')
+    .option('--yes', 'do not ask for confirmation')
+    .option('--vacuum', 'rebuild the SQLite file afterwards (for files written by builds without secure delete)')
+    .option('--json', 'print what was removed as JSON')
+    .action(async (o: { session?: string; user: string; all?: boolean; yes?: boolean; vacuum?: boolean; json?: boolean }) => {
+      if (o.all && o.session !== undefined) throw new UsageError('give --session S or --all, not both');
+      if (!o.all && o.session === undefined) throw new UsageError('give --session S (one session) or --all (everything)');
+      if (o.all) await confirmDestructive('erase ALL memories of EVERY user from every tier', o.yes);
+      else await confirmDestructive(`erase session "${o.session}" of user "${o.user}" from every tier, pinned memories included`, o.yes);
+      await withMemory(globals(), { ...quiet, runWorkers: false }, async (m) => {
+        const options = { vacuum: Boolean(o.vacuum) };
+        printErasure(o.all ? await m.clearAll(options) : await m.clearSession(o.user, o.session!, options), o.json);
+      });
+    });
+
+  memory
+    .command('forget')
+    .description("erase everything held about a user: entries, summaries, archives, vectors, short-term, turn log, queued and failed jobs")
+    .requiredOption('--user <id>', 'the user to forget')
+    .option('--yes', 'do not ask for confirmation')
+    .option('--vacuum', 'rebuild the SQLite file afterwards (for files written by builds without secure delete)')
+    .option('--json', 'print what was removed as JSON')
+    .action(async (o: { user: string; yes?: boolean; vacuum?: boolean; json?: boolean }) => {
+      await confirmDestructive(`erase everything held about user "${o.user}"`, o.yes);
+      await withMemory(globals(), { ...quiet, runWorkers: false }, async (m) => printErasure(await m.forget(o.user, { vacuum: Boolean(o.vacuum) }), o.json));
+    });
+}

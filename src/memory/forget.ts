@@ -1,0 +1,322 @@
+import { QUEUE_NAMES } from '../../queues/names.js';
+import type { Services } from '../app.js';
+import { KINDS, type Kind } from '../domain/entry.js';
+import type { Logger } from '../logger.js';
+import type { Db } from '../tiers/sqlite/db.js';
+
+/** What an erasure (forget, clear) removed, tier by tier; the CLI prints it. */
+export interface ErasureReport {
+  scope: { user_id: string; session_id?: string } | { all: true };
+  /** long-term entries by kind (turns, summaries, archives), pinned included */
+  long_term: Record<Kind, number>;
+  turn_log: number;
+  /** short-term sessions removed */
+  short_term: number;
+  /** vectors removed (under every embedder), when the backend reports it */
+  vectors: number;
+  /** queued, completed and failed jobs removed because they held the text */
+  jobs: number;
+  /** rows of other SQLite tables that carried the user's id (tables added later are covered too) */
+  other_rows: Record<string, number>;
+  /** parts that could not be erased (a backend down); the erasure must be run again */
+  errors: string[];
+}
+
+export interface ErasureOptions {
+  /** how long to wait for running jobs that hold the text to finish (default 30 s) */
+  settleMs?: number;
+  /**
+   * rebuild the SQLite file afterwards (VACUUM): only needed for a file written before secure delete
+   * was on (older builds); holds the write lock for as long as the rebuild takes
+   */
+  vacuum?: boolean;
+}
+
+type Scope = { kind: 'user'; userId: string } | { kind: 'session'; userId: string; sessionId: string } | { kind: 'all' };
+
+/** What an erasure touches: the tiers and the queue of this process, and the shared SQLite file. */
+export type ErasureDeps = Pick<Services, 'db' | 'shortTerm' | 'vectors' | 'queue'>;
+
+/**
+ * Tables erased by name below; the sweep covers any other table with a user_id column. `erasures`
+ * holds the signals to the other processes (a user id for a few minutes, no text).
+ */
+const KNOWN_TABLES = new Set(['turns', 'entries', 'vectors', 'vector_deletes', 'archive_runs', 'erasures']);
+const SETTLE_POLL_MS = 100;
+/** how long an erasure signal stays for the other processes to see it */
+const SIGNAL_TTL_MS = 5 * 60_000;
+
+/**
+ * Erasure across every tier: the long-term store (turns, summaries, archives — pinned included), the
+ * turn log, the short-term tier, vectors of every embedder, and jobs whose payload holds the text
+ * (waiting, delayed, completed and failed; running ones are waited for). It runs in two rounds — jobs
+ * out, data out, then once more — so that a job that was running when the erasure began cannot write
+ * anything back. SQLite deletes run with `secure_delete` (freed bytes are zeroed; every connection of
+ * this service has it on, so earlier deletes and edits left nothing behind either) and the write-ahead
+ * log is checkpointed and truncated afterwards, so the text does not linger in the file's bytes.
+ *
+ * An erasure covers what exists when it runs: turns the client writes afterwards are new memories.
+ */
+export async function erase(services: ErasureDeps, scope: Scope, options: ErasureOptions = {}): Promise<ErasureReport> {
+  const report = emptyReport(scope);
+  const ids = idsIn(services.db, scope);
+  const holds = jobMatcher(scope, ids);
+  const { db } = services;
+  // zeroes freed bytes on this connection (the embedded vector index shares it) while erasing
+  const previous = db.pragma('secure_delete', { simple: true }) as number;
+  db.pragma('secure_delete = ON');
+  try {
+    for (let round = 0; round < 2; round++) {
+      await removeJobs(services, holds, options.settleMs ?? 30_000, report);
+      eraseSqlite(db, scope, report);
+      await eraseVectors(services, scope, ids, report);
+      await eraseShortTerm(services, scope, report);
+    }
+    // the round's jobs may have completed since (a completed job keeps its payload)
+    await removeJobs(services, holds, options.settleMs ?? 30_000, report);
+  } finally {
+    db.pragma(`secure_delete = ${previous}`);
+  }
+  if (options.vacuum) {
+    try {
+      db.exec('VACUUM');
+    } catch (err) {
+      report.errors.push(`vacuum: ${(err as Error).message}`);
+    }
+  }
+  signal(db, scope);
+  checkpoint(db, report);
+  report.errors = [...new Set(report.errors)];
+  return report;
+}
+
+/** Tells the other processes sharing the file (their in-process short-term store and queue) to erase too. */
+function signal(db: Db, scope: Scope): void {
+  const now = Date.now();
+  db.prepare('DELETE FROM erasures WHERE at < ?').run(now - SIGNAL_TTL_MS);
+  db.prepare('INSERT INTO erasures (user_id, session_id, pid, at) VALUES (?, ?, ?, ?)').run(
+    scope.kind === 'all' ? null : scope.userId,
+    scope.kind === 'session' ? scope.sessionId : null,
+    process.pid,
+    now,
+  );
+}
+
+/**
+ * Applies the erasures other processes run to this process's own state. Without Redis, `serve` keeps
+ * the short-term tier and the queue in its memory, where `neuralcleave memory forget` (another
+ * process) cannot reach: this watcher, polling the `erasures` table, clears the scope from the local
+ * short-term store, drops local jobs holding its text, and — when such a job was running — deletes
+ * the vectors it may have written after the erasure. Started by wiring only where local state exists.
+ */
+export class ErasureWatcher {
+  private last = 0;
+  private timer: NodeJS.Timeout | null = null;
+  private running: Promise<void> | null = null;
+  private readonly s;
+
+  constructor(
+    private readonly deps: ErasureDeps & { log: Logger },
+    private readonly settleMs = 30_000,
+  ) {
+    this.s = {
+      head: deps.db.prepare('SELECT coalesce(max(seq), 0) AS seq FROM erasures'),
+      since: deps.db.prepare('SELECT seq, user_id, session_id, pid FROM erasures WHERE seq > ? ORDER BY seq'),
+    };
+  }
+
+  /** Polls every `intervalMs`; erasures run before the start concern state this process does not have yet. */
+  start(intervalMs = 1000): void {
+    this.last = (this.s.head.get() as { seq: number }).seq;
+    this.timer = setInterval(() => {
+      this.running ??= this.poll().finally(() => (this.running = null));
+    }, intervalMs);
+    this.timer.unref();
+  }
+
+  /** Applies the signals written since the last poll; returns when done. */
+  async poll(): Promise<void> {
+    const rows = this.s.since.all(this.last) as Array<{
+      seq: number;
+      user_id: string | null;
+      session_id: string | null;
+      pid: number;
+    }>;
+    for (const r of rows) {
+      this.last = r.seq;
+      if (r.pid === process.pid) continue;
+      const scope: Scope = r.user_id === null ? { kind: 'all' } : r.session_id === null ? { kind: 'user', userId: r.user_id } : { kind: 'session', userId: r.user_id, sessionId: r.session_id };
+      const report = emptyReport(scope);
+      await eraseShortTerm(this.deps, scope, report);
+      const active = await removeJobs(this.deps, jobMatcher(scope, new Set()), this.settleMs, report);
+      if (active) await eraseVectors(this.deps, scope, new Set(), report);
+      this.deps.log.info({ user_id: r.user_id, session_id: r.session_id, short_term: report.short_term, jobs: report.jobs, errors: report.errors }, 'applied an erasure run by another process');
+    }
+  }
+
+  async stop(): Promise<void> {
+    if (this.timer) clearInterval(this.timer);
+    this.timer = null;
+    await this.running;
+  }
+}
+
+function emptyReport(scope: Scope): ErasureReport {
+  return {
+    scope: scope.kind === 'all' ? { all: true } : { user_id: scope.userId, ...(scope.kind === 'session' ? { session_id: scope.sessionId } : {}) },
+    long_term: { turn: 0, summary: 0, archive: 0 },
+    turn_log: 0,
+    short_term: 0,
+    vectors: 0,
+    jobs: 0,
+    other_rows: {},
+    errors: [],
+  };
+}
+
+/** Ids of everything in scope now: persist jobs carry only a turn id. */
+function idsIn(db: Db, scope: Scope): Set<string> {
+  if (scope.kind === 'all') return new Set();
+  const params = { user_id: scope.userId, session_id: scope.kind === 'session' ? scope.sessionId : null };
+  const rows = db
+    .prepare(
+      `SELECT id FROM turns WHERE user_id = @user_id AND (@session_id IS NULL OR session_id = @session_id)
+       UNION SELECT id FROM entries WHERE user_id = @user_id AND (@session_id IS NULL OR session_id = @session_id)`,
+    )
+    .all(params) as Array<{ id: string }>;
+  return new Set(rows.map((r) => r.id));
+}
+
+function jobMatcher(scope: Scope, ids: ReadonlySet<string>): (data: unknown) => boolean {
+  return (data) => {
+    if (typeof data !== 'object' || data === null) return false;
+    const d = data as { user_id?: unknown; session_id?: unknown; turn_id?: unknown };
+    // archive jobs hold no user's text and are the scheduler's: never part of an erasure
+    if (scope.kind === 'all') return d.user_id !== undefined || d.turn_id !== undefined;
+    if (typeof d.turn_id === 'string' && ids.has(d.turn_id)) return true;
+    return d.user_id === scope.userId && (scope.kind === 'user' || d.session_id === scope.sessionId);
+  };
+}
+
+/** Removes the matching jobs, waiting for running ones; true when one was seen running. */
+async function removeJobs(services: ErasureDeps, holds: (data: unknown) => boolean, settleMs: number, report: ErasureReport): Promise<boolean> {
+  const deadline = Date.now() + settleMs;
+  let sawActive = false;
+  for (;;) {
+    let active = 0;
+    try {
+      for (const q of QUEUE_NAMES) {
+        if (q === 'archive') continue;
+        const r = await services.queue.removeJobs(q, holds);
+        report.jobs += r.removed;
+        active += r.active;
+      }
+    } catch (err) {
+      report.errors.push(`queue (${services.queue.backend}): ${(err as Error).message}`);
+      return sawActive;
+    }
+    if (active === 0) return sawActive;
+    sawActive = true;
+    if (Date.now() > deadline) {
+      report.errors.push(`${active} running job(s) holding the text did not finish within ${settleMs} ms`);
+      return sawActive;
+    }
+    await new Promise((r) => setTimeout(r, SETTLE_POLL_MS));
+  }
+}
+
+function eraseSqlite(db: Db, scope: Scope, report: ErasureReport): void {
+  db.transaction(() => {
+    const where = scopeWhere(scope);
+    const params = scopeParams(scope);
+    const kinds = db.prepare(`DELETE FROM entries ${where} RETURNING kind`).all(params) as Array<{ kind: Kind }>;
+    for (const k of kinds) if (KINDS.includes(k.kind)) report.long_term[k.kind]++;
+    report.turn_log += db.prepare(`DELETE FROM turns ${where}`).run(params).changes;
+    if (scope.kind === 'all') db.prepare('DELETE FROM vector_deletes').run();
+    for (const table of userTables(db, scope)) {
+      const n = db.prepare(`DELETE FROM "${table}" ${where}`).run(params).changes;
+      if (n > 0) report.other_rows[table] = (report.other_rows[table] ?? 0) + n;
+    }
+  }).immediate();
+}
+
+function scopeWhere(scope: Scope): string {
+  if (scope.kind === 'all') return '';
+  return scope.kind === 'user' ? 'WHERE user_id = @user_id' : 'WHERE user_id = @user_id AND session_id = @session_id';
+}
+
+function scopeParams(scope: Scope): Record<string, string> {
+  if (scope.kind === 'all') return {};
+  return scope.kind === 'user' ? { user_id: scope.userId } : { user_id: scope.userId, session_id: scope.sessionId };
+}
+
+/**
+ * Other tables holding a user's rows (beside the ones erased by name): any ordinary table with a
+ * `user_id` column, and for a session or everything, also a `session_id` column — so a table another
+ * part of the service adds later is erased too. The vectors table goes through the vector index.
+ */
+function userTables(db: Db, scope: Scope): string[] {
+  const tables = db.prepare("SELECT name FROM sqlite_schema WHERE type = 'table' AND name NOT LIKE 'sqlite_%'").all() as Array<{ name: string }>;
+  const out: string[] = [];
+  for (const { name } of tables) {
+    if (KNOWN_TABLES.has(name) || name.startsWith('entries_fts')) continue;
+    let columns: string[];
+    try {
+      columns = (db.prepare(`SELECT name FROM pragma_table_info(?)`).all(name) as Array<{ name: string }>).map((c) => c.name);
+    } catch {
+      continue; // a virtual table of a module this connection has not loaded
+    }
+    if (!columns.includes('user_id')) continue;
+    if (scope.kind !== 'user' && !columns.includes('session_id')) continue;
+    out.push(name);
+  }
+  return out;
+}
+
+async function eraseVectors(services: ErasureDeps, scope: Scope, ids: ReadonlySet<string>, report: ErasureReport): Promise<void> {
+  const { vectors } = services;
+  try {
+    if (scope.kind === 'all') {
+      report.vectors += await vectors.count();
+      await vectors.deleteAll();
+      return;
+    }
+    report.vectors += await vectors.deleteWhere({ user_id: scope.userId, ...(scope.kind === 'session' ? { session_id: scope.sessionId } : {}) });
+    // by id as well: a vector written with another payload (a moved or re-owned memory) is still this one
+    if (ids.size > 0) await vectors.delete([...ids]);
+  } catch (err) {
+    report.errors.push(`semantic tier (${vectors.backend}): ${(err as Error).message}`);
+  }
+}
+
+async function eraseShortTerm(services: ErasureDeps, scope: Scope, report: ErasureReport): Promise<void> {
+  const { shortTerm } = services;
+  try {
+    if (scope.kind === 'all') report.short_term += await shortTerm.clearAll();
+    else report.short_term += await shortTerm.clear(scope.userId, scope.kind === 'session' ? scope.sessionId : undefined);
+  } catch (err) {
+    report.errors.push(`short-term tier (${shortTerm.backend}): ${(err as Error).message}`);
+  }
+}
+
+/** Moves the WAL into the file and truncates it, so erased rows' old page images leave the disk. */
+function checkpoint(db: Db, report: ErasureReport): void {
+  try {
+    const [r] = db.pragma('wal_checkpoint(TRUNCATE)') as Array<{ busy: number; log: number; checkpointed: number }>;
+    if (r && r.busy !== 0) report.errors.push('the write-ahead log could not be truncated now (another process is reading); it is on the next checkpoint');
+  } catch (err) {
+    report.errors.push(`checkpoint: ${(err as Error).message}`);
+  }
+}
+
+export function forgetUser(services: Services, userId: string, options?: ErasureOptions): Promise<ErasureReport> {
+  return erase(services, { kind: 'user', userId }, options);
+}
+
+export function clearSession(services: Services, userId: string, sessionId: string, options?: ErasureOptions): Promise<ErasureReport> {
+  return erase(services, { kind: 'session', userId, sessionId }, options);
+}
+
+export function clearAll(services: Services, options?: ErasureOptions): Promise<ErasureReport> {
+  return erase(services, { kind: 'all' }, options);
+}

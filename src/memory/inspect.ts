@@ -1,0 +1,194 @@
+import type { Services } from '../app.js';
+import { z } from 'zod';
+import { KindSchema } from '../domain/entry.js';
+import { RoleSchema, type Role } from '../domain/turn.js';
+import { QUEUE_NAMES, type QueueName } from '../../queues/names.js';
+import type { FailedJob } from '../../queues/queue.js';
+
+/**
+ * Read-only views for the memory inspector (the web page and its /inspect routes): who has memories,
+ * their sessions, and where each memory of a session lives. Every function is scoped by the caller to
+ * the users it may see; nothing here decides access.
+ */
+
+export const UserSummarySchema = z.object({
+  user_id: z.string(),
+  sessions: z.number().int().describe('distinct sessions in the turn log and the long-term store'),
+  turns: z.number().int().describe('turns in the turn log'),
+  entries: z.number().int().describe('long-term entries (turns, summaries, archives)'),
+  last_at: z.string().nullable().describe('newest created_at of any turn or entry; null when nothing is stored'),
+});
+export type UserSummary = z.infer<typeof UserSummarySchema>;
+
+export const SessionSummarySchema = z.object({
+  session_id: z.string(),
+  turns: z.number().int(),
+  entries: z.number().int(),
+  first_at: z.string(),
+  last_at: z.string(),
+  live: z.boolean().describe('the short-term tier holds the session now (it has not expired)'),
+});
+export type SessionSummary = z.infer<typeof SessionSummarySchema>;
+
+/** Where one memory of a session is held, and what is still to be done with it. */
+export const InspectedEntrySchema = z.object({
+  id: z.string(),
+  user_id: z.string(),
+  session_id: z.string(),
+  role: RoleSchema,
+  name: z.string().nullable(),
+  kind: KindSchema,
+  content: z.string(),
+  importance: z.number().nullable().describe("the long-term entry's, else the turn's own; null while not yet scored"),
+  pinned: z.boolean(),
+  created_at: z.string(),
+  updated_at: z.string().nullable().describe('set for long-term entries'),
+  tiers: z.object({
+    turn_log: z.boolean(),
+    short_term: z.boolean(),
+    semantic: z.boolean().nullable().describe('null when no embedder is loaded, so it cannot be told'),
+    long_term: z.boolean(),
+  }),
+  pending: z.object({ embed: z.boolean(), persist: z.boolean() }).describe('write-path jobs not completed yet (turn-log turns only)'),
+});
+export type InspectedEntry = z.infer<typeof InspectedEntrySchema>;
+
+export interface OwnedFailedJob extends FailedJob {
+  /** the user whose memory the job worked on; null for jobs of no one user (archive) or of a vanished turn */
+  user_id: string | null;
+}
+
+/** Which users a listing covers: every one (an admin key, or no keys), or the named ones. */
+export type UserScope = { all: true } | { all: false; users: readonly string[] };
+
+const USER_STATS = `
+  WITH t AS (SELECT user_id, count(*) AS turns, max(created_at) AS last FROM turns GROUP BY user_id),
+       e AS (SELECT user_id, count(*) AS entries, max(created_at) AS last FROM entries GROUP BY user_id),
+       s AS (SELECT user_id, count(*) AS sessions FROM (SELECT user_id, session_id FROM turns UNION SELECT user_id, session_id FROM entries) GROUP BY user_id)
+  SELECT u.user_id, coalesce(s.sessions, 0) AS sessions, coalesce(t.turns, 0) AS turns, coalesce(e.entries, 0) AS entries,
+         CASE WHEN t.last IS NULL THEN e.last WHEN e.last IS NULL THEN t.last ELSE max(t.last, e.last) END AS last_at
+  FROM (SELECT user_id FROM turns UNION SELECT user_id FROM entries) u
+  LEFT JOIN t ON t.user_id = u.user_id LEFT JOIN e ON e.user_id = u.user_id LEFT JOIN s ON s.user_id = u.user_id`;
+
+/** Users with anything stored, most recently active first; a scoped listing also names its users that hold nothing. */
+export function listUsers(s: Services, scope: UserScope, limit: number): UserSummary[] {
+  if (scope.all) {
+    return s.db.prepare(`${USER_STATS} ORDER BY last_at DESC, u.user_id LIMIT ?`).all(limit) as UserSummary[];
+  }
+  const rows = s.db
+    .prepare(`${USER_STATS} WHERE u.user_id IN (SELECT value FROM json_each(?)) ORDER BY last_at DESC, u.user_id`)
+    .all(JSON.stringify(scope.users)) as UserSummary[];
+  const seen = new Set(rows.map((r) => r.user_id));
+  for (const user_id of scope.users) if (!seen.has(user_id)) rows.push({ user_id, sessions: 0, turns: 0, entries: 0, last_at: null });
+  return rows.slice(0, limit);
+}
+
+/** A user's sessions (turn log and long-term store), most recently active first. */
+export async function listSessions(s: Services, userId: string, limit: number): Promise<SessionSummary[]> {
+  const rows = s.db
+    .prepare(
+      `SELECT session_id, sum(turns) AS turns, sum(entries) AS entries, min(first_at) AS first_at, max(last_at) AS last_at FROM (
+         SELECT session_id, count(*) AS turns, 0 AS entries, min(created_at) AS first_at, max(created_at) AS last_at FROM turns WHERE user_id = @u GROUP BY session_id
+         UNION ALL
+         SELECT session_id, 0, count(*), min(created_at), max(created_at) FROM entries WHERE user_id = @u GROUP BY session_id
+       ) GROUP BY session_id ORDER BY last_at DESC, session_id LIMIT @limit`,
+    )
+    .all({ u: userId, limit }) as Array<Omit<SessionSummary, 'live'>>;
+  // a Redis that is away must not hide what SQLite holds: live is then unknown, shown as false
+  const live = new Set(await s.shortTerm.sessions(userId).catch(() => [] as string[]));
+  return rows.map((r) => ({ ...r, live: live.has(r.session_id) }));
+}
+
+interface TurnRow {
+  id: string;
+  role: Role;
+  name: string | null;
+  content: string;
+  importance: number | null;
+  pinned: number;
+  created_at: string;
+  embedded_with: string | null;
+  persisted_at: number | null;
+}
+
+/**
+ * The newest `limit` memories of one session, oldest first: turn-log turns and long-term entries
+ * (summaries and archives too) merged by id, each with the tiers that hold it. A long-term entry's
+ * values win over its turn's (an edit changes the entry).
+ */
+export async function sessionEntries(s: Services, userId: string, sessionId: string, limit: number): Promise<InspectedEntry[]> {
+  const turns = s.db
+    .prepare(
+      `SELECT id, role, name, content, importance, pinned, created_at, embedded_with, persisted_at FROM turns
+       WHERE user_id = ? AND session_id = ? ORDER BY created_at DESC, rowid DESC LIMIT ?`,
+    )
+    .all(userId, sessionId, limit) as TurnRow[];
+  const entries = await s.longTerm.recent(userId, { sessionId, limit });
+  const [shortTerm, embedder] = [await s.shortTerm.recent(userId, sessionId).catch(() => []), s.embedders.current()];
+
+  const byId = new Map<string, InspectedEntry>();
+  for (const t of turns) {
+    byId.set(t.id, {
+      id: t.id,
+      user_id: userId,
+      session_id: sessionId,
+      role: t.role,
+      name: t.name,
+      kind: 'turn',
+      content: t.content,
+      importance: t.importance,
+      pinned: t.pinned === 1,
+      created_at: t.created_at,
+      updated_at: null,
+      tiers: { turn_log: true, short_term: false, semantic: null, long_term: false },
+      pending: { embed: t.embedded_with === null, persist: t.persisted_at === null },
+    });
+  }
+  for (const e of entries) {
+    const turn = byId.get(e.id);
+    byId.set(e.id, {
+      id: e.id,
+      user_id: userId,
+      session_id: sessionId,
+      role: e.role,
+      name: e.name,
+      kind: e.kind,
+      content: e.content,
+      importance: e.importance,
+      pinned: e.pinned,
+      created_at: e.created_at,
+      updated_at: e.updated_at,
+      tiers: { turn_log: turn !== undefined, short_term: false, semantic: null, long_term: true },
+      pending: turn?.pending ?? { embed: false, persist: false },
+    });
+  }
+  const inShortTerm = new Set(shortTerm.map((t) => t.id));
+  const ids = [...byId.keys()];
+  const withVector = embedder ? await s.vectors.has(embedder, ids).catch(() => null) : null;
+  for (const item of byId.values()) {
+    item.tiers.short_term = inShortTerm.has(item.id);
+    item.tiers.semantic = withVector ? withVector.has(item.id) : null;
+  }
+  return [...byId.values()].sort((a, b) => (a.created_at < b.created_at ? -1 : a.created_at > b.created_at ? 1 : 0)).slice(-limit);
+}
+
+/** The owner of a job's memory: `user_id` in its payload, else the owner of its `turn_id`. */
+function jobOwner(s: Services, data: unknown): string | null {
+  if (typeof data !== 'object' || data === null) return null;
+  const d = data as { user_id?: unknown; turn_id?: unknown };
+  if (typeof d.user_id === 'string') return d.user_id;
+  if (typeof d.turn_id === 'string') {
+    const row = s.db.prepare('SELECT user_id FROM turns WHERE id = ? UNION ALL SELECT user_id FROM entries WHERE id = ? LIMIT 1').get(d.turn_id, d.turn_id) as
+      | { user_id: string }
+      | undefined;
+    return row?.user_id ?? null;
+  }
+  return null;
+}
+
+/** Failed jobs of one queue or all, newest first per queue, each with the user it concerns. */
+export async function failedJobs(s: Services, queue: QueueName | undefined, limit: number): Promise<OwnedFailedJob[]> {
+  const queues = queue ? [queue] : [...QUEUE_NAMES];
+  const lists = await Promise.all(queues.map((q) => s.queue.failed(q, limit)));
+  return lists.flat().map((j) => ({ ...j, user_id: jobOwner(s, j.data) }));
+}

@@ -1,0 +1,92 @@
+import { createMemory, instantiateKernels, WASM_PAGE as PAGE, type KernelFns, type WasmMemory } from './kernels.js';
+
+/**
+ * The linear memory the scan kernels read, and a small allocator over it. Blocks are freed into a
+ * list per exact size and reused; partitions grow by doubling, so only a few sizes ever occur. Memory
+ * is never handed back to the system (WebAssembly memories cannot shrink): an index that shrank keeps
+ * its high-water mark until the process restarts. Views are re-created whenever the memory grows
+ * (growing detaches the old ArrayBuffer), so callers hold offsets, never views.
+ */
+export class Arena {
+  readonly kernels: KernelFns;
+  private readonly memory: WasmMemory;
+  private top = 16;
+  private readonly free = new Map<number, number[]>();
+  private freeBytes = 0;
+  private scratchOffset = 0;
+  private scratchSize = 0;
+  u8!: Uint8Array;
+  i8!: Int8Array;
+  i16!: Int16Array;
+  i32!: Int32Array;
+
+  constructor(initialBytes = PAGE) {
+    this.memory = createMemory(Math.max(1, Math.ceil(initialBytes / PAGE)));
+    this.kernels = instantiateKernels(this.memory);
+    this.refreshViews();
+  }
+
+  /** A block of `size` bytes (a multiple of 16), 16-byte aligned. */
+  alloc(size: number): number {
+    const list = this.free.get(size);
+    if (list && list.length > 0) {
+      this.freeBytes -= size;
+      return list.pop()!;
+    }
+    const offset = this.top;
+    this.ensure(offset + size);
+    this.top = offset + size;
+    return offset;
+  }
+
+  /** Grows the block in place when it is the last one; false when it is not (allocate and copy). */
+  extend(offset: number, size: number, newSize: number): boolean {
+    if (offset + size !== this.top) return false;
+    this.ensure(offset + newSize);
+    this.top = offset + newSize;
+    return true;
+  }
+
+  release(offset: number, size: number): void {
+    if (offset + size === this.top) {
+      this.top = offset;
+      return;
+    }
+    let list = this.free.get(size);
+    if (!list) this.free.set(size, (list = []));
+    list.push(offset);
+    this.freeBytes += size;
+  }
+
+  /** A reusable block of at least `size` bytes, valid until the next call. */
+  scratch(size: number): number {
+    if (size > this.scratchSize) {
+      if (this.scratchSize > 0) this.release(this.scratchOffset, this.scratchSize);
+      this.scratchSize = Math.max(size, this.scratchSize * 2);
+      this.scratchOffset = this.alloc(this.scratchSize);
+    }
+    return this.scratchOffset;
+  }
+
+  /** bytes reserved from the system, and bytes held by live blocks */
+  stats(): { reserved: number; used: number } {
+    return { reserved: this.memory.buffer.byteLength, used: this.top - this.freeBytes - this.scratchSize };
+  }
+
+  private ensure(end: number): void {
+    const have = this.memory.buffer.byteLength;
+    if (end <= have) return;
+    // grow by half again at least: each grow may copy the whole memory
+    const want = Math.max(end, Math.floor(have * 1.5));
+    this.memory.grow(Math.ceil((want - have) / PAGE));
+    this.refreshViews();
+  }
+
+  private refreshViews(): void {
+    const b = this.memory.buffer;
+    this.u8 = new Uint8Array(b);
+    this.i8 = new Int8Array(b);
+    this.i16 = new Int16Array(b);
+    this.i32 = new Int32Array(b);
+  }
+}

@@ -1,0 +1,77 @@
+import { Arena } from './arena.js';
+import { Partition } from './partition.js';
+import { quantizeInto, strideFor } from './quantize.js';
+
+/**
+ * The in-memory side of one embedder's vectors: a partition per user, in one arena. It knows ids,
+ * users, sessions and SQLite rowids, not payloads; those stay in the file and are read for the few
+ * rows a search returns.
+ */
+export class EmbedderIndex {
+  readonly stride: number;
+  private arena = new Arena();
+  private partitions = new Map<string, Partition>();
+  private where = new Map<string, Partition>();
+
+  constructor(
+    readonly id: string,
+    readonly dim: number,
+  ) {
+    this.stride = strideFor(dim);
+  }
+
+  get size(): number {
+    return this.where.size;
+  }
+
+  /** Sizes the user's partition for `n` vectors before a load puts them. */
+  reserve(userId: string, n: number): void {
+    let p = this.partitions.get(userId);
+    if (!p) this.partitions.set(userId, (p = new Partition(userId, this.arena, this.stride)));
+    p.reserve(n);
+  }
+
+  put(id: string, userId: string, sessionId: string, rowid: number, vector: Float32Array): void {
+    if (vector.length !== this.dim) return; // a row of another dimension under the same id is never searched
+    let p = this.partitions.get(userId);
+    const held = this.where.get(id);
+    if (held && held !== p) this.remove(id); // the id moved to another user
+    if (!p) this.partitions.set(userId, (p = new Partition(userId, this.arena, this.stride)));
+    p.put(id, sessionId, rowid, vector);
+    this.where.set(id, p);
+  }
+
+  remove(id: string): void {
+    const p = this.where.get(id);
+    if (!p) return;
+    p.remove(id);
+    this.where.delete(id);
+    if (p.n === 0) {
+      p.release();
+      this.partitions.delete(p.userId);
+    }
+  }
+
+  /** Drops every vector and starts a fresh arena (the old memory is freed with it). */
+  clear(): void {
+    this.arena = new Arena();
+    this.partitions = new Map();
+    this.where = new Map();
+  }
+
+  /** The user's `r` nearest rows by the quantized scan, best first. */
+  nearest(query: Float32Array, userId: string, sessionId: string | undefined, r: number): { rowids: number[]; ids: string[] } {
+    const p = this.partitions.get(userId);
+    if (!p || p.n === 0) return { rowids: [], ids: [] };
+    const q16 = this.arena.scratch(this.stride * 2 + p.n * 4);
+    const a = this.arena;
+    a.i16.fill(0, q16 / 2, q16 / 2 + this.stride);
+    quantizeInto(query, a.i16, q16 / 2);
+    return p.nearest(q16, q16 + this.stride * 2, r, sessionId);
+  }
+
+  stats(): { vectors: number; users: number; arenaBytes: number; arenaUsed: number } {
+    const a = this.arena.stats();
+    return { vectors: this.where.size, users: this.partitions.size, arenaBytes: a.reserved, arenaUsed: a.used };
+  }
+}

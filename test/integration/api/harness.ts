@@ -1,0 +1,108 @@
+import { createHash } from 'node:crypto';
+import type { Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { Services, WireOptions } from '../../../src/app.js';
+import { createApp } from '../../../src/api/app.js';
+import type { Memory } from '../../../src/memory/memory.js';
+import { testMemory } from '../../helpers/services.js';
+
+export interface Reply {
+  status: number;
+  headers: Headers;
+  text: string;
+  /** the parsed body when it is JSON */
+  json: any;
+}
+
+export interface RequestOptions {
+  body?: unknown;
+  /** sent as is, with no JSON encoding (malformed bodies) */
+  raw?: string | Buffer;
+  key?: string;
+  headers?: Record<string, string>;
+}
+
+export interface Api {
+  memory: Memory;
+  services: Services;
+  base: string;
+  request(method: string, path: string, options?: RequestOptions): Promise<Reply>;
+  close(): Promise<void>;
+}
+
+/** A full service on a temp SQLite file, served by createApp on an ephemeral loopback port. */
+export async function startApi(config: Record<string, unknown> = {}, options: WireOptions = {}): Promise<Api> {
+  const { memory, services } = await testMemory(config, options);
+  const app = createApp({ memory, services, processMetrics: false });
+  const server = await new Promise<Server>((resolve, reject) => {
+    const s = app.listen(0, '127.0.0.1', (err?: Error) => (err ? reject(err) : resolve(s)));
+  });
+  const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  return {
+    memory,
+    services,
+    base,
+    async request(method, path, o = {}) {
+      const headers: Record<string, string> = { ...(o.key ? { authorization: `Bearer ${o.key}` } : {}) };
+      let body: string | Buffer | undefined;
+      if (o.raw !== undefined) body = o.raw;
+      else if (o.body !== undefined) {
+        body = JSON.stringify(o.body);
+        headers['content-type'] = 'application/json';
+      }
+      const res = await fetch(base + path, { method, headers: { ...headers, ...o.headers }, ...(body !== undefined ? { body } : {}) });
+      const text = await res.text();
+      let json: unknown;
+      try {
+        json = JSON.parse(text);
+      } catch {
+        json = undefined;
+      }
+      return { status: res.status, headers: res.headers, text, json };
+    },
+    async close() {
+      server.closeAllConnections();
+      await new Promise<void>((r) => server.close(() => r()));
+      (app.locals.close as () => void)();
+      await services.close();
+    },
+  };
+}
+
+/**
+ * A digest of everything stored (turn log, long-term entries, vectors, and the short-term sessions of
+ * the given users): equal before and after a refused request means nothing was written, edited or
+ * deleted. Waits for queued jobs first, so that earlier writes have settled.
+ */
+export async function storeDigest(api: Api, users: readonly string[] = ['default']): Promise<string> {
+  await api.memory.idle();
+  const { db, shortTerm } = api.services;
+  const shortTermState: unknown[] = [];
+  for (const u of users) {
+    for (const s of (await shortTerm.sessions(u)).sort()) shortTermState.push([u, s, (await shortTerm.recent(u, s)).map((t) => [t.id, t.content])]);
+  }
+  const turns = db.prepare('SELECT id, user_id, session_id, content, importance, pinned FROM turns ORDER BY id').all() as Array<{ id: string }>;
+  const embedder = await api.services.embedders.ready();
+  const state = {
+    turns,
+    entries: db.prepare('SELECT id, user_id, session_id, content, importance, pinned, updated_at FROM entries ORDER BY id').all(),
+    // through the tier's interface: which turns hold a vector, and how many vectors there are
+    vectors: [await api.services.vectors.count(), embedder ? [...(await api.services.vectors.has(embedder, turns.map((t) => t.id)))].sort() : []],
+    shortTerm: shortTermState,
+  };
+  return createHash('sha256').update(JSON.stringify(state)).digest('hex');
+}
+
+export async function counts(api: Api): Promise<{ turns: number; entries: number; vectors: number }> {
+  await api.memory.idle();
+  return {
+    turns: api.services.turnLog.counts().total,
+    entries: await api.services.longTerm.count(),
+    vectors: await api.services.vectors.count(),
+  };
+}
+
+/** A turn body the write path accepts, important enough to reach the long-term store. */
+export function turn(content: string, extra: Record<string, unknown> = {}): Record<string, unknown> {
+  return { role: 'user', content, importance: 0.9, ...extra };
+}

@@ -1,0 +1,54 @@
+import assert from 'node:assert/strict';
+import type { ChildProcess } from 'node:child_process';
+import { join } from 'node:path';
+import { after, describe, it } from 'node:test';
+import { runCli, startCli } from '../../helpers/cli.js';
+import { tmpDir } from '../../helpers/tmp.js';
+import { killAll, queueEnv, until } from '../queue/helpers.js';
+
+interface Retrieved {
+  results: Array<{ tier: string; content: string; session_id: string }>;
+}
+
+/**
+ * The embedded shape (no Redis): `serve` holds the short-term tier and the queue in its own memory,
+ * and `memory clear` / `memory forget` run in another process. The erasure must still reach the
+ * server's copy: after the command, the server retrieves nothing of what was erased, and keeps what
+ * was not.
+ */
+describe('erasures reach a running serve process (no Redis)', () => {
+  const dir = tmpDir();
+  const env = queueEnv({ sqlitePath: join(dir, 'nc.db'), extra: { NEURALCLEAVE_PORT: '0' } });
+  const children = new Set<ChildProcess>();
+  after(() => killAll(children));
+
+  it('clear --session and forget --user empty the server\'s short-term tier', { timeout: 90_000 }, async () => {
+    const serve = await startCli(['serve'], env, /listening on (http:\/\/\S+)/);
+    children.add(serve.child);
+    const base = serve.match[1]!;
+    const post = async (path: string, body: unknown) => {
+      const res = await fetch(`${base}${path}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+      assert.ok(res.ok, `${path}: ${res.status} ${await res.clone().text()}`);
+      return res.json() as Promise<unknown>;
+    };
+    const shortTerm = async (user: string, session: string) =>
+      ((await post('/memory/retrieve', { query: 'ferry seats Lisbon', user_id: user, session_id: session, top_k: 50 })) as Retrieved).results.filter((r) => r.tier === 'short_term');
+
+    for (const [user, session] of [['ann', 'a1'], ['ann', 'a2'], ['bob', 'b1']] as const) {
+      await post(`/sessions/${session}/turns`, { turns: [0, 1, 2].map((i) => ({ user_id: user, role: 'user', content: `${user} ${session} ferry note ${i}: two seats to Lisbon` })) });
+    }
+    assert.equal((await shortTerm('ann', 'a1')).length, 3);
+
+    const cleared = await runCli(['memory', 'clear', '--session', 'a1', '--user', 'ann', '--yes'], env);
+    assert.equal(cleared.code, 0, cleared.stderr);
+    await until("the server's short-term copy of ann/a1 to be erased", async () => (await shortTerm('ann', 'a1')).length === 0, 15_000, 200);
+    assert.equal((await shortTerm('ann', 'a2')).length, 3, 'the other session is kept');
+
+    const forgot = await runCli(['memory', 'forget', '--user', 'ann', '--yes'], env);
+    assert.equal(forgot.code, 0, forgot.stderr);
+    await until("the server's short-term copy of ann to be erased", async () => (await shortTerm('ann', 'a2')).length === 0, 15_000, 200);
+    const all = ((await post('/memory/retrieve', { query: 'ferry seats Lisbon', user_id: 'ann', top_k: 50 })) as Retrieved).results;
+    assert.deepEqual(all, [], 'nothing of ann in any tier');
+    assert.equal((await shortTerm('bob', 'b1')).length, 3, 'bob untouched');
+  });
+});

@@ -1,0 +1,92 @@
+import assert from 'node:assert/strict';
+import { after, describe, it } from 'node:test';
+import Database from 'better-sqlite3';
+import fc from 'fast-check';
+import { ftsMatchExpression, queryTerms, stem, stems } from '../../../src/retrieval/query-terms.js';
+
+describe('queryTerms', () => {
+  it('keeps the distinct content words, lower-cased, in first-seen order', () => {
+    assert.deepEqual(queryTerms('What is the name of my Dog? my DOG!'), ['name', 'dog']);
+    assert.deepEqual(queryTerms("Remind me what Priya's new job is these days"), ['priya', 'new', 'job', 'days']);
+  });
+
+  it('drops question framing that carries no retrieval signal', () => {
+    assert.deepEqual(queryTerms('do you remember what I got up to, tell me now'), []);
+  });
+
+  it('caps the number of terms', () => {
+    const many = Array.from({ length: 40 }, (_, i) => `word${i}`).join(' ');
+    assert.equal(queryTerms(many).length, 16);
+    assert.equal(queryTerms(many, 3).length, 3);
+  });
+});
+
+describe('stem', () => {
+  it('gives inflections of one word the same stem', () => {
+    assert.equal(stem('reading'), stem('reads'));
+    assert.equal(stem('live'), stem('lives'));
+    assert.equal(stem('living'), stem('lived'));
+    assert.equal(stem('studies'), 'study');
+    assert.equal(stem("Priya's"), 'priya');
+  });
+
+  it('leaves short words alone', () => {
+    assert.equal(stem('is'), 'is');
+    assert.equal(stem('bus'), 'bus');
+  });
+
+  it('stems() keeps content words only, once each', () => {
+    assert.deepEqual(stems('I am reading the books I read'), ['read', 'book']);
+  });
+});
+
+describe('ftsMatchExpression against a real FTS5 table', () => {
+  const db = new Database(':memory:');
+  db.exec(`CREATE VIRTUAL TABLE t USING fts5(content, name, tokenize='porter unicode61 remove_diacritics 2')`);
+  const insert = db.prepare('INSERT INTO t (content, name) VALUES (?, ?)');
+  insert.run('My dog is called Rex and NEAR the river OR the park', 'Dolores');
+  insert.run('I drive a blue Mazda', 'Maya');
+  insert.run('* wildcards - minus "quotes" (parens) col:on ^caret', 'x');
+  const search = (q: string) => {
+    const match = ftsMatchExpression(q);
+    if (!match) return [];
+    return db.prepare('SELECT content FROM t WHERE t MATCH ? ORDER BY bm25(t)').all(match) as Array<{ content: string }>;
+  };
+  after(() => db.close());
+
+  it('never lets user text act as FTS syntax', () => {
+    for (const q of ['"', '""', '*', 'NEAR', 'near(dog rex)', 'OR', 'dog OR', 'AND NOT', '-rex', 'dog -rex', 'NEAR/2', '(', ')', 'col:on', 'content:dog', '^dog', 'rex*', '"unbalanced', "it's", 'a - b', '{content}: dog', '+', 'NOT dog']) {
+      assert.doesNotThrow(() => search(q), q);
+    }
+  });
+
+  it('matches the words, not operators: "-rex" finds Rex, "dog OR" finds the dog', () => {
+    assert.equal(search('-rex').length, 1);
+    assert.equal(search('dog OR')[0]?.content.includes('Rex'), true);
+    assert.equal(search('near').length, 1); // the word "NEAR" in the text, not the operator
+  });
+
+  it('searches the participant name column', () => {
+    assert.equal(search('what did Dolores say')[0]?.content.includes('Rex'), true);
+  });
+
+  it('is empty when only stopwords remain', () => {
+    assert.equal(ftsMatchExpression('what did I do?'), '');
+  });
+
+  it('never throws for any text (property)', () => {
+    fc.assert(
+      fc.property(fc.string({ unit: 'binary', maxLength: 60 }), (q) => {
+        search(q);
+      }),
+      { numRuns: 500 },
+    );
+    fc.assert(
+      fc.property(fc.array(fc.constantFrom('"', '*', 'NEAR', 'OR', 'AND', 'NOT', '-', '(', ')', ':', '^', '+', 'dog', 'rex', "'", '/2', ' '), { maxLength: 12 }), (parts) => {
+        search(parts.join(''));
+        search(parts.join(' '));
+      }),
+      { numRuns: 500 },
+    );
+  });
+});

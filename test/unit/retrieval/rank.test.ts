@@ -1,0 +1,189 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { ExplainSchema, type RetrievalResult } from '../../../src/domain/entry.js';
+import { CONTEXT_SHARE, RECENCY_HALF_LIFE_DAYS, RRF_K, WEIGHTS, addContext, finalize, fuse, scoreCandidates, type Candidate } from '../../../src/retrieval/rank.js';
+import { parseTimeRange } from '../../../src/retrieval/time-range.js';
+
+const NOW = Date.parse('2025-06-20T12:00:00.000Z');
+const daysAgo = (d: number) => new Date(NOW - d * 86_400_000).toISOString();
+
+let n = 0;
+function cand(content: string, o: Partial<Candidate> = {}): Candidate {
+  n++;
+  return {
+    id: o.id ?? `m${n}`,
+    user_id: 'u',
+    session_id: 's',
+    role: 'user',
+    name: 'Maya',
+    kind: 'turn',
+    content,
+    content_hash: o.content_hash ?? `h:${content}`,
+    created_at: daysAgo(10),
+    importance: 0.5,
+    ...o,
+  };
+}
+
+/** the score recomputed from the parts `explain` reports */
+function fromParts(r: RetrievalResult): number {
+  const e = r.explain;
+  return WEIGHTS.relevance * e.relevance + WEIGHTS.period * (e.in_period ? 1 : 0) + WEIGHTS.tier_priority * e.tier_priority + WEIGHTS.recency * e.recency + WEIGHTS.importance * e.importance;
+}
+
+describe('fusion', () => {
+  it('ranks a memory two lists agree on above one a single list ranks first', () => {
+    const a = cand('a'), b = cand('b'), c = cand('c');
+    const results = fuse({ long_term: [a, b], semantic: [c, b] }, { topK: 8, now: NOW });
+    assert.equal(results[0]!.id, b.id);
+    assert.deepEqual(results[0]!.explain.ranks, { long_term: 2, semantic: 2 });
+  });
+
+  it('uses ranks only: scaling the raw scores of a list changes nothing', () => {
+    const mk = (scale: number) => [cand('x', { id: 'x', similarity: 0.9 * scale }), cand('y', { id: 'y', similarity: 0.2 * scale })];
+    const small = fuse({ semantic: mk(1), long_term: [cand('z', { id: 'z', bm25: 12 })] }, { topK: 8, now: NOW });
+    const large = fuse({ semantic: mk(1000), long_term: [cand('z', { id: 'z', bm25: 0.001 })] }, { topK: 8, now: NOW });
+    assert.deepEqual(small.map((r) => [r.id, r.score]), large.map((r) => [r.id, r.score]));
+  });
+
+  it('scales fusion to [0, 1]: first in every list that returned anything is 1', () => {
+    const top = cand('top');
+    const [r] = fuse({ long_term: [top, cand('q')], semantic: [{ ...top }], short_term: [] }, { topK: 1, now: NOW });
+    assert.equal(r!.explain.fusion, 1);
+    const [only] = fuse({ long_term: [cand('p')], semantic: [cand('r')] }, { topK: 1, now: NOW });
+    assert.ok(Math.abs(only!.explain.fusion - 0.5) < 1e-6);
+    assert.ok(Math.abs(1 / (RRF_K + 1) / (2 / (RRF_K + 1)) - only!.explain.fusion) < 1e-6);
+  });
+
+  it('deduplicates by content hash, reporting the highest-priority tier and every rank', () => {
+    const lt = cand('same text', { id: 'lt', content_hash: 'H', bm25: 3.2, importance: 0.8 });
+    const sem = cand('same text', { id: 'sem', content_hash: 'H', similarity: 0.7, importance: null });
+    const st = cand('same text', { id: 'st', content_hash: 'H', importance: null });
+    const results = fuse({ semantic: [sem], long_term: [lt], short_term: [st] }, { topK: 8, now: NOW });
+    assert.equal(results.length, 1);
+    const [r] = results;
+    assert.equal(r!.tier, 'short_term');
+    assert.equal(r!.id, 'st');
+    assert.deepEqual(r!.explain.ranks, { short_term: 1, long_term: 1, semantic: 1 });
+    assert.equal(r!.explain.similarity, 0.7);
+    assert.equal(r!.explain.bm25, 3.2);
+    assert.equal(r!.explain.importance, 0.8); // the known importance wins over unknown
+    assert.equal(r!.explain.tier_priority, 1);
+  });
+
+  it('reports every part of the score, and the score is their weighted sum', () => {
+    const results = fuse(
+      { long_term: [cand('one', { created_at: daysAgo(RECENCY_HALF_LIFE_DAYS), importance: 0.9 }), cand('two')], semantic: [cand('three')] },
+      { topK: 8, now: NOW, period: parseTimeRange('in January', NOW) },
+    );
+    for (const r of results) {
+      ExplainSchema.parse(r.explain);
+      assert.ok(Math.abs(r.score - fromParts(r)) < 1e-5, `${r.score} vs ${fromParts(r)}`);
+      assert.ok(r.explain.fusion >= 0 && r.explain.fusion <= 1);
+    }
+    const one = results.find((r) => r.content === 'one')!;
+    assert.ok(Math.abs(one.explain.recency - 0.5) < 1e-6, 'recency halves every half-life');
+    assert.equal(one.explain.importance, 0.9);
+    assert.equal(one.explain.in_period, false);
+  });
+
+  it('cuts to top_k, best first', () => {
+    const list = Array.from({ length: 20 }, (_, i) => cand(`item ${i}`));
+    const results = fuse({ long_term: list }, { topK: 5, now: NOW });
+    assert.equal(results.length, 5);
+    assert.deepEqual(results.map((r) => r.content), ['item 0', 'item 1', 'item 2', 'item 3', 'item 4']);
+    for (let i = 1; i < results.length; i++) assert.ok(results[i - 1]!.score >= results[i]!.score);
+  });
+});
+
+describe('the period a time question names', () => {
+  it('marks memories in the period and ranks them above equally relevant ones outside it', () => {
+    const period = parseTimeRange('what did I do in March', NOW)!;
+    const outside = cand('went kayaking', { created_at: '2025-05-10T10:00:00.000Z' });
+    const inside = cand('went sailing', { created_at: '2025-03-10T10:00:00.000Z' });
+    const results = fuse({ long_term: [outside, inside], period: [inside] }, { topK: 8, now: NOW, period });
+    assert.equal(results[0]!.content, 'went sailing');
+    assert.equal(results[0]!.explain.in_period, true);
+    assert.equal(results[0]!.explain.period_rank, 1);
+    assert.equal(results[1]!.explain.in_period, false);
+    assert.equal(results[1]!.explain.period_rank, null);
+  });
+
+  it('leaves in_period null when the query names no period', () => {
+    const [r] = fuse({ long_term: [cand('x')] }, { topK: 8, now: NOW });
+    assert.equal(r!.explain.in_period, null);
+    assert.equal(r!.explain.period_rank, null);
+  });
+
+  it('reports a memory only the period list found as long-term', () => {
+    const period = parseTimeRange('in March', NOW)!;
+    const [r] = fuse({ period: [cand('only here', { created_at: '2025-03-02T00:00:00.000Z' })] }, { topK: 8, now: NOW, period });
+    assert.equal(r!.tier, 'long_term');
+    assert.deepEqual(r!.explain.ranks, {});
+  });
+});
+
+describe('supersession: the newer of two conflicting statements wins', () => {
+  const old = () => cand('I live in Denver, near the river.', { id: 'old', created_at: daysAgo(300), importance: 0.9 });
+  const newer = () => cand('We moved to Austin, I live near the coast now.', { id: 'new', created_at: daysAgo(20), importance: 0.6 });
+  const terms = ['live'];
+
+  it('ranks the older statement just below the newer one that announces a change', () => {
+    const results = fuse({ long_term: [old(), newer()], semantic: [old(), newer()] }, { topK: 8, now: NOW, terms });
+    assert.deepEqual(results.map((r) => r.id), ['new', 'old']);
+    assert.equal(results[1]!.explain.superseded_by, 'new');
+    assert.equal(results[0]!.explain.superseded_by, null);
+  });
+
+  it('does not apply between different speakers, to questions, or without a change word', () => {
+    const other = { ...newer(), name: 'Priya' };
+    assert.equal(fuse({ long_term: [old(), other] }, { topK: 8, now: NOW, terms })[0]!.id, 'old');
+    const question = cand('Do you think I should live in Austin now?', { id: 'q', created_at: daysAgo(5) });
+    assert.equal(fuse({ long_term: [old(), question] }, { topK: 8, now: NOW, terms })[0]!.id, 'old');
+    const noChange = cand('I live for the weekends honestly.', { id: 'nc', created_at: daysAgo(5) });
+    assert.equal(fuse({ long_term: [old(), noChange] }, { topK: 8, now: NOW, terms })[0]!.id, 'old');
+  });
+
+  it('does not let a far weaker newer mention drag a strong older answer down', () => {
+    const filler = Array.from({ length: 12 }, (_, i) => cand(`filler ${i}`));
+    const results = fuse({ long_term: [old(), ...filler, newer()], semantic: [old()] }, { topK: 20, now: NOW, terms });
+    assert.equal(results[0]!.id, 'old');
+    assert.equal(results[0]!.explain.superseded_by, null);
+  });
+
+  it('does not apply when the query names a period (it asks about then, not now)', () => {
+    const period = parseTimeRange('where did I live in 2024', NOW);
+    const results = fuse({ long_term: [old(), newer()], semantic: [old(), newer()] }, { topK: 8, now: NOW, terms, period });
+    assert.ok(results.every((r) => r.explain.superseded_by === null));
+  });
+});
+
+describe('neighbouring turns as context', () => {
+  it('adds the answer after a question with a share of its relevance, under the hit\'s tier', () => {
+    const question = cand('Which dentist do you go to?', { id: 'q', role: 'assistant', name: 'Nova' });
+    const options = { topK: 8, now: NOW };
+    const scored = scoreCandidates({ long_term: [question, cand('unrelated')] }, options);
+    const answer = cand('dr okafor', { id: 'a' });
+    const withContext = addContext(scored, [{ parent: scored[0]!, turn: answer }], options);
+    const results = finalize(withContext, options);
+    const a = results.find((r) => r.id === 'a')!;
+    assert.equal(a.explain.context_of, 'q');
+    assert.equal(a.tier, 'long_term');
+    assert.deepEqual(a.explain.ranks, {});
+    assert.ok(Math.abs(a.explain.relevance - CONTEXT_SHARE * results.find((r) => r.id === 'q')!.explain.relevance) < 1e-5);
+    assert.ok(Math.abs(a.score - fromParts(a)) < 1e-5);
+  });
+
+  it('keeps a neighbour\'s own relevance when it is higher, and never duplicates it', () => {
+    const options = { topK: 8, now: NOW };
+    const hit = cand('weak hit', { id: 'weak' });
+    const strong = cand('strong', { id: 'strong' });
+    const scored = scoreCandidates({ long_term: [strong, cand('x'), cand('y'), hit] }, options);
+    const weak = scored.find((s) => s.candidate.id === 'weak')!;
+    const out = addContext(scored, [{ parent: weak, turn: { ...strong } }], options);
+    assert.equal(out.length, scored.length);
+    const s = out.find((x) => x.candidate.id === 'strong')!;
+    assert.equal(s.contextOf, null);
+    assert.equal(s.relevance, s.fusion);
+  });
+});

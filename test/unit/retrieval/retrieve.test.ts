@@ -1,0 +1,72 @@
+// The retrieval pass end to end on a real SQLite file (hash embedder): time questions, a question and
+// its answer as context, participant names, and an update outranking what it replaces.
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import type { Memory } from '../../../src/memory/memory.js';
+import { testMemory } from '../../helpers/services.js';
+
+const turn = (id: string, session: string, created_at: string, role: 'user' | 'assistant', name: string, content: string, user_id = 'u1') => ({
+  id, user_id, session_id: session, created_at, role, name, content,
+});
+
+describe('Retriever on a real store', () => {
+  let memory: Memory;
+
+  before(async () => {
+    ({ memory } = await testMemory({}, { reconcile: false }));
+    await memory.addTurns([
+      turn('sail', 's1', '2024-03-09T10:00:00.000Z', 'user', 'Maya', 'Went sailing on the lake with my cousin, great wind.'),
+      turn('sail-reply', 's1', '2024-03-09T10:01:00.000Z', 'assistant', 'Nova', 'That sounds like a lovely day out!'),
+      turn('hike', 's2', '2024-05-11T10:00:00.000Z', 'user', 'Maya', 'Went hiking in the hills, very muddy.'),
+      turn('dentist-q', 's3', '2024-06-01T09:00:00.000Z', 'assistant', 'Nova', 'Which dentist do you go to? I can book the check-up.'),
+      turn('dentist-a', 's3', '2024-06-01T09:01:00.000Z', 'user', 'Maya', 'dr okafor'),
+      turn('dentist-ack', 's3', '2024-06-01T09:02:00.000Z', 'assistant', 'Nova', 'Booked, thanks!'),
+      turn('dolores', 's4', '2024-06-02T09:00:00.000Z', 'user', 'Dolores', "I'm training for a swim across the bay, any tips?"),
+      turn('car-old', 's5', '2024-01-10T09:00:00.000Z', 'user', 'Maya', 'I drive a blue Mazda, nothing fancy.'),
+      turn('car-new', 's6', '2024-08-01T09:00:00.000Z', 'user', 'Maya', 'Finally sold my old car, I drive a red Fiat now.'),
+      turn('other-sail', 'x1', '2024-03-10T10:00:00.000Z', 'user', 'Omar', 'Went sailing in March too, capsized twice.', 'u2'),
+    ]);
+    await memory.idle();
+  });
+  after(() => memory.close());
+
+  it('answers a time question from the turns of that period', async () => {
+    const r = await memory.retrieve({ query: 'What did I do in March 2024?', user_id: 'u1', session_id: 'new', top_k: 5 });
+    assert.equal(r.results[0]?.id, 'sail');
+    assert.equal(r.results[0]?.explain.in_period, true);
+    assert.ok(r.results[0]!.explain.period_rank !== null);
+    for (const x of r.results) assert.equal(x.explain.in_period, x.created_at.startsWith('2024-03'));
+    assert.ok(r.results.every((x) => x.user_id === 'u1'), 'never another user\'s memories');
+  });
+
+  it('brings the answer along with the assistant question that matched', async () => {
+    const r = await memory.retrieve({ query: 'Which dentist do I go to?', user_id: 'u1', session_id: 'new', top_k: 5 });
+    const ids = r.results.map((x) => x.id);
+    assert.equal(ids[0], 'dentist-q');
+    const answer = r.results.find((x) => x.id === 'dentist-a');
+    assert.ok(answer, `the short answer is retrieved: ${ids.join(', ')}`);
+    assert.ok(answer.explain.context_of === 'dentist-q' || answer.explain.ranks.semantic !== undefined);
+    assert.match(r.prompt_blocks, /dr okafor/);
+  });
+
+  it('finds what a named participant said when the query names them', async () => {
+    const r = await memory.retrieve({ query: 'What is Dolores training for?', user_id: 'u1', top_k: 3 });
+    assert.equal(r.results[0]?.id, 'dolores');
+    assert.equal(r.results[0]?.name, 'Dolores');
+  });
+
+  it('ranks an update above the statement it replaces', async () => {
+    const r = await memory.retrieve({ query: 'What car do I drive?', user_id: 'u1', top_k: 5 });
+    const ids = r.results.map((x) => x.id);
+    assert.ok(ids.indexOf('car-new') >= 0 && ids.indexOf('car-new') < ids.indexOf('car-old'), ids.join(', '));
+    const old = r.results.find((x) => x.id === 'car-old')!;
+    assert.equal(old.explain.superseded_by, 'car-new');
+  });
+
+  it('reports each tier and never fails on FTS syntax in the query', async () => {
+    for (const query of ['"', 'NEAR OR *', '-dentist', 'dentist" OR "x', '(((']) {
+      const r = await memory.retrieve({ query, user_id: 'u1', top_k: 3 });
+      assert.equal(r.tiers.long_term.status, 'ok', query);
+    }
+  });
+});

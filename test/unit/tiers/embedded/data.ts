@@ -1,0 +1,42 @@
+/** Seeded test vectors: clustered unit vectors, like sentence embeddings of a few topics. */
+export function rng(seed: number): () => number {
+  let s = seed >>> 0;
+  return () => {
+    s = (s + 0x6d2b79f5) >>> 0;
+    let t = s;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+export function normalize(v: Float32Array): Float32Array {
+  let n = 0;
+  for (const x of v) n += x * x;
+  n = Math.sqrt(n);
+  for (let i = 0; i < v.length; i++) v[i]! /= n;
+  return v;
+}
+
+export function clustered(count: number, dim: number, seed: number, clusters = 50): { vectors: Float32Array[]; near: (i: number, noise?: number) => Float32Array } {
+  const r = rng(seed);
+  const gauss = () => Math.sqrt(-2 * Math.log(r() || 1e-12)) * Math.cos(2 * Math.PI * r());
+  const centers = Array.from({ length: clusters }, () => normalize(Float32Array.from({ length: dim }, gauss)));
+  const vectors = Array.from({ length: count }, () => {
+    const c = centers[Math.floor(r() * clusters)]!;
+    return normalize(c.map((x) => x + 0.08 * gauss()));
+  });
+  const near = (i: number, noise = 0.05) => normalize(vectors[i]!.map((x) => x + noise * gauss()));
+  return { vectors, near };
+}
+
+export function exactTop(vectors: readonly Float32Array[], q: Float32Array, k: number, keep: (i: number) => boolean = () => true): number[] {
+  const scored: Array<[number, number]> = [];
+  vectors.forEach((v, i) => {
+    if (!keep(i)) return;
+    let d = 0;
+    for (let j = 0; j < v.length; j++) d += v[j]! * q[j]!;
+    scored.push([i, d]);
+  });
+  return scored.sort((a, b) => b[1] - a[1]).slice(0, k).map(([i]) => i);
+}
