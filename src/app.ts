@@ -1,5 +1,5 @@
 import type { QueueName } from '../queues/names.js';
-import type { JobQueue, ProcessorMap } from '../queues/queue.js';
+import type { JobQueue } from '../queues/queue.js';
 import { createProcessors, observeProcessors, type JobEvent } from '../workers/processors.js';
 import type { ProcessorDeps } from '../workers/deps.js';
 import type { BackendReports } from './backends.js';
@@ -84,8 +84,6 @@ export interface WireOptions {
   workerConcurrency?: number;
   /** fail (ConfigError) instead of falling back when Redis is not configured or reachable: a worker process */
   requireRedis?: boolean;
-  /** wraps the processors this process runs (the worker process adds group commit) */
-  wrapProcessors?: (processors: ProcessorMap, db: Db) => ProcessorMap;
   /** re-enqueue unfinished turns at start-up and periodically (default true) */
   reconcile?: boolean;
   /** loads the embedder instead of `embedding_model` (tests, tools that embed with another model) */
@@ -195,8 +193,7 @@ export async function wire(config: Config, options: WireOptions = {}): Promise<S
   const reconciler = new Reconciler({ turnLog, writePath, vectors, embedders, shortTerm, log: log.child({ component: 'reconciler' }) });
 
   if (options.runWorkers ?? queue.backend === 'in-process') {
-    const processors = createProcessors(processorDeps);
-    const observed = observeProcessors(options.wrapProcessors?.(processors, db) ?? processors, (e) => events.job.forEach((listener) => listener(e)));
+    const observed = observeProcessors(createProcessors(processorDeps), (e) => events.job.forEach((listener) => listener(e)));
     await queue.consume(observed, { queues: options.workerQueues ?? ['embed', 'persist', 'compact', 'archive'], concurrency: options.workerConcurrency ?? config.worker_concurrency });
     if (options.scheduleArchival) await scheduleArchival(queue, config, log.child({ component: 'archival' }));
   }

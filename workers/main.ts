@@ -3,7 +3,6 @@ import type { Config } from '../src/config/schema.js';
 import type { Logger } from '../src/logger.js';
 import { onShutdown } from '../src/cli/shutdown.js';
 import type { QueueName } from '../queues/names.js';
-import { GroupCommit } from './group-commit.js';
 import { createProcessors } from './processors.js';
 
 export interface WorkerProcessOptions {
@@ -21,16 +20,7 @@ export interface WorkerProcessOptions {
  * worker_shutdown_timeout_ms) before it exits. Resolves once it has shut down.
  */
 export async function runWorkerProcess(config: Config, options: WorkerProcessOptions, log: Logger): Promise<void> {
-  let group: GroupCommit | null = null;
   const services = await wire(config, {
-    ...(config.worker_group_commit_ms > 0
-      ? {
-          wrapProcessors: (processors, db) => {
-            group = new GroupCommit(db, { maxHoldMs: config.worker_group_commit_ms, gapMs: config.worker_group_commit_ms }, log.child({ component: 'group-commit' }));
-            return group.wrap(processors);
-          },
-        }
-      : {}),
     logger: log,
     runWorkers: true,
     workerQueues: options.queues,
@@ -48,7 +38,7 @@ export async function runWorkerProcess(config: Config, options: WorkerProcessOpt
   // the line scripts and tests wait for
   process.stderr.write(`worker ready: consuming ${consumed.join(',') || 'nothing'} (concurrency ${concurrency}); pid ${process.pid}\n`);
   await onShutdown(log, () => services.close());
-  log.info({ groupCommit: (group as GroupCommit | null)?.stats() ?? null }, 'worker stopped');
+  log.info('worker stopped');
   // a library timer left behind must not keep a stopped worker alive (an orchestrator would SIGKILL it)
   setTimeout(() => process.exit(process.exitCode ?? 0), 2000).unref();
 }

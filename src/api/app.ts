@@ -5,6 +5,7 @@ import { authenticate, KeyTable } from './auth.js';
 import type { RouteContext } from './context.js';
 import { errorMiddleware, notFound } from './errors.js';
 import { httpLogger } from './http-log.js';
+import { verifyUtf8 } from './body-encoding.js';
 import { verifyDepth } from './json-depth.js';
 import { createInspector } from './inspector.js';
 import { ApiMetrics } from './metrics.js';
@@ -83,7 +84,17 @@ export function createApp(deps: ApiDeps): Express {
   app.use(inspector.pages);
   app.use(authenticate(keys));
   app.use(requireJsonBody);
-  app.use(express.json({ limit: config.max_body_bytes, type: JSON_TYPES, strict: true, verify: verifyDepth }));
+  app.use(
+    express.json({
+      limit: config.max_body_bytes,
+      type: JSON_TYPES,
+      strict: true,
+      verify: (req, res, buf, encoding) => {
+        verifyUtf8(req, res, buf, encoding);
+        verifyDepth(req, res, buf);
+      },
+    }),
+  );
   for (const { router } of routers) app.use(router);
   app.use(openapiRouter(document));
   app.use(notFound);

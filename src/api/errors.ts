@@ -23,6 +23,8 @@ export const BODY_PARSER_ERRORS: Readonly<Record<string, { code: ErrorCode; stat
   // raised by our depth check (src/api/json-depth.ts); body-parser reports any verify failure as 403, but
   // this is malformed input
   'entity.too.deep': { code: 'bad_request', status: 400, message: (e) => `malformed JSON body: ${e.message}` },
+  // raised by our UTF-8 check (src/api/body-encoding.ts), reported by body-parser as 403 like the depth check
+  'entity.not.utf8': { code: 'bad_request', status: 400, message: (e) => `malformed JSON body: ${e.message}` },
   'request.size.invalid': { code: 'bad_request', status: 400, message: () => 'the request body is shorter or longer than its Content-Length' },
   'request.aborted': { code: 'bad_request', status: 400, message: () => 'the request was aborted before its body arrived' },
   'encoding.unsupported': { code: 'unsupported_media_type', status: 415, message: (e) => e.message },

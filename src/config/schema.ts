@@ -141,11 +141,6 @@ export const ConfigSchema = z.strictObject({
   worker_stalled_interval_ms: num(z.number().int().min(500)).default(30_000),
   /** on SIGTERM/SIGINT a worker finishes its in-flight jobs for up to this long, then hands the rest back */
   worker_shutdown_timeout_ms: num(z.number().int().positive()).default(20_000),
-  /**
-   * a worker process commits the SQLite writes of the jobs it runs at once in one transaction, held at
-   * most this long (then as long without, so other processes get the write lock); 0 commits each write alone
-   */
-  worker_group_commit_ms: num(z.number().int().min(0).max(1000)).default(10),
   /** how often unfinished turns in the turn log are re-enqueued */
   reconcile_interval_s: num(z.number().positive()).default(30),
   /** a turn whose jobs have not completed after this long is re-enqueued */

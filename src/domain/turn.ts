@@ -4,8 +4,6 @@ export const ROLES = ['user', 'assistant', 'system', 'tool'] as const;
 export const RoleSchema = z.enum(ROLES);
 export type Role = z.infer<typeof RoleSchema>;
 
-export const UserIdSchema = z.string().min(1).max(128);
-export const SessionIdSchema = z.string().min(1).max(128);
 /** a memory's id: a client's idempotency key or a generated UUID; safe in paths, keys and logs */
 export const MemoryIdSchema = z.string().min(1).max(128).regex(/^[\w.:@-]+$/, 'may hold only letters, digits and . _ : @ -');
 export const DEFAULT_USER = 'default';
@@ -26,12 +24,18 @@ const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[
 // eslint-disable-next-line no-control-regex
 const FORBIDDEN_CONTROL = /[\u0000-\u0008\u000B\u000C\u000E-\u001F\u007F]/;
 
-const text = (max: number) =>
-  z
-    .string()
-    .max(max)
-    .refine((s) => !LONE_SURROGATE.test(s), 'contains an unpaired UTF-16 surrogate')
-    .refine((s) => !FORBIDDEN_CONTROL.test(s), 'contains a control character');
+/**
+ * Text that is stored, keyed or searched as it was sent: no unpaired surrogate (SQLite and Redis
+ * would store U+FFFD instead, so the owner or session written would not be the one given) and no
+ * control character but tab, newline and carriage return.
+ */
+export const wellFormed = (s: z.ZodString) =>
+  s.refine((v) => !LONE_SURROGATE.test(v), 'contains an unpaired UTF-16 surrogate').refine((v) => !FORBIDDEN_CONTROL.test(v), 'contains a control character');
+
+const text = (max: number) => wellFormed(z.string().max(max));
+
+export const UserIdSchema = wellFormed(z.string().min(1).max(128));
+export const SessionIdSchema = wellFormed(z.string().min(1).max(128));
 
 /**
  * The schema of one turn as every write path accepts it (SPEC §2). `maxTurnChars` comes from config,

@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import type { Services } from '../app.js';
 import type { MemoryEntry, RetrievalResult } from '../domain/entry.js';
 import { contentHash } from '../domain/hash.js';
@@ -95,8 +96,9 @@ export class Memory {
       }
       await queue.add('embed', [
         {
-          // a new job id per text: the edit must run even if the original embed job is still queued
-          jobId: jobIdFor('embed', `${id}\u0000${updated.content_hash}`),
+          // a new job id per edit: it must run even while the original embed job is queued, and BullMQ
+          // silently drops an id it still remembers (an edit back to an earlier text)
+          jobId: jobIdFor('embed', `${id}\u0000${updated.content_hash}\u0000${randomUUID()}`),
           data: {
             turn_id: id,
             user_id: updated.user_id,

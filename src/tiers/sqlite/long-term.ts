@@ -1,5 +1,5 @@
 import type { MemoryEntry } from '../../domain/entry.js';
-import { ftsMatchExpression } from '../../retrieval/query-terms.js';
+import { queryTerms } from '../../retrieval/query-terms.js';
 import type { EntryPatch, ListOptions, LongTermStore, PruneCriteria, TextHit } from '../long-term.js';
 import type { Db } from './db.js';
 import { TransactionBatcher } from './transaction-batcher.js';
@@ -57,9 +57,20 @@ function createdRange(o: ListOptions): { from: string | null; before: string | n
   };
 }
 
+/** A word in at least this many of a user's entries is "common" for that user (see matchFor). */
+export const COMMON_TERM_DOCS = 2000;
+const DF_CACHE_SIZE = 10_000;
+const DF_CACHE_MS = 60_000;
+
+/** A quoted FTS5 string: user text is never read as query syntax. */
+function ftsString(text: string): string {
+  return `"${text.replace(/"/g, '""')}"`;
+}
+
 /** Long-term store on the shared SQLite file. Statements are prepared once, at construction. */
 export class SqliteLongTermStore implements LongTermStore {
   private readonly s;
+  private readonly dfCache = new Map<string, { n: number; until: number }>();
 
   constructor(
     private readonly db: Db,
@@ -73,13 +84,15 @@ export class SqliteLongTermStore implements LongTermStore {
          ON CONFLICT DO NOTHING`,
       ),
       get: db.prepare(`SELECT ${COLUMNS} FROM entries WHERE id = ?`),
+      // weights: content 1, participant name 2, owner 0 (the owner column only narrows the match)
       fts: db.prepare(
-        `SELECT ${COLUMNS.split(', ').map((c) => `e.${c}`).join(', ')}, -bm25(entries_fts, 1.0, 2.0) AS rank
+        `SELECT ${COLUMNS.split(', ').map((c) => `e.${c}`).join(', ')}, -bm25(entries_fts, 1.0, 2.0, 0.0) AS rank
          FROM entries_fts JOIN entries e ON e.rowid = entries_fts.rowid
          WHERE entries_fts MATCH @match AND e.user_id = @user_id AND (@session_id IS NULL OR e.session_id = @session_id)
            AND (@from IS NULL OR e.created_at >= @from) AND (@before IS NULL OR e.created_at < @before)
-         ORDER BY bm25(entries_fts, 1.0, 2.0) LIMIT @limit`,
+         ORDER BY bm25(entries_fts, 1.0, 2.0, 0.0) LIMIT @limit`,
       ),
+      cappedCount: db.prepare('SELECT count(*) AS n FROM (SELECT 1 FROM entries_fts WHERE entries_fts MATCH ? LIMIT ?)'),
       like: db.prepare(
         `SELECT ${COLUMNS} FROM entries
          WHERE user_id = @user_id AND (@session_id IS NULL OR session_id = @session_id)
@@ -132,12 +145,42 @@ export class SqliteLongTermStore implements LongTermStore {
   }
 
   async searchText(userId: string, query: string, o: ListOptions): Promise<TextHit[]> {
-    const match = ftsMatchExpression(query);
+    const match = this.matchFor(userId, query);
     if (!match) return [];
     const rows = this.s.fts.all({ match, user_id: userId, session_id: o.sessionId ?? null, ...createdRange(o), limit: o.limit }) as Array<
       EntryRow & { rank: number }
     >;
     return rows.map((r) => ({ entry: rowToEntry(r), bm25: r.rank }));
+  }
+
+  /**
+   * The MATCH expression of a user's query. FTS5 scores every posting of every query word before SQL
+   * can filter by owner, so:
+   * - a user with few entries: the owner's postings AND any of the words — FTS5 intersects the lists
+   *   and never touches other users' postings of a common word;
+   * - a user with many (≥ COMMON_TERM_DOCS) entries: the owner clause narrows little, so instead the
+   *   words found in COMMON_TERM_DOCS or more entries are dropped while a rarer word remains. Scoring
+   *   every entry that holds a near-ubiquitous word costs tens of milliseconds and changes little of
+   *   the ranking (its IDF is small), which the rarer words decide.
+   */
+  private matchFor(userId: string, query: string): string {
+    const terms = queryTerms(query).map(ftsString);
+    if (terms.length === 0) return '';
+    const owner = /[\p{L}\p{N}]/u.test(userId) ? `user_id : ${ftsString(userId)}` : null;
+    if (owner && this.docsCapped(owner) < COMMON_TERM_DOCS) return `${owner} AND (${terms.join(' OR ')})`;
+    const rarer = terms.length > 1 ? terms.filter((t) => this.docsCapped(t) < COMMON_TERM_DOCS) : terms;
+    return (rarer.length > 0 ? rarer : terms).join(' OR ');
+  }
+
+  /** min(documents matching, COMMON_TERM_DOCS), cached briefly: a capped count costs ~0.1 ms */
+  private docsCapped(match: string): number {
+    const now = Date.now();
+    const hit = this.dfCache.get(match);
+    if (hit && hit.until > now) return hit.n;
+    const { n } = this.s.cappedCount.get(match, COMMON_TERM_DOCS) as { n: number };
+    if (this.dfCache.size >= DF_CACHE_SIZE) this.dfCache.clear();
+    this.dfCache.set(match, { n, until: now + DF_CACHE_MS });
+    return n;
   }
 
   async searchSubstring(userId: string, q: string, o: ListOptions): Promise<MemoryEntry[]> {

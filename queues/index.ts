@@ -1,0 +1,11 @@
+/**
+ * The typed producer side of the queues, for programs that enqueue work themselves (SPEC §4): queue
+ * names, zod job payloads, deterministic job ids, default job options, and both queue backends.
+ */
+export { QUEUE_NAMES, SQLITE_QUEUES, type QueueName } from './names.js';
+export * from './payloads.js';
+export { jobIdFor } from './job-ids.js';
+export { JOB_DEFAULTS } from './defaults.js';
+export type { JobQueue, JobSpec, JobCounts, FailedJob, Processor, ProcessorMap, ConsumeOptions } from './queue.js';
+export { BullMqQueue } from './bullmq.js';
+export { InProcessQueue } from './in-process.js';

@@ -1,0 +1,94 @@
+import assert from 'node:assert/strict';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { startRedis, type RedisHandle } from '../helpers/redis.js';
+import { tmpDir } from '../helpers/tmp.js';
+import { Fleet, TurnStream, assertIntact, count, failedJobs, faultEnv, kill, pendingIn, postJson, rawRequest, sleep, until } from './helpers.js';
+
+const RUN_MS = 15_000;
+
+/**
+ * SPEC §1, one host and several processes sharing the SQLite file (WAL, busy timeout): the API
+ * (turn log appends, edits, deletes, prunes, reads) and two workers (vectors, entries, turn-log marks),
+ * all at full speed on one file. No SQLITE_BUSY may reach a caller — no 5xx, no job failed or retried
+ * over it, no process logging it — and the file passes `PRAGMA integrity_check` afterwards.
+ */
+describe('faults: SQLite shared by the API and two workers at full speed', () => {
+  const dir = tmpDir('nc-fault-sqlite-');
+  const fleet = new Fleet();
+  let redis: RedisHandle;
+  before(async () => {
+    redis = await startRedis();
+  });
+  after(async () => {
+    fleet.killAll();
+    await redis?.stop(true);
+  });
+
+  it('no SQLITE_BUSY reaches a caller, and the file stays intact', { timeout: 150_000 }, async () => {
+    const tag = 'sq';
+    const dbPath = join(dir, `${tag}.db`);
+    const env = faultEnv({ sqlitePath: dbPath, redisUrl: redis.url, prefix: tag });
+    const workers = await Promise.all([0, 1].map(() => fleet.worker(env, ['--queues', 'embed,persist', '--concurrency', '32'])));
+    const serve = await fleet.serve(env);
+
+    const statuses = new Map<number, number>();
+    const fiveXX: string[] = [];
+    const note = (what: string, status: number, text: string) => {
+      statuses.set(status, (statuses.get(status) ?? 0) + 1);
+      if (status >= 500) fiveXX.push(`${what}: ${status} ${text.slice(0, 200)}`);
+    };
+    const stream = new TurnStream(serve.base, tag, 12);
+    const end = Date.now() + RUN_MS;
+    // readers and the API's own writers beside the stream: edits, deletes and prunes of stored entries
+    const others = [
+      ...[0, 1, 2].map(async (k) => {
+        for (let i = 0; Date.now() < end; i++) {
+          const r = await postJson(serve.base, '/memory/retrieve', { query: `courier parcel dock ${i % 13}`, user_id: `u${(i + k) % 5}`, top_k: 8 });
+          note('retrieve', r.status, r.text);
+        }
+      }),
+      (async () => {
+        for (let i = 0; Date.now() < end; i++) {
+          const r = await rawRequest(serve.base, 'GET', `/memory/recent?user_id=u${i % 5}&limit=50`);
+          note('recent', r.status, r.text);
+          const entries = (r.json?.entries ?? []) as Array<{ id: string }>;
+          const pick = entries[i % Math.max(1, entries.length)];
+          if (!pick) {
+            await sleep(20);
+            continue;
+          }
+          const op =
+            i % 3 === 0
+              ? await rawRequest(serve.base, 'DELETE', `/memory/${encodeURIComponent(pick.id)}`)
+              : await rawRequest(serve.base, 'PATCH', `/memory/${encodeURIComponent(pick.id)}`, JSON.stringify({ content: `edited ${i}: ${pick.id} moved to another dock`, importance: 0.8 }));
+          // 404: deleted meanwhile by this loop; 409: an edit to a text the user already holds
+          note(i % 3 === 0 ? 'delete' : 'edit', op.status, op.text);
+        }
+      })(),
+      (async () => {
+        for (let i = 0; Date.now() < end; i++) {
+          const r = await postJson(serve.base, '/memory/prune', { user_id: `u${i % 5}`, below_importance: 0.05 });
+          note('prune', r.status, r.text);
+          await sleep(200);
+        }
+      })(),
+    ];
+    await Promise.all(others);
+    await stream.stop();
+    assert.deepEqual(stream.errors, [], 'every turn write answered 202');
+    assert.deepEqual(fiveXX.slice(0, 5), [], 'no 5xx');
+    assert.ok(stream.acknowledged.size > 500, `turns written (${stream.acknowledged.size})`);
+
+    await until('the queues to drain', () => pendingIn(dbPath) === 0, 90_000, 200);
+    const failed = await failedJobs(redis.url, tag);
+    assert.deepEqual(failed.filter((j) => /SQLITE|database is locked/i.test(j.reason)), [], 'no job failed over a busy database');
+    assert.deepEqual(failed, [], 'no job failed');
+    for (const p of [serve, ...workers]) await kill(p);
+    const logs = [serve, ...workers].map((p) => p.output()).join('\n');
+    assert.doesNotMatch(logs, /SQLITE_BUSY|database is locked/i, 'no process met a busy database');
+    assert.equal(count(dbPath, 'SELECT count(*) AS n FROM vectors WHERE id NOT IN (SELECT id FROM turns) AND id NOT IN (SELECT id FROM entries)'), 0, 'no orphan vector');
+    assertIntact(dbPath);
+    process.stderr.write(`# sqlite-concurrency: ${stream.acknowledged.size} turns written; statuses ${JSON.stringify(Object.fromEntries(statuses))}\n`);
+  });
+});
