@@ -8,7 +8,11 @@ import type { ProcessorDeps } from './deps.js';
  * the same turns is reused. A throw fails the attempt and the queue retries it; the session is left
  * as it was.
  */
-export async function processCompact(job: CompactJob, deps: ProcessorDeps): Promise<CompactionResult> {
+export async function processCompact(job: CompactJob, deps: ProcessorDeps): Promise<CompactJobResult> {
   if (!deps.compactor) throw new Error('compact jobs must run on the host that holds the SQLite file');
-  return deps.compactor.compact(job.user_id, job.session_id, job.reason);
+  const r = await deps.compactor.compact(job.user_id, job.session_id, job.reason);
+  // BullMQ keeps a job's return value in Redis: ids and counts only, never the conversation's text
+  return { status: r.status, summary_id: r.summary_id, summarizer: r.summarizer, summarized: r.summarized, kept: r.kept };
 }
+
+export type CompactJobResult = Pick<CompactionResult, 'status' | 'summary_id' | 'summarizer' | 'summarized' | 'kept'>;

@@ -115,7 +115,10 @@ export class Retriever {
   private async semantic(req: RetrieveRequest, text: string, k: number): Promise<Candidate[] | null> {
     const embedder = this.deps.embedders.current();
     if (!embedder) {
-      warnOnce(this.deps.log, 'semantic-skipped', { model: this.deps.embedders.model, status: this.deps.embedders.status }, 'no embedder loaded; the semantic tier is skipped');
+      // a failed load was already reported once by the provider; only a model still loading is news here
+      if (this.deps.embedders.status === 'loading') {
+        warnOnce(this.deps.log, 'semantic-loading', { model: this.deps.embedders.model }, 'the embedding model is still loading; the semantic tier is skipped until it is ready');
+      }
       return null;
     }
     if (text.trim() === '') return [];

@@ -4,7 +4,23 @@ import { after, before, describe, it } from 'node:test';
 import { Redis } from 'ioredis';
 import { startRedis, type RedisHandle } from '../helpers/redis.js';
 import { tmpDir } from '../helpers/tmp.js';
-import { Fleet, TurnStream, assertIntact, assertStoredOnce, expectedFrom, failedJobs, faultEnv, kill, pendingIn, processedIn, retry, turnsIn, until } from './helpers.js';
+import {
+  Fleet,
+  TurnStream,
+  activeJobs,
+  assertIntact,
+  assertStoredOnce,
+  expectedFrom,
+  failedJobs,
+  faultEnv,
+  freezeWhen,
+  kill,
+  pendingIn,
+  processedIn,
+  retry,
+  turnsIn,
+  until,
+} from './helpers.js';
 
 /**
  * SPEC §3, "turns whose jobs have not completed are re-enqueued at start-up": the API process is
@@ -58,10 +74,11 @@ describe('faults: restart the API with unfinished turns in the turn log', () => 
     const serve = await fleet.serve(env);
     const stream = new TurnStream(serve.base, tag, 8);
     await until('1000 turns acknowledged', () => stream.acknowledged.size >= 1000, 60_000, 5);
+    // the kill lands while some accepted turns are not yet processed by the in-process workers
+    await freezeWhen([serve], () => pendingIn(dbPath) > 0, 'an unfinished turn');
     await kill(serve);
     await stream.done();
     assert.deepEqual(stream.errors, []);
-    assert.ok(pendingIn(dbPath) > 0, 'turns left unfinished by the kill');
 
     const again = await fleet.serve(env);
     const retried = await retry(again.base, stream.unanswered);
@@ -80,11 +97,11 @@ describe('faults: restart the API with unfinished turns in the turn log', () => 
     const serve = await fleet.serve(env);
     const stream = new TurnStream(serve.base, tag, 8);
     await until('1200 turns acknowledged and some processed', () => stream.acknowledged.size >= 1200 && processedIn(dbPath) >= 300, 60_000, 5);
-    // the whole host dies at once
+    // the whole host dies at once, with turns unfinished and jobs in the workers' hands
+    await freezeWhen([serve, ...workers], async () => pendingIn(dbPath) > 0 && (await activeJobs(redis.url, tag)).length > 0, 'unfinished turns and running jobs');
     await Promise.all([kill(serve), ...workers.map(kill)]);
     await stream.done();
     assert.deepEqual(stream.errors, []);
-    assert.ok(pendingIn(dbPath) > 0, 'turns left unfinished');
 
     const again = await fleet.serve(env);
     const retried = await retry(again.base, stream.unanswered);

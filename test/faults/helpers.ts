@@ -71,6 +71,20 @@ export async function kill(p: Proc): Promise<void> {
   await stop(p.child, 'SIGKILL');
 }
 
+/**
+ * Freezes the processes (SIGSTOP) at a moment `cond` holds, so that a kill that follows lands in that
+ * state; between checks they run for a few milliseconds at a time. Throws after `tries` attempts.
+ */
+export async function freezeWhen(procs: readonly Proc[], cond: () => boolean | Promise<boolean>, what: string, tries = 500): Promise<void> {
+  for (let i = 0; i < tries; i++) {
+    for (const p of procs) p.child.kill('SIGSTOP');
+    if (await cond()) return;
+    for (const p of procs) p.child.kill('SIGCONT');
+    await sleep(5);
+  }
+  throw new Error(`never saw ${what}`);
+}
+
 export async function until(what: string, check: () => boolean | Promise<boolean>, timeoutMs: number, everyMs = 100): Promise<void> {
   const end = Date.now() + timeoutMs;
   while (!(await check())) {

@@ -1,16 +1,19 @@
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
+import { runCli } from '../helpers/cli.js';
 import { startRedis, type RedisHandle } from '../helpers/redis.js';
 import { tmpDir } from '../helpers/tmp.js';
-import { Fleet, TurnStream, assertIntact, count, failedJobs, faultEnv, kill, pendingIn, postJson, rawRequest, sleep, until } from './helpers.js';
+import { Fleet, TurnStream, assertIntact, count, failedJobs, faultEnv, kill, pendingIn, postJson, rawRequest, sleep, until, writeTurnsFile } from './helpers.js';
 
-const RUN_MS = 15_000;
+/** the run ends once this much has been done (counts, not time: the machine is shared) */
+const TARGET = { turns: 1500, edits: 10, deletes: 5 };
 
 /**
  * SPEC §1, one host and several processes sharing the SQLite file (WAL, busy timeout): the API
- * (turn log appends, edits, deletes, prunes, reads) and two workers (vectors, entries, turn-log marks),
- * all at full speed on one file. No SQLITE_BUSY may reach a caller — no 5xx, no job failed or retried
+ * (turn log appends, edits, deletes, prunes, reads) and two workers (vectors, entries, turn-log marks)
+ * on one file, with a bulk `ingest` beside them so that the workers have a deep queue to drain at full
+ * speed. No SQLITE_BUSY may reach a caller — no 5xx, no job failed or retried
  * over it, no process logging it — and the file passes `PRAGMA integrity_check` afterwards.
  */
 describe('faults: SQLite shared by the API and two workers at full speed', () => {
@@ -32,24 +35,28 @@ describe('faults: SQLite shared by the API and two workers at full speed', () =>
     const workers = await Promise.all([0, 1].map(() => fleet.worker(env, ['--queues', 'embed,persist', '--concurrency', '32'])));
     const serve = await fleet.serve(env);
 
-    const statuses = new Map<number, number>();
+    const statuses = new Map<string, number>();
     const fiveXX: string[] = [];
     const note = (what: string, status: number, text: string) => {
-      statuses.set(status, (statuses.get(status) ?? 0) + 1);
+      statuses.set(`${what} ${status}`, (statuses.get(`${what} ${status}`) ?? 0) + 1);
       if (status >= 500) fiveXX.push(`${what}: ${status} ${text.slice(0, 200)}`);
     };
     const stream = new TurnStream(serve.base, tag, 12);
-    const end = Date.now() + RUN_MS;
+    let running = true;
+    // a bulk import beside the API keeps the workers' queues deep: they write as fast as they can
+    const bulk = join(dir, 'bulk.jsonl');
+    writeTurnsFile(bulk, 'bulk', 4000);
+    const ingest = runCli(['ingest', bulk, '--json'], env);
     // readers and the API's own writers beside the stream: edits, deletes and prunes of stored entries
     const others = [
       ...[0, 1, 2].map(async (k) => {
-        for (let i = 0; Date.now() < end; i++) {
+        for (let i = 0; running; i++) {
           const r = await postJson(serve.base, '/memory/retrieve', { query: `courier parcel dock ${i % 13}`, user_id: `u${(i + k) % 5}`, top_k: 8 });
           note('retrieve', r.status, r.text);
         }
       }),
       (async () => {
-        for (let i = 0; Date.now() < end; i++) {
+        for (let i = 0; running; i++) {
           const r = await rawRequest(serve.base, 'GET', `/memory/recent?user_id=u${i % 5}&limit=50`);
           note('recent', r.status, r.text);
           const entries = (r.json?.entries ?? []) as Array<{ id: string }>;
@@ -67,18 +74,22 @@ describe('faults: SQLite shared by the API and two workers at full speed', () =>
         }
       })(),
       (async () => {
-        for (let i = 0; Date.now() < end; i++) {
+        for (let i = 0; running; i++) {
           const r = await postJson(serve.base, '/memory/prune', { user_id: `u${i % 5}`, below_importance: 0.05 });
           note('prune', r.status, r.text);
           await sleep(200);
         }
       })(),
     ];
+    const done = () => stream.acknowledged.size >= TARGET.turns && (statuses.get('edit 200') ?? 0) >= TARGET.edits && (statuses.get('delete 200') ?? 0) >= TARGET.deletes;
+    await until('the target amount of work', () => done() || stream.errors.length > 0 || fiveXX.length > 0, 120_000, 100).finally(() => (running = false));
     await Promise.all(others);
     await stream.stop();
+    const imported = await ingest;
+    assert.equal(imported.code, 0, imported.stderr);
     assert.deepEqual(stream.errors, [], 'every turn write answered 202');
     assert.deepEqual(fiveXX.slice(0, 5), [], 'no 5xx');
-    assert.ok(stream.acknowledged.size > 500, `turns written (${stream.acknowledged.size})`);
+    for (const op of ['prune 200', 'retrieve 200']) assert.ok((statuses.get(op) ?? 0) > 0, `the API wrote and read beside the stream (${op})`);
 
     await until('the queues to drain', () => pendingIn(dbPath) === 0, 90_000, 200);
     const failed = await failedJobs(redis.url, tag);

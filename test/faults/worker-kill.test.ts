@@ -4,7 +4,7 @@ import { after, before, describe, it } from 'node:test';
 import { runCli } from '../helpers/cli.js';
 import { startRedis, type RedisHandle } from '../helpers/redis.js';
 import { tmpDir } from '../helpers/tmp.js';
-import { Fleet, activeJobs, assertIntact, assertStoredOnce, failedJobs, faultEnv, kill, pendingIn, processedIn, sleep, until, withQueues, writeTurnsFile, type Proc } from './helpers.js';
+import { Fleet, activeJobs, assertIntact, assertStoredOnce, failedJobs, faultEnv, freezeWhen, kill, pendingIn, processedIn, until, withQueues, writeTurnsFile, type Proc } from './helpers.js';
 
 const TURNS = 3000;
 
@@ -13,14 +13,9 @@ const TURNS = 3000;
  * can finish none — and returns their ids. It is the only consumer, so the active jobs are its own.
  */
 async function freezeHoldingJobs(worker: Proc, url: string, prefix: string): Promise<string[]> {
-  for (let tries = 0; tries < 200; tries++) {
-    worker.child.kill('SIGSTOP');
-    const held = await activeJobs(url, prefix);
-    if (held.length > 0) return held;
-    worker.child.kill('SIGCONT');
-    await sleep(5);
-  }
-  throw new Error('the worker never held a job');
+  let held: string[] = [];
+  await freezeWhen([worker], async () => (held = await activeJobs(url, prefix)).length > 0, 'the worker holding a job');
+  return held;
 }
 
 /**
@@ -112,15 +107,9 @@ describe('faults: two workers killed in turn while holding the same jobs', () =>
     await kill(first);
 
     // the second worker takes the dead one's jobs back; it runs in slices of a few milliseconds and is
-    // killed in the slice where it holds one of them again
+    // killed in the slice where it holds one of them again, before it can finish it
     const second = await fleet.worker(env, ['--queues', 'embed,persist', '--concurrency', '16']);
-    for (let slice = 0; ; slice++) {
-      second.child.kill('SIGSTOP');
-      if (await retaken(redis.url, tag, held)) break;
-      assert.ok(slice < 5000 && pendingIn(dbPath) > 0, 'the second worker took one of the first one\'s jobs back');
-      second.child.kill('SIGCONT');
-      await sleep(2);
-    }
+    await freezeWhen([second], () => retaken(redis.url, tag, held), "the second worker holding one of the first one's jobs", 5000);
     await kill(second);
     const survivor = await fleet.worker(env);
     await until('every turn processed', () => pendingIn(dbPath) === 0, 60_000, 200).catch(async (err) => {

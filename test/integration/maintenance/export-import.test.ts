@@ -103,7 +103,7 @@ describe('export, forget, import: retrieval comes back the same', () => {
     assert.ok(pruned.deleted >= 1, 'something was pruned (and must stay pruned)');
     await until('every embedding to be written', () => readDb(dbPath, (db) => (db.prepare('SELECT count(*) AS n FROM turns WHERE embedded_with IS NULL').get() as { n: number }).n === 0), 30_000);
     await until('the archive, summary and edit to be embedded', () => readDb(dbPath, (db) => (db.prepare("SELECT count(*) AS n FROM vectors WHERE kind IN ('archive', 'summary')").get() as { n: number }).n) === 2, 30_000);
-    await new Promise((r) => setTimeout(r, 500)); // the edit's embed job
+    await until("the edit's new text to be embedded", () => readDb(dbPath, (db) => (db.prepare('SELECT content FROM vectors WHERE id = ?').get(String(editMe.id)) as { content: string } | undefined)?.content.includes('(edited)') === true), 30_000);
 
     const before = await retrieveAll('ann');
     const kinds = new Set(Object.values(before).flat().map((r) => `${r.tier}:${r.kind}`));
