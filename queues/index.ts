@@ -9,3 +9,4 @@ export { JOB_DEFAULTS } from './defaults.js';
 export type { JobQueue, JobSpec, JobCounts, FailedJob, Processor, ProcessorMap, ConsumeOptions } from './queue.js';
 export { BullMqQueue } from './bullmq.js';
 export { InProcessQueue } from './in-process.js';
+export { embedJob, persistJob, type Embeddable } from './producers.js';

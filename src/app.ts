@@ -207,12 +207,11 @@ export async function wire(config: Config, options: WireOptions = {}): Promise<S
   const erasures = new ErasureWatcher({ db, shortTerm, vectors, queue, log: log.child({ component: 'erasure' }) });
   if (shortTerm.backend === 'memory' || queue.backend === 'in-process') erasures.start();
 
-  const fallbacks: Partial<BackendReports> = {};
   const backends = (): BackendReports => ({
-    short_term: fallbacks.short_term ?? redis.reports().short_term,
-    semantic: fallbacks.semantic ?? semantic.report,
+    short_term: redis.reports().short_term,
+    semantic: semantic.report,
     long_term: { backend: 'sqlite', state: 'ok', detail: config.sqlite_path },
-    queue: fallbacks.queue ?? redis.reports().queue,
+    queue: redis.reports().queue,
     embedder: {
       backend: embedders.current()?.id ?? config.embedding_model,
       state: embedders.status === 'ready' ? 'ok' : embedders.status,

@@ -12,6 +12,7 @@
 // through the queue, which would take minutes; the resulting state is what the queue would leave.
 // The server is configured with an admin API key, so every request pays for authentication.
 // Takes: --quick (20k turns, one short round). Adds rows to the report.
+import { mulberry32 } from '../../test/fixtures/random.js';
 import { fork, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import type { Server } from 'node:http';
@@ -60,16 +61,7 @@ interface Ready {
 // ---------------------------------------------------------------------------------------------------
 // data: realistic chat turns from templates, deterministic
 
-function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+const prng = mulberry32;
 
 const W = {
   name: ['Ana', 'Clara', 'Tomás', 'Yuki', 'Omar', 'Lena', 'Priya', 'Jonas', 'Mei', 'Rafael', 'Sofia', 'Kwame', 'Ingrid', 'Mateo', 'Aisha', 'Nils'],

@@ -1,5 +1,5 @@
+import { embedJob } from '../../queues/producers.js';
 import { randomUUID } from 'node:crypto';
-import { jobIdFor } from '../../queues/job-ids.js';
 import type { JobQueue } from '../../queues/queue.js';
 import type { Kind, MemoryEntry } from '../domain/entry.js';
 import { contentHash, shortHash } from '../domain/hash.js';
@@ -212,7 +212,7 @@ export class Archiver {
       log.warn({ err: (err as Error).message, session_id: ref.session_id }, 'could not remove archived turns from the short-term tier');
     }
     try {
-      await queue.add('embed', [{ jobId: embedJobId(archive), data: embedJobData(archive) }]);
+      await queue.add('embed', [embedJob(archive, archive.kind, archive.content_hash)]);
     } catch (err) {
       log.warn({ err: (err as Error).message, id: archive.id }, 'could not enqueue the archive embedding; the next run re-enqueues it');
     }
@@ -257,7 +257,7 @@ export class Archiver {
       for (const page of this.deps.store.archives()) {
         const present = await this.deps.vectors.has(embedder, page.map((e) => e.id));
         const missing = page.filter((e) => !present.has(e.id));
-        if (missing.length > 0) await this.deps.queue.add('embed', missing.map((e) => ({ jobId: embedJobId(e), data: embedJobData(e) })));
+        if (missing.length > 0) await this.deps.queue.add('embed', missing.map((e) => embedJob(e, e.kind, e.content_hash)));
       }
     } catch (err) {
       this.deps.log.warn({ err: (err as Error).message }, 'could not check archives for missing vectors');
@@ -316,21 +316,3 @@ function buildArchive(id: string, c: SessionContents, items: readonly ArchiveIte
   };
 }
 
-function embedJobId(e: MemoryEntry): string {
-  // one job per text: a rewritten archive is embedded again even if the old job is still queued
-  return jobIdFor('embed', `${e.id}\u0000${e.content_hash}`);
-}
-
-function embedJobData(e: MemoryEntry) {
-  return {
-    turn_id: e.id,
-    user_id: e.user_id,
-    session_id: e.session_id,
-    role: e.role,
-    name: e.name,
-    kind: e.kind,
-    content: e.content,
-    content_hash: e.content_hash,
-    created_at: e.created_at,
-  };
-}

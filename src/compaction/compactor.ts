@@ -1,4 +1,4 @@
-import { jobIdFor } from '../../queues/job-ids.js';
+import { embedJob } from '../../queues/producers.js';
 import type { JobQueue } from '../../queues/queue.js';
 import type { MemoryEntry } from '../domain/entry.js';
 import { contentHash, shortHash } from '../domain/hash.js';
@@ -192,22 +192,7 @@ export class ConversationCompactor {
       }
     }
 
-    await deps.queue.add('embed', [
-      {
-        jobId: jobIdFor('embed', summaryId),
-        data: {
-          turn_id: summaryId,
-          user_id: userId,
-          session_id: sessionId,
-          role: 'system',
-          name: null,
-          kind: 'summary',
-          content: entry.content,
-          content_hash: entry.content_hash,
-          created_at: entry.created_at,
-        },
-      },
-    ]);
+    await deps.queue.add('embed', [embedJob(entry, 'summary')]);
 
     const summaryTurn: Turn = {
       id: summaryId,

@@ -1,5 +1,5 @@
+import { embedJob } from '../../queues/producers.js';
 import { z } from 'zod';
-import { jobIdFor } from '../../queues/job-ids.js';
 import type { Services } from '../app.js';
 import { KindSchema, type MemoryEntry } from '../domain/entry.js';
 import { contentHash } from '../domain/hash.js';
@@ -216,10 +216,7 @@ export async function importRecords(
   if (embedEntries.length > 0) {
     await services.queue.add(
       'embed',
-      embedEntries.map(({ entry: e }) => ({
-        jobId: jobIdFor('embed', `${e.id}\u0000${e.content_hash}`),
-        data: { turn_id: e.id, user_id: e.user_id, session_id: e.session_id, role: e.role, name: e.name, kind: e.kind, content: e.content, content_hash: e.content_hash, created_at: e.created_at },
-      })),
+      embedEntries.map(({ entry: e }) => embedJob(e, e.kind, e.content_hash)),
     );
   }
 

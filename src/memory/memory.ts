@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { Services } from '../app.js';
 import type { MemoryEntry, RetrievalResult } from '../domain/entry.js';
 import { contentHash } from '../domain/hash.js';
-import { jobIdFor } from '../../queues/job-ids.js';
+import { embedJob } from '../../queues/producers.js';
 import { ContentConflictError, NotFoundError } from '../errors.js';
 import { formatPromptBlocks } from '../retrieval/prompt-blocks.js';
 import { RetrieveRequestSchema, type RetrieveRequestInput } from '../retrieval/request.js';
@@ -94,24 +94,9 @@ export class Memory {
           recent.map((t) => (t.id === id ? { ...t, content: updated.content, content_hash: updated.content_hash } : t)),
         );
       }
-      await queue.add('embed', [
-        {
-          // a new job id per edit: it must run even while the original embed job is queued, and BullMQ
-          // silently drops an id it still remembers (an edit back to an earlier text)
-          jobId: jobIdFor('embed', `${id}\u0000${updated.content_hash}\u0000${randomUUID()}`),
-          data: {
-            turn_id: id,
-            user_id: updated.user_id,
-            session_id: updated.session_id,
-            role: updated.role,
-            name: updated.name,
-            kind: updated.kind,
-            content: updated.content,
-            content_hash: updated.content_hash,
-            created_at: updated.created_at,
-          },
-        },
-      ]);
+      // a new job id per edit: it must run even while the original embed job is queued, and BullMQ
+      // silently drops an id it still remembers (an edit back to an earlier text)
+      await queue.add('embed', [embedJob(updated, updated.kind, randomUUID())]);
     }
     return updated;
   }

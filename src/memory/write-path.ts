@@ -1,5 +1,5 @@
+import { embedJob, persistJob } from '../../queues/producers.js';
 import { randomUUID } from 'node:crypto';
-import { jobIdFor } from '../../queues/job-ids.js';
 import type { JobQueue } from '../../queues/queue.js';
 import { contentHash } from '../domain/hash.js';
 import type { Turn, TurnInputSchema } from '../domain/turn.js';
@@ -105,23 +105,10 @@ export class WritePath {
         which.embed
           ? put(
               'embed',
-              turns.map((t) => ({
-                jobId: jobIdFor('embed', t.id),
-                data: {
-                  turn_id: t.id,
-                  user_id: t.user_id,
-                  session_id: t.session_id,
-                  role: t.role,
-                  name: t.name,
-                  kind: 'turn' as const,
-                  content: t.content,
-                  content_hash: t.content_hash,
-                  created_at: t.created_at,
-                },
-              })),
+              turns.map((t) => embedJob(t)),
             )
           : undefined,
-        which.persist ? put('persist', turns.map((t) => ({ jobId: jobIdFor('persist', t.id), data: { turn_id: t.id } }))) : undefined,
+        which.persist ? put('persist', turns.map((t) => persistJob(t.id))) : undefined,
       ]);
       return true;
     } catch (err) {

@@ -46,8 +46,7 @@ export const CONTEXT_SHARE = 0.9;
  */
 export const SUPERSEDE_MARGIN = 0.05;
 
-/** tier order for deduplication: a memory held by several tiers is reported under the first */
-const TIER_ORDER: readonly Tier[] = ['short_term', 'long_term', 'semantic'];
+/** list order for deduplication: a memory held by several lists is reported under the first */
 const LIST_ORDER: readonly ListName[] = ['short_term', 'long_term', 'semantic', 'period'];
 
 export interface RankOptions {

@@ -1,14 +1,6 @@
+import { mulberry32 } from '../../../fixtures/random.js';
 /** Seeded test vectors: clustered unit vectors, like sentence embeddings of a few topics. */
-export function rng(seed: number): () => number {
-  let s = seed >>> 0;
-  return () => {
-    s = (s + 0x6d2b79f5) >>> 0;
-    let t = s;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+export const rng = mulberry32;
 
 export function normalize(v: Float32Array): Float32Array {
   let n = 0;
