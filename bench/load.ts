@@ -274,7 +274,8 @@ function panel(o: { x: number; y: number; w: number; h: number; title: string; y
   const yMinRaw = ys.length ? Math.min(...ys) : 1;
   const log = o.log ?? false;
   const lo = log ? 10 ** Math.floor(Math.log10(Math.max(yMinRaw, 0.1))) : 0;
-  const hi = log ? 10 ** Math.ceil(Math.log10(yMaxRaw)) : 4 * niceCeil(yMaxRaw / 4);
+  // linear: headroom above the highest point, so that the legend does not sit on the lines
+  const hi = log ? 10 ** Math.ceil(Math.log10(yMaxRaw)) : 4 * niceCeil((yMaxRaw * 1.2) / 4);
   const sx = (x: number) => o.x + (x / o.xMax) * o.w;
   const sy = (y: number) => {
     const f = log ? (Math.log10(Math.max(y, lo)) - Math.log10(lo)) / (Math.log10(hi) - Math.log10(lo)) : y / hi;
@@ -500,6 +501,7 @@ async function main(): Promise<void> {
   const depthIn = metrics.depth.filter((d) => d.at >= 0 && d.at <= SECONDS * 1000);
   const maxQueued = Math.max(0, ...depthIn.map((d) => d.queued));
   const maxBacklog = Math.max(0, ...depthIn.map((d) => d.backlog));
+  const workersRssStart = rssIn[0]?.workers ?? [];
   const workersRss = rssIn[rssIn.length - 1]?.workers ?? [];
   const errors = (m: Map<string, number>) => (m.size === 0 ? 'none' : [...m].map(([k, v]) => `${v} × ${k}`).join(', '));
 
@@ -513,7 +515,7 @@ async function main(): Promise<void> {
     ['drain after the load stopped', drained ? `${(drainMs / 1000).toFixed(1)} s until every turn was embedded and persisted` : `not drained after ${DRAIN_LIMIT_MS / 1000} s`],
     ['serve RSS after warm-up → end', `${mb(rssStart)} → ${mb(rssEnd)}; peak ${mb(peakEarly)} in the first third of the window, ${mb(peakLate)} in the last (${growth >= 0 ? '+' : ''}${mb(growth)}, ${((growth / peakEarly) * 100).toFixed(1)}%)`],
     ['memory bound', `peak RSS of the last third < peak of the first third + ${RSS_GROWTH_SHARE * 100}% or + ${mb(RSS_GROWTH_BYTES)}: ${withinBound ? 'MET' : 'NOT MET'}`],
-    ['worker RSS at the end', workersRss.map(mb).join(', ')],
+    ['worker RSS after warm-up → end', workersRss.map((end, i) => `${mb(workersRssStart[i] ?? NaN)} → ${mb(end)}`).join(', ')],
     ['errors', `writes: ${errors(metrics.writeErrors)}; retrieves: ${errors(metrics.readErrors)}`],
     ['stored at the end', `${totals.turns} turns, ${totals.vectors} vectors, ${totals.entries} long-term entries`],
   ];
