@@ -27,7 +27,7 @@ import { ChatText } from './chat-text.js';
 
 const CLI = fileURLToPath(new URL('../../src/cli/main.js', import.meta.url));
 const SELF = fileURLToPath(import.meta.url);
-const CONCURRENCY = 16;
+const CONCURRENCY = 64;
 const BATCH = 500;
 const POLL_MS = 20;
 

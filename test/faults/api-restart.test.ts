@@ -1,11 +1,9 @@
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
-import { after, before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import { Redis } from 'ioredis';
-import { startRedis, type RedisHandle } from '../helpers/redis.js';
-import { tmpDir } from '../helpers/tmp.js';
 import {
-  Fleet,
+  faultRig,
   TurnStream,
   activeJobs,
   assertIntact,
@@ -30,21 +28,13 @@ import {
  * short-term lists (a Redis that came back empty holds none of them).
  */
 describe('faults: restart the API with unfinished turns in the turn log', () => {
-  const dir = tmpDir('nc-fault-restart-');
-  const fleet = new Fleet();
-  let redis: RedisHandle;
-  before(async () => {
-    redis = await startRedis();
-  });
-  after(async () => {
-    fleet.killAll();
-    await redis?.stop(true);
-  });
+  const rig = faultRig('nc-fault-restart-');
+  const { dir, fleet } = rig;
 
   it('queued jobs lost (Redis flushed while the API was down): the restart re-enqueues them all', { timeout: 120_000 }, async () => {
     const tag = 'rs-flushed';
     const dbPath = join(dir, `${tag}.db`);
-    const env = faultEnv({ sqlitePath: dbPath, redisUrl: redis.url, prefix: tag, extra: { NEURALCLEAVE_RECONCILE_AFTER_S: '60' } });
+    const env = faultEnv({ sqlitePath: dbPath, redisUrl: rig.redis.url, prefix: tag, extra: { NEURALCLEAVE_RECONCILE_AFTER_S: '60' } });
     // no worker yet: every acknowledged turn stays queued
     const serve = await fleet.serve(env);
     const stream = new TurnStream(serve.base, tag, 4);
@@ -52,7 +42,7 @@ describe('faults: restart the API with unfinished turns in the turn log', () => 
     await stream.stop();
     await kill(serve);
     assert.equal(processedIn(dbPath), 0);
-    const admin = new Redis(redis.url);
+    const admin = new Redis(rig.redis.url);
     await admin.flushall();
     admin.disconnect();
 
@@ -61,8 +51,8 @@ describe('faults: restart the API with unfinished turns in the turn log', () => 
     const expected = expectedFrom(stream, stream.acknowledged);
     await until('every turn processed', () => pendingIn(dbPath) === 0, 60_000, 100);
     // the short-term lists came back with the start-up pass
-    await assertStoredOnce(dbPath, expected, { url: redis.url, prefix: tag });
-    assert.deepEqual(await failedJobs(redis.url, tag), []);
+    await assertStoredOnce(dbPath, expected, { url: rig.redis.url, prefix: tag });
+    assert.deepEqual(await failedJobs(rig.redis.url, tag), []);
     for (const p of [again, worker]) await kill(p);
     assertIntact(dbPath);
   });
@@ -92,13 +82,13 @@ describe('faults: restart the API with unfinished turns in the turn log', () => 
   it('jobs stranded by dead workers (API and workers killed together): the restart and one worker finish them', { timeout: 120_000 }, async () => {
     const tag = 'rs-stranded';
     const dbPath = join(dir, `${tag}.db`);
-    const env = faultEnv({ sqlitePath: dbPath, redisUrl: redis.url, prefix: tag, extra: { NEURALCLEAVE_RECONCILE_AFTER_S: '60' } });
+    const env = faultEnv({ sqlitePath: dbPath, redisUrl: rig.redis.url, prefix: tag, extra: { NEURALCLEAVE_RECONCILE_AFTER_S: '60' } });
     const workers = await Promise.all([fleet.worker(env), fleet.worker(env)]);
     const serve = await fleet.serve(env);
     const stream = new TurnStream(serve.base, tag, 8);
     await until('1200 turns acknowledged and some processed', () => stream.acknowledged.size >= 1200 && processedIn(dbPath) >= 300, 60_000, 5);
     // the whole host dies at once, with turns unfinished and jobs in the workers' hands
-    await freezeWhen([serve, ...workers], async () => pendingIn(dbPath) > 0 && (await activeJobs(redis.url, tag)).length > 0, 'unfinished turns and running jobs');
+    await freezeWhen([serve, ...workers], async () => pendingIn(dbPath) > 0 && (await activeJobs(rig.redis.url, tag)).length > 0, 'unfinished turns and running jobs');
     await Promise.all([kill(serve), ...workers.map(kill)]);
     await stream.done();
     assert.deepEqual(stream.errors, []);
@@ -108,8 +98,8 @@ describe('faults: restart the API with unfinished turns in the turn log', () => 
     const worker = await fleet.worker(env);
     const expected = expectedFrom(stream, [...stream.acknowledged, ...retried]);
     await until('every turn processed', () => pendingIn(dbPath) === 0 && turnsIn(dbPath) === expected.size, 60_000, 100);
-    await assertStoredOnce(dbPath, expected, { url: redis.url, prefix: tag });
-    assert.deepEqual(await failedJobs(redis.url, tag), []);
+    await assertStoredOnce(dbPath, expected, { url: rig.redis.url, prefix: tag });
+    assert.deepEqual(await failedJobs(rig.redis.url, tag), []);
     for (const p of [again, worker]) await kill(p);
     assertIntact(dbPath);
   });

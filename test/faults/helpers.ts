@@ -13,7 +13,10 @@ import { request as httpRequest } from 'node:http';
 import Database from 'better-sqlite3';
 import { Redis } from 'ioredis';
 import { RedisKeys } from '../../src/tiers/redis/keys.js';
+import { after, before } from 'node:test';
 import { startCli, stop } from '../helpers/cli.js';
+import { startRedis, type RedisHandle } from '../helpers/redis.js';
+import { tmpDir } from '../helpers/tmp.js';
 
 export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -425,4 +428,29 @@ export function writeTurnsFile(file: string, tag: string, n: number, sessions = 
   }
   writeFileSync(file, `${lines.join('\n')}\n`);
   return expected;
+}
+
+/**
+ * One describe block's rig: a temp folder, a fleet of CLI processes and a private redis-server, all
+ * stopped (hard) when the block's tests end. `redis` is readable once the block's `before` has run.
+ */
+export function faultRig(prefix: string): { dir: string; fleet: Fleet; readonly redis: RedisHandle } {
+  const dir = tmpDir(prefix);
+  const fleet = new Fleet();
+  let handle: RedisHandle | undefined;
+  before(async () => {
+    handle = await startRedis();
+  });
+  after(async () => {
+    fleet.killAll();
+    await handle?.stop(true);
+  });
+  return {
+    dir,
+    fleet,
+    get redis() {
+      if (!handle) throw new Error('the rig\'s redis-server is not started yet (use it inside a test)');
+      return handle;
+    },
+  };
 }

@@ -1,11 +1,11 @@
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { join } from 'node:path';
-import { after, before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import { CLI } from '../helpers/cli.js';
-import { startRedis, type RedisHandle } from '../helpers/redis.js';
-import { tmpDir } from '../helpers/tmp.js';
-import { Fleet, assertIntact, assertStoredOnce, failedJobs, faultEnv, kill, processedIn, sleep, turnsIn, until, writeTurnsFile } from './helpers.js';
+import {
+  faultRig,
+  assertIntact, assertStoredOnce, failedJobs, faultEnv, kill, processedIn, sleep, turnsIn, until, writeTurnsFile } from './helpers.js';
 
 const TURNS = 2000;
 
@@ -17,16 +17,8 @@ const TURNS = 2000;
  * exactly once. The short-term tier lives in Redis and is lost with it: only "never twice" is checked.
  */
 describe('faults: stop and restart redis-server during ingest', () => {
-  const dir = tmpDir('nc-fault-redis-');
-  const fleet = new Fleet();
-  let redis: RedisHandle;
-  before(async () => {
-    redis = await startRedis();
-  });
-  after(async () => {
-    fleet.killAll();
-    await redis?.stop(true);
-  });
+  const rig = faultRig('nc-fault-redis-');
+  const { dir, fleet } = rig;
 
   const POINTS = [
     { name: 'stopped (SIGTERM) early in the ingest, down 1 s', atTurns: 1, atProcessed: 0, hard: false, downMs: 1000 },
@@ -38,7 +30,7 @@ describe('faults: stop and restart redis-server during ingest', () => {
       const tag = `rr${p.atTurns}${p.hard ? 'k' : 't'}`;
       const dbPath = join(dir, `${tag}.db`);
       const file = join(dir, `${tag}.jsonl`);
-      const env = faultEnv({ sqlitePath: dbPath, redisUrl: redis.url, prefix: tag, extra: { NEURALCLEAVE_REDIS_COMMAND_TIMEOUT_MS: '1000' } });
+      const env = faultEnv({ sqlitePath: dbPath, redisUrl: rig.redis.url, prefix: tag, extra: { NEURALCLEAVE_REDIS_COMMAND_TIMEOUT_MS: '1000' } });
       const expected = writeTurnsFile(file, tag, TURNS);
       const workers = await Promise.all([fleet.worker(env), fleet.worker(env)]);
 
@@ -54,9 +46,9 @@ describe('faults: stop and restart redis-server during ingest', () => {
       if (p.atProcessed > 0) await until('some processed', () => processedIn(dbPath) >= p.atProcessed, 60_000, 10);
       const written = turnsIn(dbPath);
       const unprocessed = written - processedIn(dbPath);
-      await redis.stop(p.hard);
+      await rig.redis.stop(p.hard);
       await sleep(p.downMs);
-      await redis.start();
+      await rig.redis.start();
 
       let timer: NodeJS.Timeout | undefined;
       const code = await Promise.race([exited, new Promise((r) => (timer = setTimeout(() => r('timeout'), 150_000)))]);
@@ -66,8 +58,8 @@ describe('faults: stop and restart redis-server during ingest', () => {
       assert.ok(unprocessed > 0, 'Redis went away with work queued');
       if (p.atTurns < TURNS) assert.ok(written < TURNS, `Redis went away mid-ingest (${written} of ${TURNS} turns written)`);
 
-      await assertStoredOnce(dbPath, expected, { url: redis.url, prefix: tag, exempt: new Set(expected.keys()) });
-      assert.deepEqual(await failedJobs(redis.url, tag), [], 'no job failed');
+      await assertStoredOnce(dbPath, expected, { url: rig.redis.url, prefix: tag, exempt: new Set(expected.keys()) });
+      assert.deepEqual(await failedJobs(rig.redis.url, tag), [], 'no job failed');
       for (const w of workers) await kill(w);
       assertIntact(dbPath);
     });

@@ -1,10 +1,10 @@
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
-import { after, before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import { runCli } from '../helpers/cli.js';
-import { startRedis, type RedisHandle } from '../helpers/redis.js';
-import { tmpDir } from '../helpers/tmp.js';
-import { Fleet, TurnStream, assertIntact, count, failedJobs, faultEnv, kill, pendingIn, postJson, rawRequest, sleep, until, writeTurnsFile } from './helpers.js';
+import {
+  faultRig,
+  TurnStream, assertIntact, count, failedJobs, faultEnv, kill, pendingIn, postJson, rawRequest, sleep, until, writeTurnsFile } from './helpers.js';
 
 /** the run ends once this much has been done (counts, not time: the machine is shared) */
 const TARGET = { turns: 1500, edits: 10, deletes: 5 };
@@ -17,21 +17,13 @@ const TARGET = { turns: 1500, edits: 10, deletes: 5 };
  * over it, no process logging it — and the file passes `PRAGMA integrity_check` afterwards.
  */
 describe('faults: SQLite shared by the API and two workers at full speed', () => {
-  const dir = tmpDir('nc-fault-sqlite-');
-  const fleet = new Fleet();
-  let redis: RedisHandle;
-  before(async () => {
-    redis = await startRedis();
-  });
-  after(async () => {
-    fleet.killAll();
-    await redis?.stop(true);
-  });
+  const rig = faultRig('nc-fault-sqlite-');
+  const { dir, fleet } = rig;
 
   it('no SQLITE_BUSY reaches a caller, and the file stays intact', { timeout: 150_000 }, async () => {
     const tag = 'sq';
     const dbPath = join(dir, `${tag}.db`);
-    const env = faultEnv({ sqlitePath: dbPath, redisUrl: redis.url, prefix: tag });
+    const env = faultEnv({ sqlitePath: dbPath, redisUrl: rig.redis.url, prefix: tag });
     const workers = await Promise.all([0, 1].map(() => fleet.worker(env, ['--queues', 'embed,persist', '--concurrency', '32'])));
     const serve = await fleet.serve(env);
 
@@ -92,7 +84,7 @@ describe('faults: SQLite shared by the API and two workers at full speed', () =>
     for (const op of ['prune 200', 'retrieve 200']) assert.ok((statuses.get(op) ?? 0) > 0, `the API wrote and read beside the stream (${op})`);
 
     await until('the queues to drain', () => pendingIn(dbPath) === 0, 90_000, 200);
-    const failed = await failedJobs(redis.url, tag);
+    const failed = await failedJobs(rig.redis.url, tag);
     assert.deepEqual(failed.filter((j) => /SQLITE|database is locked/i.test(j.reason)), [], 'no job failed over a busy database');
     assert.deepEqual(failed, [], 'no job failed');
     for (const p of [serve, ...workers]) await kill(p);

@@ -1,10 +1,10 @@
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
-import { after, before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import { runCli } from '../helpers/cli.js';
-import { startRedis, type RedisHandle } from '../helpers/redis.js';
-import { tmpDir } from '../helpers/tmp.js';
-import { Fleet, activeJobs, assertIntact, assertStoredOnce, failedJobs, faultEnv, freezeWhen, kill, pendingIn, processedIn, until, withQueues, writeTurnsFile, type Proc } from './helpers.js';
+import {
+  faultRig,
+  activeJobs, assertIntact, assertStoredOnce, failedJobs, faultEnv, freezeWhen, kill, pendingIn, processedIn, until, withQueues, writeTurnsFile, type Proc } from './helpers.js';
 
 const TURNS = 3000;
 
@@ -25,22 +25,14 @@ async function freezeHoldingJobs(worker: Proc, url: string, prefix: string): Pro
  * again. Every turn ends stored exactly once in every tier, and no job fails.
  */
 describe('faults: SIGKILL a worker while it holds jobs', () => {
-  const dir = tmpDir('nc-fault-worker-');
-  const fleet = new Fleet();
-  let redis: RedisHandle;
-  before(async () => {
-    redis = await startRedis();
-  });
-  after(async () => {
-    fleet.killAll();
-    await redis?.stop(true);
-  });
+  const rig = faultRig('nc-fault-worker-');
+  const { dir, fleet } = rig;
 
   for (const share of [0.1, 0.45, 0.8]) {
     it(`finishes every turn exactly once when the worker is killed at ~${share * 100}% processed`, { timeout: 150_000 }, async () => {
       const tag = `wk${share * 100}`;
       const dbPath = join(dir, `${tag}.db`);
-      const env = faultEnv({ sqlitePath: dbPath, redisUrl: redis.url, prefix: tag });
+      const env = faultEnv({ sqlitePath: dbPath, redisUrl: rig.redis.url, prefix: tag });
       const expected = writeTurnsFile(join(dir, `${tag}.jsonl`), tag, TURNS);
       // every turn acknowledged (ingest exits 0 once all are durable) and queued, nobody consuming yet
       const ingest = await runCli(['ingest', join(dir, `${tag}.jsonl`), '--json'], env);
@@ -48,17 +40,17 @@ describe('faults: SIGKILL a worker while it holds jobs', () => {
 
       const victim = await fleet.worker(env, ['--queues', 'embed,persist', '--concurrency', '16']);
       await until(`${share * 100}% processed`, () => processedIn(dbPath) >= share * TURNS, 90_000, 10);
-      const held = await freezeHoldingJobs(victim, redis.url, tag);
+      const held = await freezeHoldingJobs(victim, rig.redis.url, tag);
       const processedAtKill = processedIn(dbPath);
       await kill(victim);
       assert.ok(held.length > 0 && processedAtKill < TURNS, `killed holding ${held.length} jobs with ${processedAtKill} turns processed`);
 
       const survivor = await fleet.worker(env);
       await until('every turn processed', () => pendingIn(dbPath) === 0, 90_000, 100);
-      await assertStoredOnce(dbPath, expected, { url: redis.url, prefix: tag });
+      await assertStoredOnce(dbPath, expected, { url: rig.redis.url, prefix: tag });
       // the dead worker's jobs came back through the stalled-job check, and ran once more without failing
       await until('the stalled jobs reported', () => /job stalled/.test(survivor.output()), 10_000, 100);
-      assert.deepEqual(await failedJobs(redis.url, tag), [], 'no job failed');
+      assert.deepEqual(await failedJobs(rig.redis.url, tag), [], 'no job failed');
       await kill(survivor);
       assertIntact(dbPath);
     });
@@ -80,46 +72,38 @@ function retaken(url: string, prefix: string, ids: ReadonlySet<string>): Promise
 }
 
 describe('faults: two workers killed in turn while holding the same jobs', () => {
-  const dir = tmpDir('nc-fault-worker2-');
-  const fleet = new Fleet();
-  let redis: RedisHandle;
-  before(async () => {
-    redis = await startRedis();
-  });
-  after(async () => {
-    fleet.killAll();
-    await redis?.stop(true);
-  });
+  const rig = faultRig('nc-fault-worker2-');
+  const { dir, fleet } = rig;
 
   // before the fix, the reconciler's re-enqueue was a no-op for a job BullMQ kept as failed: the turn
   // stayed pending for good
   it('a job whose worker died twice still gets its turn processed', { timeout: 150_000 }, async () => {
     const tag = 'wk2';
     const dbPath = join(dir, `${tag}.db`);
-    const env = faultEnv({ sqlitePath: dbPath, redisUrl: redis.url, prefix: tag });
+    const env = faultEnv({ sqlitePath: dbPath, redisUrl: rig.redis.url, prefix: tag });
     const expected = writeTurnsFile(join(dir, `${tag}.jsonl`), tag, 1000);
     const ingest = await runCli(['ingest', join(dir, `${tag}.jsonl`), '--json'], env);
     assert.equal(ingest.code, 0, ingest.stderr);
 
     const first = await fleet.worker(env, ['--queues', 'embed,persist', '--concurrency', '16']);
     await until('some turns processed', () => processedIn(dbPath) >= 100, 90_000, 10);
-    const held = new Set(await freezeHoldingJobs(first, redis.url, tag));
+    const held = new Set(await freezeHoldingJobs(first, rig.redis.url, tag));
     await kill(first);
 
     // the second worker takes the dead one's jobs back; it runs in slices of a few milliseconds and is
     // killed in the slice where it holds one of them again, before it can finish it
     const second = await fleet.worker(env, ['--queues', 'embed,persist', '--concurrency', '16']);
-    await freezeWhen([second], () => retaken(redis.url, tag, held), "the second worker holding one of the first one's jobs", 5000);
+    await freezeWhen([second], () => retaken(rig.redis.url, tag, held), "the second worker holding one of the first one's jobs", 5000);
     await kill(second);
     const survivor = await fleet.worker(env);
     await until('every turn processed', () => pendingIn(dbPath) === 0, 60_000, 200).catch(async (err) => {
-      throw new Error(`${(err as Error).message}; failed jobs: ${JSON.stringify((await failedJobs(redis.url, tag)).slice(0, 3))}`);
+      throw new Error(`${(err as Error).message}; failed jobs: ${JSON.stringify((await failedJobs(rig.redis.url, tag)).slice(0, 3))}`);
     });
-    await assertStoredOnce(dbPath, expected, { url: redis.url, prefix: tag });
+    await assertStoredOnce(dbPath, expected, { url: rig.redis.url, prefix: tag });
     // the double stall happened: BullMQ failed the job ("stalled more than allowable limit") and the
     // reconciler replaced it, or the second worker had finished the turn's writes before it died
     const replaced = /failed jobs of turns still unfinished in the turn log are run again/.test(survivor.output());
-    const leftFailed = await failedJobs(redis.url, tag);
+    const leftFailed = await failedJobs(rig.redis.url, tag);
     assert.ok(replaced || leftFailed.some((j) => /stalled more than allowable limit/.test(j.reason)), 'a job was stalled twice');
     await kill(survivor);
   });
