@@ -1,7 +1,7 @@
 import type { Services } from '../app.js';
 import { z } from 'zod';
-import { KindSchema } from '../domain/entry.js';
-import { RoleSchema, type Role } from '../domain/turn.js';
+import { MemoryEntrySchema } from '../domain/entry.js';
+import type { Role } from '../domain/turn.js';
 import { QUEUE_NAMES, type QueueName } from '../../queues/names.js';
 import type { FailedJob } from '../../queues/queue.js';
 
@@ -31,17 +31,18 @@ export const SessionSummarySchema = z.object({
 export type SessionSummary = z.infer<typeof SessionSummarySchema>;
 
 /** Where one memory of a session is held, and what is still to be done with it. */
-export const InspectedEntrySchema = z.object({
-  id: z.string(),
-  user_id: z.string(),
-  session_id: z.string(),
-  role: RoleSchema,
-  name: z.string().nullable(),
-  kind: KindSchema,
-  content: z.string(),
+export const InspectedEntrySchema = MemoryEntrySchema.pick({
+  id: true,
+  user_id: true,
+  session_id: true,
+  role: true,
+  name: true,
+  kind: true,
+  content: true,
+  pinned: true,
+  created_at: true,
+}).extend({
   importance: z.number().nullable().describe("the long-term entry's, else the turn's own; null while not yet scored"),
-  pinned: z.boolean(),
-  created_at: z.string(),
   updated_at: z.string().nullable().describe('set for long-term entries'),
   tiers: z.object({
     turn_log: z.boolean(),
