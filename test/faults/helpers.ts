@@ -17,6 +17,10 @@ import { after, before } from 'node:test';
 import { startCli, stop } from '../helpers/cli.js';
 import { startRedis, type RedisHandle } from '../helpers/redis.js';
 import { tmpDir } from '../helpers/tmp.js';
+import { readDb } from '../helpers/read-db.js';
+
+export { readDb };
+export { until } from '../helpers/until.js';
 
 export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -88,13 +92,6 @@ export async function freezeWhen(procs: readonly Proc[], cond: () => boolean | P
   throw new Error(`never saw ${what}`);
 }
 
-export async function until(what: string, check: () => boolean | Promise<boolean>, timeoutMs: number, everyMs = 100): Promise<void> {
-  const end = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > end) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
-    await sleep(everyMs);
-  }
-}
 
 // ---------------------------------------------------------------------------------------------------
 // HTTP
@@ -270,15 +267,6 @@ export async function retry(base: string, requests: readonly StreamRequest[]): P
 // ---------------------------------------------------------------------------------------------------
 // the store
 
-export function readDb<T>(dbPath: string, fn: (db: Database.Database) => T): T {
-  const db = new Database(dbPath, { readonly: true, fileMustExist: true });
-  db.pragma('busy_timeout = 10000');
-  try {
-    return fn(db);
-  } finally {
-    db.close();
-  }
-}
 
 export function count(dbPath: string, sql: string): number {
   try {

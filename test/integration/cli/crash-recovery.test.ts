@@ -2,20 +2,16 @@ import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { join } from 'node:path';
 import { before, describe, it } from 'node:test';
-import Database from 'better-sqlite3';
 import { writeConversations } from '../../fixtures/conversations.js';
 import { CLI, runCli, startCli, stop } from '../../helpers/cli.js';
+import { readDb } from '../../helpers/read-db.js';
 import { tmpDir } from '../../helpers/tmp.js';
+import { until } from '../../helpers/until.js';
 
 const TOTAL = 12_000;
 
 function query<T>(dbPath: string, sql: string): T {
-  const db = new Database(dbPath, { readonly: true, fileMustExist: true });
-  try {
-    return db.prepare(sql).get() as T;
-  } finally {
-    db.close();
-  }
+  return readDb(dbPath, (db) => db.prepare(sql).get() as T);
 }
 
 function turnsIn(dbPath: string): number {
@@ -23,14 +19,6 @@ function turnsIn(dbPath: string): number {
     return query<{ n: number }>(dbPath, 'SELECT count(*) AS n FROM turns').n;
   } catch {
     return 0; // not created yet
-  }
-}
-
-async function waitFor(cond: () => boolean, timeoutMs: number, what: string): Promise<void> {
-  const until = Date.now() + timeoutMs;
-  while (!cond()) {
-    if (Date.now() > until) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 25));
   }
 }
 
@@ -65,7 +53,7 @@ describe('crash recovery: SIGKILL during ingest, then restart (real processes, e
       const dbPath = join(dir, `kill-${killAt}.db`);
       const env = { NEURALCLEAVE_SQLITE_PATH: dbPath, NEURALCLEAVE_EMBEDDING_MODEL: 'hash', NEURALCLEAVE_LOG_LEVEL: 'warn', NEURALCLEAVE_PORT: '0' };
       const ingest = spawn(process.execPath, [CLI, 'ingest', file], { env: { PATH: process.env.PATH ?? '', ...env }, stdio: 'ignore' });
-      await waitFor(() => turnsIn(dbPath) >= killAt || ingest.exitCode !== null, 120_000, `${killAt} turns in the log`);
+      await until(`${killAt} turns in the log`, () => turnsIn(dbPath) >= killAt || ingest.exitCode !== null, 120_000, 25);
       ingest.kill('SIGKILL');
       await new Promise((r) => ingest.once('exit', r));
       const acknowledged = turnsIn(dbPath);
@@ -74,7 +62,7 @@ describe('crash recovery: SIGKILL during ingest, then restart (real processes, e
       // restart: serve re-enqueues every unfinished turn from the turn log at start-up
       const serve = await startCli(['serve'], env, /listening on/);
       try {
-        await waitFor(() => query<{ n: number }>(dbPath, 'SELECT count(*) AS n FROM turns WHERE persisted_at IS NULL OR embedded_with IS NULL').n === 0, 120_000, 'recovery');
+        await until('recovery', () => query<{ n: number }>(dbPath, 'SELECT count(*) AS n FROM turns WHERE persisted_at IS NULL OR embedded_with IS NULL').n === 0, 120_000);
       } finally {
         await stop(serve.child);
       }

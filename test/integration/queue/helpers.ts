@@ -1,7 +1,10 @@
 import assert from 'node:assert/strict';
 import type { ChildProcess } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
-import Database from 'better-sqlite3';
+import { readDb } from '../../helpers/read-db.js';
+
+export { readDb };
+export { until } from '../../helpers/until.js';
 
 /** The configuration every process of one test shares, as NEURALCLEAVE_* variables. */
 export function queueEnv(o: { redisUrl?: string; sqlitePath: string; extra?: Record<string, string> }): Record<string, string> {
@@ -42,15 +45,6 @@ export function writeJsonl(file: string, turns: readonly TestTurn[]): void {
   writeFileSync(file, `${turns.map((t) => JSON.stringify(t)).join('\n')}\n`);
 }
 
-export function readDb<T>(dbPath: string, fn: (db: Database.Database) => T): T {
-  const db = new Database(dbPath, { readonly: true, fileMustExist: true });
-  db.pragma('busy_timeout = 10000');
-  try {
-    return fn(db);
-  } finally {
-    db.close();
-  }
-}
 
 /** how many turns have completed both jobs (0 while the file does not exist yet) */
 export function processedTurns(dbPath: string): number {
@@ -89,10 +83,3 @@ export function killAll(children: Iterable<ChildProcess>): void {
   for (const c of children) if (c.exitCode === null && c.signalCode === null) c.kill('SIGKILL');
 }
 
-export async function until(what: string, check: () => boolean | Promise<boolean>, timeoutMs: number, everyMs = 100): Promise<void> {
-  const end = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > end) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, everyMs));
-  }
-}
