@@ -16,23 +16,46 @@ export class KeywordBaselines {
       CREATE TABLE turns (id TEXT PRIMARY KEY, user_id TEXT NOT NULL, name TEXT, content TEXT NOT NULL, created_at TEXT NOT NULL);
       CREATE INDEX turns_user ON turns (user_id, created_at);
       CREATE VIRTUAL TABLE turns_fts USING fts5(content, name, content='turns', content_rowid='rowid', tokenize='porter unicode61 remove_diacritics 2');
+      CREATE VIRTUAL TABLE content_fts USING fts5(content, tokenize='porter unicode61 remove_diacritics 2');
+      CREATE VIRTUAL TABLE said_fts USING fts5(said, tokenize='porter unicode61 remove_diacritics 2');
     `);
     const insert = this.db.prepare('INSERT INTO turns (id, user_id, name, content, created_at) VALUES (@id, @user_id, @name, @content, @created_at)');
     this.db.transaction(() => {
       for (const t of turns) insert.run(t);
     })();
     this.db.exec(`INSERT INTO turns_fts (turns_fts) VALUES ('rebuild')`);
-    this.bm25Stmt = this.db.prepare(
-      `SELECT t.id FROM turns_fts JOIN turns t ON t.rowid = turns_fts.rowid
-       WHERE turns_fts MATCH ? AND t.user_id = ? ORDER BY bm25(turns_fts) LIMIT ?`,
-    );
+    // one column each: the content alone, and "<speaker>: <content>" as a plain indexer would store it
+    this.db.exec(`INSERT INTO content_fts (rowid, content) SELECT rowid, content FROM turns`);
+    this.db.exec(`INSERT INTO said_fts (rowid, said) SELECT rowid, coalesce(name || ': ', '') || content FROM turns`);
+    const stmt = (table: string) =>
+      this.db.prepare(`SELECT t.id FROM ${table} JOIN turns t ON t.rowid = ${table}.rowid WHERE ${table} MATCH ? AND t.user_id = ? ORDER BY bm25(${table}) LIMIT ?`);
+    this.bm25Stmt = stmt('turns_fts');
+    this.contentStmt = stmt('content_fts');
+    this.saidStmt = stmt('said_fts');
+  }
+
+  private readonly contentStmt: Database.Statement;
+  private readonly saidStmt: Database.Statement;
+
+  /** BM25 over the content alone. */
+  bm25Content(userId: string, query: string, k: number): string[] {
+    return this.ranked(this.contentStmt, userId, query, k);
+  }
+
+  /** BM25 over one column holding "<speaker>: <content>". */
+  bm25Said(userId: string, query: string, k: number): string[] {
+    return this.ranked(this.saidStmt, userId, query, k);
+  }
+
+  private ranked(stmt: Database.Statement, userId: string, query: string, k: number): string[] {
+    const match = ftsMatchExpression(query);
+    if (!match) return [];
+    return (stmt.all(match, userId, k) as Array<{ id: string }>).map((r) => r.id);
   }
 
   /** BM25 over content and name, equal column weights: what plain FTS5 gives. */
   bm25(userId: string, query: string, k: number): string[] {
-    const match = ftsMatchExpression(query);
-    if (!match) return [];
-    return (this.bm25Stmt.all(match, userId, k) as Array<{ id: string }>).map((r) => r.id);
+    return this.ranked(this.bm25Stmt, userId, query, k);
   }
 
   /** Turns containing the most query terms as substrings (of content or name), newest first among equals. */

@@ -1,7 +1,7 @@
 // Retrieval metrics over ranked id lists: Recall@k, Hit@k, reciprocal rank, and whether a newer
 // statement outranks the one it supersedes. Pure functions; no I/O.
 
-export const KS = [1, 5, 8, 20] as const;
+export const KS = [1, 5, 8, 10, 20] as const;
 export type K = (typeof KS)[number];
 
 export interface QuestionScore {

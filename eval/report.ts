@@ -71,8 +71,8 @@ function scoreQuestion(q: EvalQuestion, lists: { top8: readonly string[]; top20:
   const s8 = scoreRanking(lists.top8.map(canon), evidence, stale);
   const s20 = scoreRanking(lists.top20.map(canon), evidence, stale);
   return {
-    recall: { 1: s8.recall[1], 5: s8.recall[5], 8: s8.recall[8], 20: s20.recall[20] },
-    hit: { 1: s8.hit[1], 5: s8.hit[5], 8: s8.hit[8], 20: s20.hit[20] },
+    recall: { 1: s8.recall[1], 5: s8.recall[5], 8: s8.recall[8], 10: s20.recall[10], 20: s20.recall[20] },
+    hit: { 1: s8.hit[1], 5: s8.hit[5], 8: s8.hit[8], 10: s20.hit[10], 20: s20.hit[20] },
     rr: s20.rr,
     newerFirst: s20.newerFirst,
   };

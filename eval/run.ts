@@ -1,4 +1,5 @@
-// The retrieval-quality evaluation: `npm run eval [-- --seed N] [-- --users N] [-- --embedders hash,tiny]`.
+// The retrieval-quality evaluation: `npm run eval [-- --seed N] [-- --users N] [-- --embedders hash,tiny]`,
+// or on real conversations: `npm run eval -- --locomo FILE [--no-ablation] [--no-captions]` (eval/locomo/).
 // Generates the conversation set, runs the service once per offline embedder and the keyword baselines,
 // prints the tables and writes eval/out/results.{json,md}.
 import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -9,9 +10,13 @@ import { ConfigSchema } from '../src/config/schema.js';
 import { KeywordBaselines } from './baselines.js';
 import { DEFAULT_DATASET, generateDataset, type EvalDataset } from './dataset.js';
 import { BM25_BASELINE, LIKE_BASELINE, buildResults, renderMarkdown, type SystemRanking } from './report.js';
+import { runLocomo } from './locomo/run.js';
 import { runService, type EmbedderChoice, type ServiceOutcome } from './service-run.js';
 
 interface Args {
+  locomo: string | undefined;
+  ablation: boolean;
+  captions: boolean;
   seed: number;
   users: number;
   embedders: string[];
@@ -31,6 +36,9 @@ function parseArgs(argv: readonly string[]): Args {
     return n;
   };
   return {
+    locomo: value('locomo'),
+    ablation: !argv.includes('--no-ablation'),
+    captions: !argv.includes('--no-captions'),
     seed: int('seed', DEFAULT_DATASET.seed),
     users: int('users', DEFAULT_DATASET.users),
     embedders: (value('embedders') ?? 'hash,tiny').split(',').filter(Boolean),
@@ -86,6 +94,7 @@ function baselineRankings(dataset: EvalDataset): SystemRanking[] {
 
 async function main(): Promise<void> {
   const args = parseArgs(process.argv.slice(2));
+  if (args.locomo !== undefined) return runLocomo(args.locomo, { out: args.out, ablation: args.ablation, captions: args.captions });
   const log = (m: string) => process.stderr.write(`${m}\n`);
   const started = performance.now();
   const dataset = generateDataset({ seed: args.seed, users: args.users });

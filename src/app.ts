@@ -13,7 +13,7 @@ import { createLogger, type Logger } from './logger.js';
 import { ErasureWatcher } from './memory/forget.js';
 import { Reconciler } from './memory/reconciler.js';
 import { WritePath } from './memory/write-path.js';
-import { Retriever, type TierReport } from './retrieval/retrieve.js';
+import { Retriever, type RetrieverDeps, type TierReport } from './retrieval/retrieve.js';
 import { openVectorIndex } from './tiers/qdrant/open.js';
 import { openRedisBackends } from './tiers/redis/open.js';
 import type { ShortTermStore } from './tiers/short-term.js';
@@ -54,6 +54,8 @@ export interface Services {
   embedders: EmbedderProvider;
   writePath: WritePath;
   retriever: Retriever;
+  /** what the retriever was built from (the evaluation builds variants with signals switched off) */
+  retrieverDeps: RetrieverDeps;
   reconciler: Reconciler;
   processorDeps: ProcessorDeps;
   events: ServiceEvents;
@@ -160,7 +162,7 @@ export async function wire(config: Config, options: WireOptions = {}): Promise<S
   events.tier.add((tier, r) => {
     if (r.status === 'timeout' || r.status === 'error') skipped[tier][r.status]++;
   });
-  const retriever = new Retriever({
+  const retrieverDeps: RetrieverDeps = {
     shortTerm,
     vectors,
     longTerm,
@@ -169,7 +171,8 @@ export async function wire(config: Config, options: WireOptions = {}): Promise<S
     budgets: { short_term: config.short_term_budget_ms, semantic: config.semantic_budget_ms, long_term: config.long_term_budget_ms },
     context: turnLog,
     onTier: (tier, report) => events.tier.forEach((listener) => listener(tier, report)),
-  });
+  };
+  const retriever = new Retriever(retrieverDeps);
   const chat = new ChatPipeline({
     retriever,
     writePath,
@@ -221,7 +224,7 @@ export async function wire(config: Config, options: WireOptions = {}): Promise<S
 
   let closed = false;
   return {
-    config, log, db, turnLog, longTerm, shortTerm, vectors, queue, embedders, writePath, retriever, reconciler, processorDeps, events, skipped, backends,
+    config, log, db, turnLog, longTerm, shortTerm, vectors, queue, embedders, writePath, retriever, retrieverDeps, reconciler, processorDeps, events, skipped, backends,
     tokens, llm, compactor, autoCompaction, chat, archiver,
     async close() {
       if (closed) return;

@@ -46,6 +46,15 @@ export const CONTEXT_SHARE = 0.9;
  */
 export const SUPERSEDE_MARGIN = 0.05;
 
+/**
+ * The signals of a retrieval pass, each of which can be switched off (the evaluation's ablation table
+ * turns them off one at a time to show what each earns on real conversations). All on in production.
+ */
+export const SIGNALS = ['short_term', 'semantic', 'long_term', 'period_list', 'names', 'context', 'supersession', 'in_period', 'priors'] as const;
+export type Signal = (typeof SIGNALS)[number];
+export type Signals = Record<Signal, boolean>;
+export const ALL_SIGNALS: Signals = Object.fromEntries(SIGNALS.map((s) => [s, true])) as Signals;
+
 /** list order for deduplication: a memory held by several lists is reported under the first */
 const LIST_ORDER: readonly ListName[] = ['short_term', 'long_term', 'semantic', 'period'];
 
@@ -56,6 +65,8 @@ export interface RankOptions {
   period?: TimeRange | null;
   /** the query's content words (for telling an update from the statement it replaces) */
   terms?: readonly string[];
+  /** the signals in use (all when absent) */
+  signals?: Signals;
 }
 
 /** A memory with its score and the parts of it, before the cut to top_k. */
@@ -90,6 +101,7 @@ export interface Scored {
  * (0.5 when unknown).
  */
 export function scoreCandidates(lists: RankedLists, o: RankOptions): Scored[] {
+  const sig = o.signals ?? ALL_SIGNALS;
   const merged = new Map<string, { c: Candidate; tier: Tier | null; ranks: Partial<Record<ListName, number>>; similarity: number | null; bm25: number | null }>();
   for (const list of LIST_ORDER) {
     (lists[list] ?? []).forEach((c, i) => {
@@ -129,12 +141,13 @@ export function scoreCandidates(lists: RankedLists, o: RankOptions): Scored[] {
           relevance: fusion,
           contextOf: null,
           supersededBy: null,
-          inPeriod: o.period ? inRange(c.created_at, o.period) : null,
+          inPeriod: o.period && sig.in_period ? inRange(c.created_at, o.period) : null,
           tierPriority: TIER_PRIORITY[t],
           recency: recencyOf(c.created_at, o.now),
           importance: c.importance ?? 0.5,
           score: 0,
         },
+        sig,
       ),
     );
   }
@@ -147,12 +160,13 @@ export function scoreCandidates(lists: RankedLists, o: RankOptions): Scored[] {
  * higher, and is reported under its hit's tier with `context_of` naming the hit.
  */
 export function addContext(scored: readonly Scored[], additions: ReadonlyArray<{ parent: Scored; turn: Candidate }>, o: RankOptions): Scored[] {
+  const sig = o.signals ?? ALL_SIGNALS;
   const byHash = new Map(scored.map((s) => [s.candidate.content_hash, s]));
   for (const { parent, turn } of additions) {
     const relevance = CONTEXT_SHARE * parent.relevance;
     const existing = byHash.get(turn.content_hash);
     if (existing) {
-      if (relevance > existing.relevance) rescore(Object.assign(existing, { relevance, contextOf: parent.candidate.id }));
+      if (relevance > existing.relevance) rescore(Object.assign(existing, { relevance, contextOf: parent.candidate.id }), sig);
       continue;
     }
     const s = rescore({
@@ -166,12 +180,12 @@ export function addContext(scored: readonly Scored[], additions: ReadonlyArray<{
       relevance,
       contextOf: parent.candidate.id,
       supersededBy: null,
-      inPeriod: o.period ? inRange(turn.created_at, o.period) : null,
+      inPeriod: o.period && sig.in_period ? inRange(turn.created_at, o.period) : null,
       tierPriority: TIER_PRIORITY[parent.tier],
       recency: recencyOf(turn.created_at, o.now),
       importance: turn.importance ?? 0.5,
       score: 0,
-    });
+    }, sig);
     byHash.set(turn.content_hash, s);
   }
   return sortScored([...byHash.values()]);
@@ -187,7 +201,7 @@ export function addContext(scored: readonly Scored[], additions: ReadonlyArray<{
  */
 export function supersede(scored: readonly Scored[], o: RankOptions): Scored[] {
   const terms = new Set(stems(o.terms?.join(' ') ?? ''));
-  if (terms.size === 0 || o.period) return [...scored];
+  if (terms.size === 0 || o.period || !(o.signals ?? ALL_SIGNALS).supersession) return [...scored];
   const statements = scored
     .map((s) => ({ s, matched: matchedTerms(s.candidate, terms) }))
     .filter(({ s, matched }) => matched.size > 0 && isStatement(s.candidate));
@@ -218,14 +232,9 @@ export function fuse(lists: RankedLists, o: RankOptions): RetrievalResult[] {
   return finalize(scoreCandidates(lists, o), o);
 }
 
-function rescore(s: Scored): Scored {
-  s.score = round(
-    WEIGHTS.relevance * s.relevance +
-      WEIGHTS.period * (s.inPeriod ? 1 : 0) +
-      WEIGHTS.tier_priority * s.tierPriority +
-      WEIGHTS.recency * s.recency +
-      WEIGHTS.importance * s.importance,
-  );
+function rescore(s: Scored, sig: Signals): Scored {
+  const priors = sig.priors ? WEIGHTS.tier_priority * s.tierPriority + WEIGHTS.recency * s.recency + WEIGHTS.importance * s.importance : 0;
+  s.score = round(WEIGHTS.relevance * s.relevance + WEIGHTS.period * (s.inPeriod ? 1 : 0) + priors);
   return s;
 }
 

@@ -8,7 +8,7 @@ import type { VectorIndex } from '../tiers/vector-index.js';
 import { withBudget, type TierStatus } from './budget.js';
 import { formatPromptBlocks } from './prompt-blocks.js';
 import { queryTerms, stems } from './query-terms.js';
-import { addContext, finalize, scoreCandidates, type Candidate, type RankOptions, type Scored } from './rank.js';
+import { ALL_SIGNALS, addContext, finalize, scoreCandidates, type Candidate, type RankOptions, type Scored, type Signals } from './rank.js';
 import type { RetrieveRequest } from './request.js';
 import { parseTimeRange, withoutTimeExpression, type TimeRange } from './time-range.js';
 
@@ -43,6 +43,8 @@ export interface RetrieverDeps {
   budgets: Record<Tier, number>;
   /** neighbouring turns of hits; without it no context is added */
   context?: ContextSource;
+  /** signals switched off (the evaluation's ablation); all on when absent */
+  signals?: Partial<Signals>;
   /** called once per tier per call with its outcome (metrics) */
   onTier?: (tier: Tier, report: TierReport) => void;
 }
@@ -66,7 +68,11 @@ interface LongTermLists {
  * entries created in it form one more ranked list, and being in it is part of the score.
  */
 export class Retriever {
-  constructor(private readonly deps: RetrieverDeps) {}
+  private readonly signals: Signals;
+
+  constructor(private readonly deps: RetrieverDeps) {
+    this.signals = { ...ALL_SIGNALS, ...deps.signals };
+  }
 
   async retrieve(req: RetrieveRequest, now = Date.now()): Promise<RetrieveResponse> {
     const { deps } = this;
@@ -89,9 +95,16 @@ export class Retriever {
       if (r.status === 'timeout' || r.status === 'error') deps.log.warn({ tier, ...r }, 'tier skipped for this retrieval');
       deps.onTier?.(tier, r);
     }
-    const options: RankOptions = { topK: req.top_k, now, period, terms };
-    let scored = scoreCandidates({ short_term: st.value, semantic: sem.value ?? [], long_term: lt.value.text, period: lt.value.period }, options);
-    if (deps.context) scored = addContext(scored, await this.context(req, scored.slice(0, Math.ceil(req.top_k / 2))), options);
+    const sig = this.signals;
+    const options: RankOptions = { topK: req.top_k, now, period, terms, signals: sig };
+    const lists = {
+      short_term: sig.short_term ? st.value : [],
+      semantic: sig.semantic ? (sem.value ?? []) : [],
+      long_term: sig.long_term ? lt.value.text : [],
+      period: sig.period_list ? lt.value.period : [],
+    };
+    let scored = scoreCandidates(lists, options);
+    if (deps.context && sig.context) scored = addContext(scored, await this.context(req, scored.slice(0, Math.ceil(req.top_k / 2))), options);
     const results = finalize(scored, options);
     return { results, prompt_blocks: formatPromptBlocks(results), tiers };
   }

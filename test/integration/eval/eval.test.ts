@@ -12,11 +12,11 @@ import { parseTimeRange } from '../../../src/retrieval/time-range.js';
 describe('metrics', () => {
   it('computes Recall@k, Hit@k and reciprocal rank of a ranked list', () => {
     const s = scoreRanking(['a', 'x', 'b', 'y'], ['a', 'b']);
-    assert.deepEqual(s.recall, { 1: 0.5, 5: 1, 8: 1, 20: 1 });
-    assert.deepEqual(s.hit, { 1: 1, 5: 1, 8: 1, 20: 1 });
+    assert.deepEqual(s.recall, { 1: 0.5, 5: 1, 8: 1, 10: 1, 20: 1 });
+    assert.deepEqual(s.hit, { 1: 1, 5: 1, 8: 1, 10: 1, 20: 1 });
     assert.equal(s.rr, 1);
     const late = scoreRanking(['x', 'y', 'b'], ['b']);
-    assert.deepEqual(late.recall, { 1: 0, 5: 1, 8: 1, 20: 1 });
+    assert.deepEqual(late.recall, { 1: 0, 5: 1, 8: 1, 10: 1, 20: 1 });
     assert.equal(late.rr, 1 / 3);
     const ninth = scoreRanking([...'abcdefgh'].map((c) => `n${c}`).concat('e'), ['e']);
     assert.equal(ninth.hit[8], 0);
