@@ -62,7 +62,7 @@ export function createApp(deps: ApiDeps): Express {
   const routers: Array<{ router: Router; docs: RouteDoc[] }> = [
     { router: turnsRouter(ctx), docs: turnsDocs(schemas) },
     { router: memoryRouter(ctx), docs: memoryDocs(schemas) },
-    { router: chatRouter(ctx), docs: chatDocs(config) },
+    { router: chatRouter(ctx), docs: chatDocs(schemas) },
     { router: metricsRouter(ctx), docs: metricsDocs() },
     { router: inspector.api, docs: inspector.docs },
   ];

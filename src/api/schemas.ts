@@ -1,9 +1,9 @@
 import { z } from 'zod';
 import type { Config } from '../config/schema.js';
 import { MemoryEntrySchema, RetrievalResultSchema, TIERS } from '../domain/entry.js';
-import { MemoryIdSchema, SessionIdSchema, UserIdSchema, turnInputSchema } from '../domain/turn.js';
+import { chatRequestSchema } from '../chat/request.js';
+import { MAX_TURNS_PER_WRITE, MemoryIdSchema, SessionIdSchema, UserIdSchema, turnInputSchema } from '../domain/turn.js';
 import { ERROR_CATALOG, type ErrorCode } from '../errors.js';
-import { MAX_TURNS_PER_WRITE } from '../memory/write-path.js';
 import { MAX_QUERY_CHARS, RetrieveRequestSchema } from '../retrieval/request.js';
 
 /** bounds of `limit` on the list routes */
@@ -20,12 +20,13 @@ const queryInt = (min: number, max: number) =>
     .transform(Number)
     .pipe(z.number().int().min(min).max(max));
 
-const ErrorCodeSchema = z.enum(Object.keys(ERROR_CATALOG) as [ErrorCode, ...ErrorCode[]]);
+export const ErrorCodeSchema = z.enum(Object.keys(ERROR_CATALOG) as [ErrorCode, ...ErrorCode[]]);
 
 /**
- * Every request and response shape of the HTTP API. Routes validate with these and /openapi.json is
- * generated from them, so the document cannot drift from what the server accepts. Built once per app,
- * because the content cap comes from config.
+ * Every request and response shape of the HTTP API. Routes and MCP tools validate with these,
+ * /openapi.json is generated from them and the typed client (src/client/) takes its types from them, so
+ * none can drift from what the server accepts. Built once per app, because the content cap comes from
+ * config. This module and its imports hold no server code: the client's types are read from here.
  */
 export function apiSchemas(config: Pick<Config, 'max_turn_chars'>) {
   const turn = turnInputSchema(config.max_turn_chars);
@@ -40,6 +41,7 @@ export function apiSchemas(config: Pick<Config, 'max_turn_chars'>) {
 
   return {
     SessionParams: z.strictObject({ session_id: SessionIdSchema }),
+    TurnInSession: turnInSession,
     MemoryIdParams: z.strictObject({ id: MemoryIdSchema }),
 
     /** the envelope of a batch; each turn is then validated by the write path */
@@ -92,6 +94,19 @@ export function apiSchemas(config: Pick<Config, 'max_turn_chars'>) {
         z.enum(TIERS),
         z.object({ backend: z.string(), status: z.enum(['ok', 'timeout', 'error', 'skipped']), ms: z.number(), count: z.number().int(), error: z.string().optional() }),
       ),
+    }),
+
+    ChatBody: chatRequestSchema(config.max_turn_chars),
+    ChatResponse: z.object({
+      reply: z.string(),
+      user_id: z.string(),
+      session_id: z.string(),
+      turn_ids: z.object({ user: z.string(), assistant: z.string() }).describe('the two turns written: the message, then the reply'),
+      provider: z.enum(['ollama', 'openai']),
+      model: z.string(),
+      usage: z.object({ prompt_tokens: z.number().nullable(), completion_tokens: z.number().nullable() }),
+      memories: z.array(RetrievalResultSchema).describe('what retrieval found for the message, each with `explain`'),
+      prompt_blocks: z.string().describe('the memory text the LLM was given'),
     }),
 
     HealthResponse: z.looseObject({

@@ -1,8 +1,7 @@
-import { z } from 'zod';
 import { isSummaryTurn } from '../compaction/summarizers/summarizer.js';
 import type { TokenCounter } from '../compaction/tokens.js';
 import type { RetrievalResult } from '../domain/entry.js';
-import { DEFAULT_USER, SessionIdSchema, UserIdSchema, type Turn } from '../domain/turn.js';
+import type { Turn } from '../domain/turn.js';
 import { LlmUnavailableError, ValidationError, describeDetails } from '../errors.js';
 import type { ChatMessage, ChatReply, LlmProvider } from '../llm/provider.js';
 import type { Logger } from '../logger.js';
@@ -11,6 +10,7 @@ import { formatPromptBlocks } from '../retrieval/prompt-blocks.js';
 import type { Retriever } from '../retrieval/retrieve.js';
 import type { ShortTermStore } from '../tiers/short-term.js';
 import { parseOrThrow } from '../validate.js';
+import { chatRequestSchema, type ChatRequestInput } from './request.js';
 
 /** the top_k the chat pipeline retrieves with (SPEC §4) */
 export const CHAT_TOP_K = 8;
@@ -19,15 +19,6 @@ export const DEFAULT_SYSTEM_PROMPT =
   'You are a helpful assistant with a long-term memory of your conversations with this user. ' +
   'Answer the latest message. When the memory below is relevant, use it naturally; never invent memories.';
 
-export function chatRequestSchema(maxMessageChars: number) {
-  return z.strictObject({
-    session_id: SessionIdSchema,
-    message: z.string().max(maxMessageChars).refine((s) => s.trim().length > 0, 'must not be empty or blank'),
-    user_id: UserIdSchema.default(DEFAULT_USER),
-  });
-}
-export type ChatRequest = z.infer<ReturnType<typeof chatRequestSchema>>;
-export type ChatRequestInput = z.input<ReturnType<typeof chatRequestSchema>>;
 
 export interface ChatResponse {
   reply: string;

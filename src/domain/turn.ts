@@ -7,12 +7,19 @@ export type Role = z.infer<typeof RoleSchema>;
 /** a memory's id: a client's idempotency key or a generated UUID; safe in paths, keys and logs */
 export const MemoryIdSchema = z.string().min(1).max(128).regex(/^[\w.:@-]+$/, 'may hold only letters, digits and . _ : @ -');
 export const DEFAULT_USER = 'default';
+/** most turns one write may carry (HTTP, library, MCP) */
+export const MAX_TURNS_PER_WRITE = 1000;
 const METADATA_MAX_BYTES = 8 * 1024;
 
-/** a value too deeply nested to serialize (stack overflow) counts as too large, never as a crash */
+const utf8 = new TextEncoder();
+
+/**
+ * A value too deeply nested to serialize (stack overflow) counts as too large, never as a crash.
+ * TextEncoder rather than Buffer: these schemas are also the typed client's, which runs in browsers.
+ */
 function serializedBytes(v: unknown): number {
   try {
-    return Buffer.byteLength(JSON.stringify(v));
+    return utf8.encode(JSON.stringify(v)).length;
   } catch {
     return Number.POSITIVE_INFINITY;
   }

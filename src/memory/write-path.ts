@@ -2,7 +2,7 @@ import { embedJob, persistJob } from '../../queues/producers.js';
 import { randomUUID } from 'node:crypto';
 import type { JobQueue } from '../../queues/queue.js';
 import { contentHash } from '../domain/hash.js';
-import type { Turn, TurnInputSchema } from '../domain/turn.js';
+import { MAX_TURNS_PER_WRITE, type Turn, type TurnInputSchema } from '../domain/turn.js';
 import { ValidationError, zodDetails, describeDetails, type ErrorDetail } from '../errors.js';
 import type { Logger } from '../logger.js';
 import type { ShortTermStore } from '../tiers/short-term.js';
@@ -24,8 +24,6 @@ export interface WritePathDeps {
   /** called with the turns just accepted, after they are durable (compaction check, metrics) */
   onAccepted?: (turns: readonly Turn[]) => void;
 }
-
-export const MAX_TURNS_PER_WRITE = 1000;
 
 /**
  * The write path of SPEC §3: validate every turn (all or nothing), append them to the turn log (the

@@ -1,30 +1,10 @@
 import { Router } from 'express';
-import { z } from 'zod';
-import { chatRequestSchema } from '../../chat/pipeline.js';
-import type { Config } from '../../config/schema.js';
-import { RetrievalResultSchema } from '../../domain/entry.js';
 import { assertMayTouch, principalOf } from '../auth.js';
 import type { RouteContext } from '../context.js';
 import { methodNotAllowed } from '../errors.js';
 import type { RouteDoc } from '../openapi.js';
+import type { ApiSchemas } from '../schemas.js';
 import { parseRequest, withDefaultUser } from '../validate.js';
-
-export function chatSchemas(config: Pick<Config, 'max_turn_chars'>) {
-  return {
-    ChatBody: chatRequestSchema(config.max_turn_chars),
-    ChatResponse: z.object({
-      reply: z.string(),
-      user_id: z.string(),
-      session_id: z.string(),
-      turn_ids: z.object({ user: z.string(), assistant: z.string() }).describe('the two turns written: the message, then the reply'),
-      provider: z.enum(['ollama', 'openai']),
-      model: z.string(),
-      usage: z.object({ prompt_tokens: z.number().nullable(), completion_tokens: z.number().nullable() }),
-      memories: z.array(RetrievalResultSchema).describe('what retrieval found for the message, each with `explain`'),
-      prompt_blocks: z.string().describe('the memory text the LLM was given'),
-    }),
-  };
-}
 
 /**
  * POST /chat (SPEC §7): retrieve → prompt blocks → LLM → reply → both turns written → compaction
@@ -32,7 +12,7 @@ export function chatSchemas(config: Pick<Config, 'max_turn_chars'>) {
  * client that goes away cancels the LLM call.
  */
 export function chatRouter(ctx: RouteContext): Router {
-  const { ChatBody } = chatSchemas(ctx.services.config);
+  const { ChatBody } = ctx.schemas;
   const router = Router();
   router
     .route('/chat')
@@ -50,8 +30,7 @@ export function chatRouter(ctx: RouteContext): Router {
   return router;
 }
 
-export function chatDocs(config: Pick<Config, 'max_turn_chars'>): RouteDoc[] {
-  const s = chatSchemas(config);
+export function chatDocs(s: ApiSchemas): RouteDoc[] {
   return [
     {
       method: 'post',

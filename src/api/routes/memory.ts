@@ -1,30 +1,14 @@
 import { Router, type Response } from 'express';
 import { NotFoundError } from '../../errors.js';
-import type { Memory } from '../../memory/memory.js';
-import { assertMayTouch, defaultUserOf, mayTouch, principalOf, type Principal } from '../auth.js';
+import { actingUser, assertOwned } from '../access.js';
+import { assertMayTouch, mayTouch, principalOf } from '../auth.js';
 import type { RouteContext } from '../context.js';
 import { methodNotAllowed } from '../errors.js';
 import type { RouteDoc } from '../openapi.js';
 import { DEFAULT_LIMIT, type ApiSchemas } from '../schemas.js';
 import { parseRequest, withDefaultUser } from '../validate.js';
 
-/**
- * By-id routes answer 404 both for an unknown id and for an id whose owner the key may not touch, so a
- * key cannot learn which ids exist under other users. Routes that name a user answer 403 instead: the
- * client said whose memories it wants, and the answer reveals nothing about what is stored.
- */
-async function assertOwned(memory: Memory, p: Principal, id: string): Promise<void> {
-  const owner = await memory.ownerOf(id);
-  if (owner === null || !mayTouch(p, owner)) throw new NotFoundError(`memory ${id}`);
-}
-
-/** The user a list route reads: the one named, else the principal's default; 403 when not the key's. */
-function userFor(res: Response, named: string | undefined): string {
-  const p = principalOf(res);
-  const user = named ?? defaultUserOf(p);
-  assertMayTouch(p, user);
-  return user;
-}
+const userFor = (res: Response, named: string | undefined): string => actingUser(principalOf(res), named);
 
 /** /memory/*: search, recent, retrieve, prune, and one entry by id (read, edit, delete). */
 export function memoryRouter(ctx: RouteContext): Router {
