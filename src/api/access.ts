@@ -1,3 +1,4 @@
+import type { MemoryEntry } from '../domain/entry.js';
 import { NotFoundError } from '../errors.js';
 import type { Memory } from '../memory/memory.js';
 import { assertMayTouch, defaultUserOf, mayTouch, type Principal } from './auth.js';
@@ -11,6 +12,13 @@ import { assertMayTouch, defaultUserOf, mayTouch, type Principal } from './auth.
 export async function assertOwned(memory: Memory, p: Principal, id: string): Promise<void> {
   const owner = await memory.ownerOf(id);
   if (owner === null || !mayTouch(p, owner)) throw new NotFoundError(`memory ${id}`);
+}
+
+/** The long-term entry `id`, when the principal may touch its owner; else 404 like an unknown id. */
+export async function ownedEntry(memory: Memory, p: Principal, id: string): Promise<MemoryEntry> {
+  const entry = await memory.get(id);
+  if (!entry || !mayTouch(p, entry.user_id)) throw new NotFoundError(`memory ${id}`);
+  return entry;
 }
 
 /** The user an operation acts for: the one named, else the principal's default; 403 when not the key's. */

@@ -18,6 +18,7 @@ import { openapiDocs, openapiRouter } from './routes/openapi.js';
 import { turnsDocs, turnsRouter } from './routes/turns.js';
 import { apiSchemas } from './schemas.js';
 import { NeuralCleaveError } from '../errors.js';
+import { mcpDocs, mcpRouter } from '../mcp/http.js';
 
 export interface ApiDeps {
   memory: Memory;
@@ -64,6 +65,7 @@ export function createApp(deps: ApiDeps): Express {
     { router: memoryRouter(ctx), docs: memoryDocs(schemas) },
     { router: chatRouter(ctx), docs: chatDocs(schemas) },
     { router: metricsRouter(ctx), docs: metricsDocs() },
+    { router: mcpRouter(ctx), docs: mcpDocs() },
     { router: inspector.api, docs: inspector.docs },
   ];
   const docs = [...healthDocs(schemas), ...routers.flatMap((r) => r.docs), ...openapiDocs()];

@@ -3,7 +3,8 @@ import { ValidationError, describeDetails, zodDetails } from '../errors.js';
 import type { Principal } from './auth.js';
 import { defaultUserOf } from './auth.js';
 
-export type RequestPart = 'path' | 'query string' | 'body';
+/** what was parsed, as the error message names it (`arguments`: an MCP tool call's) */
+export type RequestPart = 'path' | 'query string' | 'body' | 'arguments';
 
 /** Parses one part of a request; a failure is a 400 whose details name each failing field. */
 export function parseRequest<S extends z.ZodType>(schema: S, value: unknown, part: RequestPart): z.infer<S> {

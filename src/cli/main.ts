@@ -9,6 +9,7 @@ import { registerExport } from './commands/export.js';
 import { registerIngest } from './commands/ingest.js';
 import { registerJobs } from './commands/jobs.js';
 import { registerMaintenance } from './commands/maintenance.js';
+import { registerMcp } from './commands/mcp.js';
 import { registerMemory } from './commands/memory.js';
 import { registerReindex } from './commands/reindex.js';
 import { registerRetrieve } from './commands/retrieve.js';
@@ -35,6 +36,7 @@ registerChat(program, globals);
 registerDoctor(program, globals);
 registerWorker(program, globals);
 registerJobs(program, globals);
+registerMcp(program, globals);
 
 try {
   await program.parseAsync(process.argv);

@@ -1,7 +1,6 @@
 import { Router, type Response } from 'express';
-import { NotFoundError } from '../../errors.js';
-import { actingUser, assertOwned } from '../access.js';
-import { assertMayTouch, mayTouch, principalOf } from '../auth.js';
+import { actingUser, assertOwned, ownedEntry } from '../access.js';
+import { assertMayTouch, principalOf } from '../auth.js';
 import type { RouteContext } from '../context.js';
 import { methodNotAllowed } from '../errors.js';
 import type { RouteDoc } from '../openapi.js';
@@ -65,9 +64,7 @@ export function memoryRouter(ctx: RouteContext): Router {
     .route('/memory/:id')
     .get(async (req, res) => {
       const { id } = parseRequest(s.MemoryIdParams, req.params, 'path');
-      const entry = await memory.get(id);
-      if (!entry || !mayTouch(principalOf(res), entry.user_id)) throw new NotFoundError(`memory ${id}`);
-      res.json(entry);
+      res.json(await ownedEntry(memory, principalOf(res), id));
     })
     .patch(async (req, res) => {
       const { id } = parseRequest(s.MemoryIdParams, req.params, 'path');
