@@ -80,10 +80,13 @@ export class MemoryClient {
   private readonly fetchFn: typeof fetch;
 
   constructor(options: MemoryClientOptions) {
-    let url: URL;
+    let url: URL | null = null;
     try {
       url = new URL(options.baseUrl);
     } catch {
+      // reported below
+    }
+    if (url?.protocol !== 'http:' && url?.protocol !== 'https:') {
       throw new MemoryClientError(`baseUrl must be an absolute http(s) URL, got ${JSON.stringify(options.baseUrl)}`);
     }
     this.baseUrl = url.href.replace(/\/+$/, '');
