@@ -26,6 +26,8 @@ export function registerMcp(program: Command, globals: () => GlobalOptions): voi
     .description('a Model Context Protocol server on stdio (tools: add_turns, retrieve, search_memory, get/update/delete_memory, forget_session)')
     .option('--user <id...>', 'act only for these users (one: it is also the default user); without it every user, like the other commands')
     .action(async (opts: McpOptions) => {
+      // stdout is the protocol: a library's stray console.log (a model loader, say) would corrupt it
+      console.log = console.info = console.debug = console.error.bind(console);
       const config = configFrom(globals());
       const log = createLogger(config.log_level === 'info' ? 'warn' : config.log_level);
       const users = (opts.user ?? []).map((u) => parseOrThrow(UserIdSchema, u, '--user'));
