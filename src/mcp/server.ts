@@ -1,6 +1,7 @@
 import { McpServer, ResourceTemplate } from '@modelcontextprotocol/sdk/server/mcp.js';
-import { CallToolRequestSchema, ErrorCode as RpcErrorCode, McpError, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { CallToolRequestSchema, ErrorCode as RpcErrorCode, McpError, type CallToolResult, type ListResourcesResult } from '@modelcontextprotocol/sdk/types.js';
 import { actingUser } from '../api/access.js';
+import { defaultUserOf } from '../api/auth.js';
 import { toHttpError } from '../api/errors.js';
 import type { ApiSchemas } from '../api/schemas.js';
 import { parseRequest } from '../api/validate.js';
@@ -48,6 +49,23 @@ async function call(def: ToolDef, args: unknown, deps: McpDeps): Promise<CallToo
   }
 }
 
+const RECENT_TURNS_URI = 'memory://users/{user_id}/sessions/{session_id}/recent';
+const SESSIONS_LISTED = 50;
+
+/** The newest sessions of the users a key is bound to (an unbound principal: the default user's). */
+async function listSessions(deps: McpDeps): Promise<ListResourcesResult> {
+  const p = deps.principal;
+  const users = p.kind === 'key' && p.users !== 'all' ? [...p.users] : [defaultUserOf(p)];
+  const resources = [];
+  for (const user of users) {
+    for (const s of await deps.memory.sessions(user, SESSIONS_LISTED)) {
+      const uri = `memory://users/${encodeURIComponent(user)}/sessions/${encodeURIComponent(s.session_id)}/recent`;
+      resources.push({ uri, name: `${user} / ${s.session_id}`, description: `last active ${s.last_at}`, mimeType: 'application/json' });
+    }
+  }
+  return { resources };
+}
+
 /**
  * One MCP server acting for one principal: a stdio connection's (`neuralcleave mcp`), or one HTTP
  * request's (`/mcp`, stateless, so each request carries its own API key).
@@ -73,7 +91,7 @@ export function createMcpServer(deps: McpDeps): McpServer {
 
   server.registerResource(
     'session-recent-turns',
-    new ResourceTemplate('memory://users/{user_id}/sessions/{session_id}/recent', { list: undefined }),
+    new ResourceTemplate(RECENT_TURNS_URI, { list: () => listSessions(deps) }),
     {
       title: "A session's recent turns",
       description: "The short-term history of one session, oldest first, as JSON (the turns `retrieve` ranks with tier_priority 1).",

@@ -139,6 +139,10 @@ function scenario(name: string, connect: (user: 'alice' | 'bob') => Promise<Clie
       assert.ok(!own.results.some((r: any) => /locker/.test(r.content)), 'alice’s own retrieve, in bob’s session id, sees nothing of bob');
       assert.equal((await ok(alice, 'search_memory', { query: 'locker' })).entries.length, 0);
       await assert.rejects(alice.readResource({ uri: 'memory://users/bob/sessions/bob-s/recent' }), /forbidden/);
+      const listed = (await alice.listResources()).resources.map((r) => r.uri);
+      assert.ok(listed.includes('memory://users/alice/sessions/trip/recent'), listed.join(', '));
+      assert.ok(!listed.some((u) => u.includes('/users/bob/')), 'alice is shown her sessions only');
+      assert.ok((await bob.listResources()).resources.some((r) => r.uri === 'memory://users/bob/sessions/bob-s/recent'));
 
       // bob's memory is exactly as it was
       const mine = await ok(bob, 'get_memory', { id: secret });
