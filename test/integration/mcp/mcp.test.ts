@@ -159,6 +159,10 @@ function scenario(name: string, connect: (user: 'alice' | 'bob') => Promise<Clie
       const paths = bad._meta!['neuralcleave/error'].details.map((d: any) => d.path).sort();
       assert.deepEqual(paths, ['color', 'query', 'top_k']);
       await refused(alice, 'add_turns', { session_id: 'x', turns: [] }, 'bad_request');
+      const half = await refused(alice, 'add_turns', { session_id: 'half', turns: [{ id: `${tag}-h1`, role: 'user', content: 'I play the oboe.' }, { role: 'user', content: '   ' }] }, 'bad_request');
+      assert.deepEqual(half._meta!['neuralcleave/error'].details.map((d: any) => d.path), ['turns.1.content']);
+      const session = JSON.parse(((await alice.readResource({ uri: 'memory://users/alice/sessions/half/recent' })).contents[0] as { text: string }).text);
+      assert.deepEqual(session.turns, [], 'nothing of a refused batch is written');
       await assert.rejects(alice.callTool({ name: 'no_such_tool', arguments: {} }), /no tool "no_such_tool"/);
 
       await ok(alice, 'add_turns', { session_id: 'gone', turns: [{ id: `${tag}-g1`, role: 'user', content: 'I adopted a cat named Miso.' }] });
