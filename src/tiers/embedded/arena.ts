@@ -19,6 +19,7 @@ export class Arena {
   i8!: Int8Array;
   i16!: Int16Array;
   i32!: Int32Array;
+  f32!: Float32Array;
 
   constructor(initialBytes = PAGE) {
     this.memory = createMemory(Math.max(1, Math.ceil(initialBytes / PAGE)));
@@ -88,5 +89,6 @@ export class Arena {
     this.i8 = new Int8Array(b);
     this.i16 = new Int16Array(b);
     this.i32 = new Int32Array(b);
+    this.f32 = new Float32Array(b);
   }
 }

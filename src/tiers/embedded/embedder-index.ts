@@ -63,7 +63,7 @@ export class EmbedderIndex {
   nearest(query: Float32Array, userId: string, sessionId: string | undefined, r: number): { rowids: number[]; ids: string[] } {
     const p = this.partitions.get(userId);
     if (!p || p.n === 0) return { rowids: [], ids: [] };
-    const q16 = this.arena.scratch(this.stride * 2 + p.n * 4);
+    const q16 = this.arena.scratch(this.stride * 2 + Partition.outBytes(p.n));
     const a = this.arena;
     a.i16.fill(0, q16 / 2, q16 / 2 + this.stride);
     quantizeInto(query, a.i16, q16 / 2);

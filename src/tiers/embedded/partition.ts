@@ -3,19 +3,24 @@ import { quantizeInto } from './quantize.js';
 import { TopK } from './top-k.js';
 
 const MIN_CAPACITY = 8;
+/** rows scanned before the first threshold is known, then per kernel call (the threshold rises between calls) */
+const FIRST_CHUNK = 512;
+const CHUNK = 8192;
 
 /**
  * The vectors of one user under one embedder: `cap` int8 rows in one arena block, contiguous, so a
- * search scans exactly the user's vectors and nothing else. Beside each row, in JS arrays: its id,
- * its scale, its SQLite rowid (for the exact rerank) and its session. Removal moves the last row into
+ * search scans exactly the user's vectors and nothing else; their scales in a second block (the
+ * kernel reads them). Beside each row, in JS arrays: its id, its SQLite rowid (for the exact rerank)
+ * and its session. Removal moves the last row into
  * the hole, keeping the rows dense.
  */
 export class Partition {
   n = 0;
   private cap = 0;
   private block = 0;
+  /** byte offset of the float32 scales in the arena */
+  private scalesBlock = 0;
   private ids: string[] = [];
-  private scales = new Float32Array(0);
   private rowids = new Float64Array(0);
   private sessions = new Int32Array(0);
   private readonly slots = new Map<string, number>();
@@ -26,6 +31,11 @@ export class Partition {
     private readonly arena: Arena,
     private readonly stride: number,
   ) {}
+
+  /** scratch bytes `nearest` needs for its results over `n` rows (after the query's 2·stride) */
+  static outBytes(n: number): number {
+    return Math.max(n * 4, Math.min(n, CHUNK) * 8);
+  }
 
   /** Makes room for `n` rows in all (a load knows each user's count: no regrowth, no holes). */
   reserve(n: number): void {
@@ -44,7 +54,8 @@ export class Partition {
     const codes = this.arena.i8;
     const row = this.block + slot * this.stride;
     codes.fill(0, row + vector.length, row + this.stride);
-    this.scales[slot] = quantizeInto(vector, codes, row);
+    const scale = quantizeInto(vector, codes, row);
+    this.arena.f32[this.scalesBlock / 4 + slot] = scale;
     this.rowids[slot] = rowid;
     this.sessions[slot] = this.sessionNumber(sessionId);
   }
@@ -59,7 +70,8 @@ export class Partition {
       this.arena.u8.copyWithin(rows + slot * this.stride, rows + last * this.stride, rows + (last + 1) * this.stride);
       const moved = this.ids[last]!;
       this.ids[slot] = moved;
-      this.scales[slot] = this.scales[last]!;
+      const f32 = this.arena.f32;
+      f32[this.scalesBlock / 4 + slot] = f32[this.scalesBlock / 4 + last]!;
       this.rowids[slot] = this.rowids[last]!;
       this.sessions[slot] = this.sessions[last]!;
       this.slots.set(moved, slot);
@@ -71,25 +83,14 @@ export class Partition {
   /**
    * The `r` rows nearest to the query by the int8 scan, best first, as SQLite rowids (and ids, to
    * check the row still holds the same vector). `q16Offset` holds the query's codes widened to int16;
-   * `outOffset` has room for `n` int32 results.
+   * `outOffset` has room for `Partition.outBytes(n)`.
    */
   nearest(q16Offset: number, outOffset: number, r: number, sessionId: string | undefined): { rowids: number[]; ids: string[] } {
     const session = sessionId === undefined ? -1 : this.sessionNumbers.get(sessionId);
     if (this.n === 0 || session === undefined) return { rowids: [], ids: [] };
-    const a = this.arena;
-    a.kernels.dotI8(q16Offset, this.block, this.n, this.stride, outOffset);
-    const dots = a.i32;
-    const base = outOffset / 4;
-    const { scales, sessions } = this;
     const top = new TopK(Math.min(r, this.n));
-    let floor = -Infinity;
-    for (let i = 0; i < this.n; i++) {
-      const s = dots[base + i]! * scales[i]!;
-      if (s > floor && (session < 0 || sessions[i] === session)) {
-        top.push(i, s);
-        floor = top.floor;
-      }
-    }
+    if (session < 0) this.scanAll(q16Offset, outOffset, top);
+    else this.scanSession(q16Offset, outOffset, top, session);
     const rowids: number[] = [];
     const ids: string[] = [];
     for (let i = 0; i < top.size; i++) {
@@ -100,9 +101,46 @@ export class Partition {
     return { rowids, ids };
   }
 
+  /**
+   * Every row: the kernel scores and thresholds in one pass and hands back only the rows above the
+   * current k-th best, so JS touches a few hundred rows, not all of them. A row is kept exactly when
+   * it beats the k-th best seen before it, as a row-by-row loop would.
+   */
+  private scanAll(q16: number, out: number, top: TopK): void {
+    const a = this.arena;
+    for (let from = 0; from < this.n; ) {
+      const count = Math.min(from === 0 ? FIRST_CHUNK : CHUNK, this.n - from);
+      const found = a.kernels.scanTop(q16, this.block + from * this.stride, this.scalesBlock + from * 4, count, this.stride, top.floor, out);
+      const i32 = a.i32;
+      const f32 = a.f32;
+      for (let c = 0, at = out / 4; c < found; c++, at += 2) top.push(from + i32[at]!, f32[at + 1]!);
+      from += count;
+    }
+  }
+
+  /** One session's rows: all dot products from the kernel, the session test and threshold in JS. */
+  private scanSession(q16: number, out: number, top: TopK, session: number): void {
+    const a = this.arena;
+    a.kernels.dotI8(q16, this.block, this.n, this.stride, out);
+    const dots = a.i32;
+    const scales = a.f32;
+    const base = out / 4;
+    const sc = this.scalesBlock / 4;
+    const { sessions } = this;
+    for (let i = 0; i < this.n; i++) {
+      if (sessions[i] !== session) continue;
+      // float32 like the kernel's own scores, so both paths rank identically
+      const s = Math.fround(dots[base + i]! * scales[sc + i]!);
+      if (s > top.floor) top.push(i, s);
+    }
+  }
+
   /** Gives the block back to the arena (the partition is empty or being dropped). */
   release(): void {
-    if (this.cap > 0) this.arena.release(this.block, this.cap * this.stride);
+    if (this.cap > 0) {
+      this.arena.release(this.block, this.cap * this.stride);
+      this.arena.release(this.scalesBlock, scalesBytes(this.cap));
+    }
     this.cap = 0;
     this.n = 0;
   }
@@ -122,14 +160,24 @@ export class Partition {
       a.release(this.block, this.cap * this.stride);
       this.block = block;
     }
-    this.scales = grown(this.scales, new Float32Array(cap), this.n);
+    const scales = a.alloc(scalesBytes(cap));
+    if (this.cap > 0) {
+      a.u8.copyWithin(scales, this.scalesBlock, this.scalesBlock + this.n * 4);
+      a.release(this.scalesBlock, scalesBytes(this.cap));
+    }
+    this.scalesBlock = scales;
     this.rowids = grown(this.rowids, new Float64Array(cap), this.n);
     this.sessions = grown(this.sessions, new Int32Array(cap), this.n);
     this.cap = cap;
   }
 }
 
-function grown<T extends Float32Array | Float64Array | Int32Array>(from: T, to: T, n: number): T {
+/** the scales block of `cap` rows, rounded to the arena's 16-byte blocks */
+function scalesBytes(cap: number): number {
+  return Math.ceil((cap * 4) / 16) * 16;
+}
+
+function grown<T extends Float64Array | Int32Array>(from: T, to: T, n: number): T {
   to.set(from.subarray(0, n) as never);
   return to;
 }

@@ -37,6 +37,8 @@ export function toBlob(v: Float32Array): Buffer {
  */
 export class VectorRows {
   private readonly s;
+  /** `byRowids` statements by how many rowids they take (a search asks for the same few counts) */
+  private readonly byRowidsOf = new Map<number, ReturnType<Db['prepare']>>();
 
   constructor(private readonly db: Db) {
     this.s = {
@@ -52,7 +54,6 @@ export class VectorRows {
       ofEmbedder: db.prepare('SELECT rowid, id, user_id, session_id, vector FROM vectors WHERE embedder = ? AND dim = ?').raw(),
       // covered by the (embedder, user_id) index: no table reads
       usersOf: db.prepare('SELECT user_id, count(*) AS n FROM vectors WHERE embedder = ? GROUP BY user_id'),
-      byRowid: db.prepare(`SELECT id, embedder, ${PAYLOAD}, vector FROM vectors WHERE rowid = ?`),
       has: db.prepare('SELECT 1 FROM vectors WHERE id = ? AND embedder = ?').pluck(),
       delete: db.prepare('DELETE FROM vectors WHERE id = ? RETURNING id, embedder'),
       deleteWhere: db.prepare('DELETE FROM vectors WHERE user_id = @user_id AND (@session_id IS NULL OR session_id = @session_id) RETURNING id, embedder'),
@@ -84,8 +85,17 @@ export class VectorRows {
     return this.s.usersOf.all(tag.id) as Array<{ user_id: string; n: number }>;
   }
 
-  byRowid(rowid: number): FullRow | undefined {
-    return this.s.byRowid.get(rowid) as FullRow | undefined;
+  /** The rows of a search's candidates in one statement (one B-tree descent each, one call). */
+  byRowids(rowids: readonly number[]): Map<number, FullRow> {
+    const out = new Map<number, FullRow>();
+    if (rowids.length === 0) return out;
+    let st = this.byRowidsOf.get(rowids.length);
+    if (!st) {
+      st = this.db.prepare(`SELECT rowid AS rowid_, id, embedder, ${PAYLOAD}, vector FROM vectors WHERE rowid IN (${rowids.map(() => '?').join(', ')})`);
+      if (this.byRowidsOf.size < 64) this.byRowidsOf.set(rowids.length, st);
+    }
+    for (const row of st.all(rowids) as Array<FullRow & { rowid_: number }>) out.set(row.rowid_, row);
+    return out;
   }
 
   has(tag: EmbedderTag, ids: readonly string[]): Set<string> {

@@ -96,8 +96,9 @@ export class EmbeddedVectorIndex implements VectorIndex {
     const index = this.index(tag);
     const { rowids, ids } = index.nearest(query, filter.user_id, filter.session_id, Math.max(k, this.candidates(k)));
     const hits: VectorHit[] = [];
+    const rows = this.rows.byRowids(rowids);
     rowids.forEach((rowid, i) => {
-      const row = this.rows.byRowid(rowid);
+      const row = rows.get(rowid);
       // the row may have changed since the scan (another process): never return another user's vector
       if (!row || row.id !== ids[i] || row.embedder !== tag.id || row.user_id !== filter.user_id) return;
       if (filter.session_id !== undefined && row.session_id !== filter.session_id) return;

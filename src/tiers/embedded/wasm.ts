@@ -5,9 +5,10 @@
  */
 
 export const I32 = 0x7f;
+export const F32 = 0x7d;
 export const V128 = 0x7b;
 
-export type ValType = typeof I32 | typeof V128;
+export type ValType = typeof I32 | typeof F32 | typeof V128;
 
 export function uleb(n: number): number[] {
   const out: number[] = [];
@@ -53,18 +54,27 @@ const mem = (align: number, offset: number): number[] => [align, ...uleb(offset)
 /** The instructions the kernels use (add others from the spec's opcode table as needed). */
 export const op = {
   block: [0x02, 0x40],
+  if: [0x04, 0x40],
   loop: [0x03, 0x40],
   end: [0x0b],
   br: (depth: number) => [0x0c, ...uleb(depth)],
   brIf: (depth: number) => [0x0d, ...uleb(depth)],
   get: (local: number) => [0x20, ...uleb(local)],
   set: (local: number) => [0x21, ...uleb(local)],
+  tee: (local: number) => [0x22, ...uleb(local)],
+  f32Load: (offset = 0) => [0x2a, ...mem(2, offset)],
+  f32Store: (offset = 0) => [0x38, ...mem(2, offset)],
+  f32Gt: [0x5e],
+  f32Mul: [0x94],
+  f32ConvertI32S: [0xb2],
   i32Store: (offset = 0) => [0x36, ...mem(2, offset)],
   i32Const: (n: number) => [0x41, ...sleb(n)],
   i32GeU: [0x4f],
   i32Add: [0x6a],
   i32Shl: [0x74],
   v128Load: (offset = 0) => simd(0x00, ...mem(4, offset)),
+  /** 8 bytes, each sign-extended to an i16 lane: the load and the widening in one instruction */
+  v128Load8x8S: (offset = 0) => simd(0x01, ...mem(3, offset)),
   v128Zero: simd(0x0c, ...new Array<number>(16).fill(0)),
   i32x4ExtractLane: (lane: number) => simd(0x1b, lane),
   i16x8ExtendLowI8x16S: simd(0x87),

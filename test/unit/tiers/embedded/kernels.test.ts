@@ -47,6 +47,40 @@ describe('dotI8 kernel', () => {
   }
 });
 
+describe('scanTop kernel', () => {
+  for (const [dim, n] of [[8, 3], [20, 301], [384, 1000]] as const) {
+    it(`returns exactly the rows whose scaled dot beats the floor, with their float32 scores (${dim} dimensions, ${n} rows)`, () => {
+      const stride = strideFor(dim);
+      const r = rng(dim + n);
+      const arena = new Arena();
+      const base = arena.alloc(n * stride);
+      const scales = arena.alloc(Math.ceil((n * 4) / 16) * 16);
+      const q16 = arena.alloc(stride * 2);
+      const out = arena.alloc(n * 8);
+      const rows: number[][] = [];
+      for (let i = 0; i < n; i++) {
+        const row = Array.from({ length: dim }, () => Math.floor(r() * 255) - 127);
+        rows.push(row);
+        arena.i8.set(row, base + i * stride);
+        arena.i8.fill(0, base + i * stride + dim, base + (i + 1) * stride);
+        arena.f32[scales / 4 + i] = r() * 2;
+      }
+      const q = Array.from({ length: dim }, () => Math.floor(r() * 255) - 127);
+      arena.i16.fill(0, q16 / 2, q16 / 2 + stride);
+      arena.i16.set(q, q16 / 2);
+      const score = (i: number) => Math.fround(Math.fround(rows[i]!.reduce((s, x, j) => s + x * q[j]!, 0)) * arena.f32[scales / 4 + i]!);
+      const all = Array.from({ length: n }, (_, i) => score(i));
+      const floor = [...all].sort((a, b) => b - a)[Math.min(n - 1, 10)]!;
+      for (const f of [-Infinity, floor]) {
+        const found = arena.kernels.scanTop(q16, base, scales, n, stride, f, out);
+        const got = Array.from({ length: found }, (_, c) => [arena.i32[out / 4 + 2 * c]!, arena.f32[out / 4 + 2 * c + 1]!]);
+        const want = all.flatMap((s, i) => (s > f ? [[i, s]] : []));
+        assert.deepEqual(got, want);
+      }
+    });
+  }
+});
+
 describe('int8 quantization', () => {
   it('approximates the cosine within 1%', () => {
     const { vectors } = clustered(200, 384, 3);
