@@ -27,7 +27,7 @@ export interface WritePathDeps {
 
 /**
  * The write path of SPEC §3: validate every turn (all or nothing), append them to the turn log (the
- * durable outbox) in one transaction, write the short-term tier, enqueue `embed` and `persist`. Only the
+ * durable outbox) in one transaction (shared with concurrent writes: a group commit), write the short-term tier, enqueue `embed` and `persist`. Only the
  * turn log must succeed for the write to be acknowledged: a failing short-term store or queue is logged
  * and the reconciler re-enqueues from the turn log.
  */
@@ -74,7 +74,7 @@ export class WritePath {
 
   async addTurns(inputs: readonly unknown[], pathPrefix?: string): Promise<AddTurnsResult> {
     const turns = this.validate(inputs, pathPrefix);
-    const { accepted, duplicates } = this.deps.turnLog.append(turns);
+    const { accepted, duplicates } = await this.deps.turnLog.appendGrouped(turns);
     if (accepted.length > 0) {
       try {
         await this.deps.shortTerm.push(accepted);

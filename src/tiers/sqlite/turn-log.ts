@@ -129,6 +129,16 @@ export class TurnLog {
       .immediate();
   }
 
+  /**
+   * `append` in the next group commit: the writes of concurrent requests (many clients sending one
+   * turn each) share one transaction, and each resolves once that transaction has committed — a
+   * turn is still acknowledged only after it is in the log. A write that fails (an id of another
+   * user) fails alone: the batch is retried write by write (TransactionBatcher).
+   */
+  appendGrouped(turns: readonly Turn[], acceptedAt = Date.now()): Promise<AppendResult> {
+    return this.writes.run(() => this.append(turns, acceptedAt));
+  }
+
   get(id: string): Turn | null {
     const row = this.s.get.get(id) as TurnRow | undefined;
     return row ? rowToTurn(row) : null;

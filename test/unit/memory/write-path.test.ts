@@ -59,6 +59,37 @@ describe('write path', () => {
     await memory.close();
   });
 
+  it('commits concurrent single-turn writes as one transaction, and a conflicting one fails alone', async () => {
+    const { memory, services: s } = await testMemory();
+    await memory.addTurns({ id: 'owned', user_id: 'bob', session_id: 's', role: 'user', content: 'bob says hi' });
+    // count the outermost transactions (commits) the turn writes make
+    let commits = 0;
+    const transaction = s.db.transaction.bind(s.db);
+    (s.db as { transaction: unknown }).transaction = (fn: () => unknown) => {
+      const tx = transaction(fn);
+      const counted = (run: () => unknown) => () => {
+        const outer = !s.db.inTransaction;
+        const r = run();
+        if (outer) commits++;
+        return r;
+      };
+      return Object.assign(counted(() => tx()), { immediate: counted(() => tx.immediate()), deferred: counted(() => tx.deferred()), exclusive: counted(() => tx.exclusive()) });
+    };
+    const results = await Promise.all(Array.from({ length: 20 }, (_, i) => memory.addTurns({ user_id: 'ann', session_id: 's', role: 'user', content: `turn number ${i}` })));
+    assert.deepEqual(results.map((r) => r.accepted), new Array(20).fill(1));
+    assert.equal(commits, 1, 'twenty concurrent writes, one commit');
+    const mixed = [
+      ...Array.from({ length: 5 }, (_, i) => memory.addTurns({ user_id: 'ann', session_id: 's', role: 'user', content: `more ${i}` })),
+      memory.addTurns({ id: 'owned', user_id: 'ann', session_id: 's', role: 'user', content: 'not yours' }),
+    ];
+    const settled = await Promise.allSettled(mixed);
+    assert.deepEqual(settled.slice(0, 5).map((r) => r.status), new Array(5).fill('fulfilled'));
+    assert.ok(settled[5]!.status === 'rejected' && settled[5]!.reason instanceof IdConflictError);
+    assert.equal(s.turnLog.counts().total, 26, 'every accepted turn is in the log, the conflicting one is not');
+    assert.equal(s.turnLog.get('owned')?.user_id, 'bob');
+    await memory.close();
+  });
+
   it('acknowledges a turn when the short-term store and the queue fail, and the reconciler catches up', async () => {
     const { memory, services: s } = await testMemory({}, { reconcile: false });
     const shortTermPush = s.shortTerm.push.bind(s.shortTerm);
