@@ -15,7 +15,7 @@ import { Reconciler } from './memory/reconciler.js';
 import { WritePath } from './memory/write-path.js';
 import { Retriever, type RetrieverDeps, type TierReport } from './retrieval/retrieve.js';
 import { openVectorIndex } from './tiers/qdrant/open.js';
-import { openRedisBackends } from './tiers/redis/open.js';
+import { openRedisBackends, type OpenedRedis } from './tiers/redis/open.js';
 import type { ShortTermStore } from './tiers/short-term.js';
 import { openDatabase, type Db } from './tiers/sqlite/db.js';
 import { SqliteLongTermStore } from './tiers/sqlite/long-term.js';
@@ -94,6 +94,12 @@ export interface WireOptions {
   autoCompact?: boolean;
   /** register the archival schedule (archival_cron) on the queue: `serve` and `worker` do, other commands not */
   scheduleArchival?: boolean;
+  /**
+   * an HTTP process of `serve --processes N`: the short-term tier and the queue held by the primary
+   * (without Redis), used instead of opening backends of its own; erasures by other processes reach
+   * them in the primary
+   */
+  shared?: { shortTerm: ShortTermStore; queue: JobQueue };
 }
 
 /**
@@ -108,10 +114,12 @@ export async function wire(config: Config, options: WireOptions = {}): Promise<S
   const longTerm = new SqliteLongTermStore(db, sqliteWrites);
 
   // BullMQ queues and the Redis short-term tier when Redis is configured and reachable, else in-process (one warning)
-  const redis = await openRedisBackends(config, log, { required: options.requireRedis ?? false }).catch((err: unknown) => {
-    db.close();
-    throw err;
-  });
+  const redis = options.shared
+    ? lentBackends(options.shared)
+    : await openRedisBackends(config, log, { required: options.requireRedis ?? false }).catch((err: unknown) => {
+        db.close();
+        throw err;
+      });
   const shortTerm: ShortTermStore = redis.shortTerm;
   const queue: JobQueue = redis.queue;
   // Qdrant when configured and reachable, else the embedded index (one warning)
@@ -208,7 +216,7 @@ export async function wire(config: Config, options: WireOptions = {}): Promise<S
   }
   // state only this process holds (no Redis): erasures run by other processes (the CLI) reach it here
   const erasures = new ErasureWatcher({ db, shortTerm, vectors, queue, log: log.child({ component: 'erasure' }) });
-  if (shortTerm.backend === 'memory' || queue.backend === 'in-process') erasures.start();
+  if (!options.shared && (shortTerm.backend === 'memory' || queue.backend === 'in-process')) erasures.start();
 
   const backends = (): BackendReports => ({
     short_term: redis.reports().short_term,
@@ -238,5 +246,16 @@ export async function wire(config: Config, options: WireOptions = {}): Promise<S
       await redis.close();
       db.close();
     },
+  };
+}
+
+/** The primary's backends as an HTTP process of `serve --processes N` sees them. */
+function lentBackends(shared: { shortTerm: ShortTermStore; queue: JobQueue }): OpenedRedis {
+  const detail = 'held by the serve primary process, shared with its HTTP processes';
+  return {
+    ...shared,
+    connection: null,
+    reports: () => ({ queue: { backend: shared.queue.backend, state: 'ok', detail }, short_term: { backend: shared.shortTerm.backend, state: 'ok', detail } }),
+    close: async () => {},
   };
 }

@@ -53,6 +53,12 @@ export const ConfigSchema = z.strictObject({
    * also consume every queue in-process. Without Redis, `serve` always runs them.
    */
   serve_runs_workers: bool().default(false),
+  /**
+   * HTTP processes of `serve` sharing its port (node:cluster) and the SQLite file; 0 → one per core;
+   * 1 → one process doing everything. Above 1 the primary process runs the jobs (and, without Redis,
+   * holds the queue and the short-term tier for the others). `serve --processes N` overrides it.
+   */
+  serve_processes: num(z.number().int().min(0).max(64)).default(0),
   /** Qdrant for the semantic tier; unset → the embedded index in the SQLite file */
   qdrant_url: optionalUrl(),
   qdrant_api_key: z.string().optional(),

@@ -47,16 +47,37 @@ export function faultEnv(o: { sqlitePath: string; redisUrl?: string; prefix?: st
 export interface Proc {
   child: ChildProcess;
   output: () => string;
+  /** a process group (serve with its HTTP processes): signals go to all of it */
+  group?: boolean;
+}
+
+/**
+ * How many HTTP processes every `serve` of the suite runs (`serve --processes N`): 2 unless
+ * FAULT_SERVE_PROCESSES says otherwise (1: the one-process shape).
+ */
+export const SERVE_PROCESSES = process.env.FAULT_SERVE_PROCESSES ?? '2';
+
+/** Sends `signal` to the process, or to its whole group. */
+export function signal(p: Proc, sig: NodeJS.Signals): void {
+  if (p.child.exitCode !== null || p.child.signalCode !== null) return;
+  try {
+    if (p.group && p.child.pid !== undefined) process.kill(-p.child.pid, sig);
+    else p.child.kill(sig);
+  } catch {
+    // already gone
+  }
 }
 
 /** Every process a test file starts; `killAll` in `after` leaves none behind. */
 export class Fleet {
   readonly children = new Set<ChildProcess>();
+  private readonly groups = new Set<ChildProcess>();
 
   async serve(env: Record<string, string>): Promise<Proc & { base: string }> {
-    const p = await startCli(['serve'], env, /listening on (http:\/\/\S+)/, 60_000);
+    const p = await startCli(['serve', '--processes', SERVE_PROCESSES], env, /listening on (http:\/\/\S+)/, 60_000, { group: true });
     this.children.add(p.child);
-    return { child: p.child, output: p.output, base: p.match[1]! };
+    this.groups.add(p.child);
+    return { child: p.child, output: p.output, base: p.match[1]!, group: true };
   }
 
   async worker(env: Record<string, string>, args: string[] = ['--queues', 'embed,persist', '--concurrency', '8']): Promise<Proc> {
@@ -70,12 +91,17 @@ export class Fleet {
   }
 
   killAll(): void {
-    for (const c of this.children) if (c.exitCode === null && c.signalCode === null) c.kill('SIGKILL');
+    for (const c of this.children) signal({ child: c, output: () => '', group: this.groups.has(c) }, 'SIGKILL');
   }
 }
 
+/** SIGKILL, to the whole group of a `serve --processes N`: the service crashes at once. */
 export async function kill(p: Proc): Promise<void> {
-  await stop(p.child, 'SIGKILL');
+  if (!p.group) return void (await stop(p.child, 'SIGKILL'));
+  if (p.child.exitCode !== null || p.child.signalCode !== null) return;
+  const exited = new Promise<void>((resolve) => p.child.once('exit', () => resolve()));
+  signal(p, 'SIGKILL');
+  await exited;
 }
 
 /**
@@ -84,9 +110,9 @@ export async function kill(p: Proc): Promise<void> {
  */
 export async function freezeWhen(procs: readonly Proc[], cond: () => boolean | Promise<boolean>, what: string, tries = 500): Promise<void> {
   for (let i = 0; i < tries; i++) {
-    for (const p of procs) p.child.kill('SIGSTOP');
+    for (const p of procs) signal(p, 'SIGSTOP');
     if (await cond()) return;
-    for (const p of procs) p.child.kill('SIGCONT');
+    for (const p of procs) signal(p, 'SIGCONT');
     await sleep(5);
   }
   throw new Error(`never saw ${what}`);

@@ -25,9 +25,16 @@ export function runCli(args: string[], env: Record<string, string>, input?: stri
 }
 
 /** Starts a long-running CLI command (serve, worker) and resolves once stderr shows `ready`. */
-export function startCli(args: string[], env: Record<string, string>, ready: RegExp, timeoutMs = 30_000): Promise<{ child: ChildProcess; match: RegExpMatchArray; output: () => string }> {
+export function startCli(
+  args: string[],
+  env: Record<string, string>,
+  ready: RegExp,
+  timeoutMs = 30_000,
+  /** its own process group (signal `-pid` to reach a `serve --processes N` and its workers at once) */
+  options: { group?: boolean } = {},
+): Promise<{ child: ChildProcess; match: RegExpMatchArray; output: () => string }> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [CLI, ...args], { env: { PATH: process.env.PATH ?? '', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [CLI, ...args], { env: { PATH: process.env.PATH ?? '', ...env }, stdio: ['ignore', 'pipe', 'pipe'], detached: options.group ?? false });
     let out = '';
     const timer = setTimeout(() => reject(new Error(`"${args.join(' ')}" not ready after ${timeoutMs} ms:\n${out}`)), timeoutMs);
     const onData = (d: Buffer) => {

@@ -1,31 +1,158 @@
+import cluster, { type Worker } from 'node:cluster';
 import type { Command } from 'commander';
 import type { AddressInfo } from 'node:net';
-import { wire } from '../../app.js';
+import { availableParallelism } from 'node:os';
+import { wire, type Services } from '../../app.js';
 import { startServer, assertSafeBind } from '../../api/server.js';
-import { createLogger } from '../../logger.js';
+import { answerCalls, PrimaryCalls } from '../../cluster/ipc.js';
+import { QUEUE_METHODS, SHORT_TERM_METHODS, sharedQueue, sharedShortTerm, type SharedPart } from '../../cluster/shared.js';
+import type { Config } from '../../config/schema.js';
+import { createLogger, type Logger } from '../../logger.js';
 import { Memory } from '../../memory/memory.js';
-import { configFrom, type GlobalOptions } from '../context.js';
+import { configFrom, UsageError, type GlobalOptions } from '../context.js';
 import { onShutdown } from '../shutdown.js';
+
+/** a worker process that dies this soon after its start, this many times in a row, stops the service */
+const CRASH_LOOP_MS = 10_000;
+const CRASH_LOOP_TIMES = 3;
 
 export function registerServe(program: Command, globals: () => GlobalOptions): void {
   program
     .command('serve')
     .description('the HTTP API; without Redis it also runs the workers in-process')
-    .action(async () => {
+    .option('--processes <n>', 'HTTP processes sharing the port (default serve_processes: one per core; 1: one process doing everything)')
+    .action(async (opts: { processes?: string }) => {
       const config = configFrom(globals());
       assertSafeBind(config);
       const log = createLogger(config.log_level);
-      // with Redis the workers are separate `neuralcleave worker` processes unless serve_runs_workers
-      const services = await wire(config, { logger: log, scheduleArchival: true, ...(config.serve_runs_workers ? { runWorkers: true } : {}) });
-      const memory = new Memory(services);
-      const server = await startServer({ memory, services });
-      const addr = server.address() as AddressInfo;
-      log.info({ host: addr.address, port: addr.port, backends: services.backends() }, 'neuralcleave serving');
-      // the line tests and scripts wait for
-      process.stderr.write(`listening on http://${addr.family === 'IPv6' ? `[${addr.address}]` : addr.address}:${addr.port}\n`);
-      await onShutdown(log, async () => {
-        await new Promise<void>((r) => server.close(() => r()));
-        await services.close();
-      });
+      const processes = processCount(opts.processes, config.serve_processes);
+      if (processes === 1) return serveOne(config, log);
+      if (cluster.isPrimary) return servePrimary(config, log, processes);
+      return serveWorker(config, log);
     });
+}
+
+function processCount(flag: string | undefined, configured: number): number {
+  if (flag !== undefined && !/^\d+$/.test(flag)) throw new UsageError(`--processes must be a whole number, not "${flag}"`);
+  const n = flag !== undefined ? Number(flag) : configured;
+  if (n > 64) throw new UsageError(`--processes ${n} is more than 64`);
+  return n === 0 ? availableParallelism() : n;
+}
+
+function wireServe(config: Config, log: Logger): Promise<Services> {
+  // with Redis the workers are separate `neuralcleave worker` processes unless serve_runs_workers
+  return wire(config, { logger: log, scheduleArchival: true, ...(config.serve_runs_workers ? { runWorkers: true } : {}) });
+}
+
+function listeningLine(addr: { address: string; port: number; family?: string; addressType?: number | string }): void {
+  const v6 = addr.family === 'IPv6' || addr.addressType === 6;
+  // the line tests and scripts wait for
+  process.stderr.write(`listening on http://${v6 ? `[${addr.address}]` : addr.address}:${addr.port}\n`);
+}
+
+/** Today's shape: the API, the queue, the workers and the short-term tier in one process. */
+async function serveOne(config: Config, log: Logger): Promise<void> {
+  const services = await wireServe(config, log);
+  const server = await startServer({ memory: new Memory(services), services });
+  const addr = server.address() as AddressInfo;
+  log.info({ host: addr.address, port: addr.port, backends: services.backends() }, 'neuralcleave serving');
+  listeningLine(addr);
+  await onShutdown(log, async () => {
+    await new Promise<void>((r) => server.close(() => r()));
+    await services.close();
+  });
+}
+
+/**
+ * The primary of `serve --processes N`: it runs what must run once — the job processors (in-process
+ * queue) or nothing more than `serve` alone would (Redis), the reconciler, the archival schedule, the
+ * erasure watcher — and forks N HTTP processes that share the port and the SQLite file (WAL). Without
+ * Redis it lends them its queue and short-term tier over IPC. A worker process that dies is replaced;
+ * SIGTERM stops the workers first (their requests finish), then the primary's jobs.
+ */
+async function servePrimary(config: Config, log: Logger, processes: number): Promise<void> {
+  const services = await wireServe(config, log);
+  const lent: SharedPart[] = [];
+  const targets: Record<string, { object: object; methods: readonly string[] }> = {
+    cluster: { object: { lent: () => lent }, methods: ['lent'] },
+  };
+  if (services.shortTerm.backend === 'memory') {
+    lent.push('short_term');
+    targets.short_term = { object: services.shortTerm, methods: SHORT_TERM_METHODS };
+  }
+  if (services.queue.backend === 'in-process') {
+    lent.push('queue');
+    targets.queue = { object: services.queue, methods: QUEUE_METHODS };
+  }
+  cluster.setupPrimary({ serialization: 'advanced' });
+  let stopping = false;
+  const crashes: number[] = [];
+  const fork = (): Worker => {
+    const worker = cluster.fork();
+    const started = Date.now();
+    answerCalls(worker, targets, log.child({ component: 'cluster' }));
+    worker.once('exit', (code, signal) => {
+      if (stopping) return;
+      log.error({ worker: worker.process.pid, code, signal }, 'an HTTP process exited; starting another');
+      if (Date.now() - started < CRASH_LOOP_MS) crashes.push(Date.now());
+      else crashes.length = 0;
+      if (crashes.length >= CRASH_LOOP_TIMES) {
+        log.fatal({ times: crashes.length }, 'HTTP processes keep dying at start; stopping');
+        process.kill(process.pid, 'SIGTERM');
+        return;
+      }
+      fork();
+    });
+    return worker;
+  };
+  const listening = new Promise<{ address: string; port: number; addressType?: number | string }>((resolve, reject) => {
+    let up = 0;
+    cluster.on('listening', (_w, addr) => {
+      if (++up === processes) resolve(addr);
+    });
+    cluster.once('exit', (w, code) => {
+      if (up < processes) reject(new Error(`an HTTP process exited with ${code} before the service was up`));
+    });
+  });
+  for (let i = 0; i < processes; i++) fork();
+  const addr = await listening.catch(async (err: unknown) => {
+    stopping = true;
+    for (const w of Object.values(cluster.workers ?? {})) w?.kill('SIGKILL');
+    await services.close();
+    throw err;
+  });
+  log.info({ host: addr.address, port: addr.port, processes, lent, backends: services.backends() }, 'neuralcleave serving');
+  listeningLine(addr);
+  await onShutdown(log, async () => {
+    stopping = true;
+    const workers = Object.values(cluster.workers ?? {}).filter((w): w is Worker => w !== undefined);
+    await Promise.all(
+      workers.map(
+        (w) =>
+          new Promise<void>((resolve) => {
+            if (w.isDead()) return resolve();
+            w.once('exit', () => resolve());
+            w.process.kill('SIGTERM');
+          }),
+      ),
+    );
+    await services.close();
+  });
+}
+
+/** One HTTP process of `serve --processes N`: the API over the shared file, no jobs of its own. */
+async function serveWorker(config: Config, parent: Logger): Promise<void> {
+  const log = parent.child({ process: cluster.worker?.id });
+  const calls = new PrimaryCalls();
+  const lent = await calls.call<SharedPart[]>('cluster', 'lent', []);
+  const shared = lent.includes('queue') && lent.includes('short_term') ? { shortTerm: sharedShortTerm(calls), queue: sharedQueue(calls) } : undefined;
+  // the primary reconciles, schedules archival and watches erasures: once for the service
+  const services = await wire(config, { logger: log, runWorkers: false, reconcile: false, ...(shared ? { shared } : {}) });
+  const server = await startServer({ memory: new Memory(services), services });
+  await onShutdown(log, async () => {
+    await new Promise<void>((r) => server.close(() => r()));
+    await services.close();
+  });
+  // the IPC channel to the primary is the last handle keeping this process up
+  process.disconnect();
 }
