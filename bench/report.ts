@@ -1,4 +1,5 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
+import { cpus, loadavg } from 'node:os';
 import { join } from 'node:path';
 
 /** One measured figure, beside the raw limit measured in the same run. */
@@ -16,28 +17,33 @@ export interface Row {
   target?: string;
   met?: boolean;
   note?: string;
+  /** the machine's 1-minute load average when the row was measured (set by Report.add) */
+  load?: number;
 }
 
 export class Report {
   readonly rows: Row[] = [];
 
   add(row: Row): void {
-    this.rows.push(row);
-    const r = row;
+    const r: Row = { ...row, load: row.load ?? loadavg()[0]! };
+    this.rows.push(r);
     const base = r.baseline !== undefined ? `  | baseline ${fmt(r.baseline)} ${r.unit} (${r.baselineLabel ?? ''}) ratio ${r.ratio?.toFixed(3) ?? '-'}` : '';
     const target = r.target ? `  | target ${r.target}: ${r.met === undefined ? '-' : r.met ? 'MET' : 'NOT MET'}` : '';
-    process.stdout.write(`[${r.section}] ${r.metric}: ${fmt(r.value)} ${r.unit}${base}${target}${r.note ? `  (${r.note})` : ''}\n`);
+    process.stdout.write(`[${r.section}] ${r.metric}: ${fmt(r.value)} ${r.unit}${base}${target}${r.note ? `  (${r.note})` : ''}  [load ${r.load!.toFixed(1)}]\n`);
   }
 
   write(dir: string): void {
     mkdirSync(dir, { recursive: true });
-    writeFileSync(join(dir, 'report.json'), JSON.stringify({ at: new Date().toISOString(), rows: this.rows }, null, 2));
+    const machine = { cores: cpus().length, cpu: cpus()[0]?.model ?? 'unknown', node: process.version };
+    writeFileSync(join(dir, 'report.json'), JSON.stringify({ at: new Date().toISOString(), machine, rows: this.rows }, null, 2));
     const lines = [
-      '| section | metric | value | baseline (same run) | ratio | target | met |',
-      '| --- | --- | --- | --- | --- | --- | --- |',
+      `Run at ${new Date().toISOString()} on ${machine.cores} cores (${machine.cpu}), Node ${machine.node}; load = 1-minute load average when the row was measured.`,
+      '',
+      '| section | metric | value | baseline (same run) | ratio | target | met | load |',
+      '| --- | --- | --- | --- | --- | --- | --- | --- |',
       ...this.rows.map(
         (r) =>
-          `| ${r.section} | ${r.metric} | ${fmt(r.value)} ${r.unit} | ${r.baseline !== undefined ? `${fmt(r.baseline)} ${r.unit} (${r.baselineLabel ?? ''})` : ''} | ${r.ratio?.toFixed(3) ?? ''} | ${r.target ?? ''} | ${r.met === undefined ? '' : r.met ? 'yes' : 'no'} |`,
+          `| ${r.section} | ${r.metric} | ${fmt(r.value)} ${r.unit} | ${r.baseline !== undefined ? `${fmt(r.baseline)} ${r.unit} (${r.baselineLabel ?? ''})` : ''} | ${r.ratio?.toFixed(3) ?? ''} | ${r.target ?? ''} | ${r.met === undefined ? '' : r.met ? 'met' : '**NOT MET**'} | ${r.load?.toFixed(1) ?? ''} |`,
       ),
     ];
     writeFileSync(join(dir, 'report.md'), `${lines.join('\n')}\n`);

@@ -6,6 +6,7 @@ const SECTIONS: Record<string, () => Promise<{ default: Section }>> = {
   // each section registers itself here: name → module
   ingest: () => import('./sections/ingest.js'),
   retrieve: () => import('./sections/retrieve.js'),
+  scale: () => import('./sections/scale.js'),
   embedder: () => import('./sections/embedder.js'),
   http: () => import('./sections/http.js'),
   bullmq: () => import('./sections/bullmq.js'),

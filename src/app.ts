@@ -12,7 +12,7 @@ import { EmbedderProvider } from './embedding/provider.js';
 import { createLogger, type Logger } from './logger.js';
 import { ErasureWatcher } from './memory/forget.js';
 import { Reconciler } from './memory/reconciler.js';
-import { WritePath } from './memory/write-path.js';
+import { WritePath, type WritePathDeps } from './memory/write-path.js';
 import { Retriever, type RetrieverDeps, type TierReport } from './retrieval/retrieve.js';
 import { openVectorIndex } from './tiers/qdrant/open.js';
 import { openRedisBackends, type OpenedRedis } from './tiers/redis/open.js';
@@ -95,11 +95,19 @@ export interface WireOptions {
   /** register the archival schedule (archival_cron) on the queue: `serve` and `worker` do, other commands not */
   scheduleArchival?: boolean;
   /**
-   * an HTTP process of `serve --processes N`: the short-term tier and the queue held by the primary
-   * (without Redis), used instead of opening backends of its own; erasures by other processes reach
-   * them in the primary
+   * an HTTP process of `serve --processes N`: turns are accepted by the primary's write path, and
+   * without Redis the short-term tier and the queue are the primary's, used instead of backends of
+   * its own; erasures by other processes reach them in the primary
    */
-  shared?: { shortTerm: ShortTermStore; queue: JobQueue };
+  shared?: SharedBackends;
+}
+
+/** what an HTTP process of `serve --processes N` uses of the primary's (see WireOptions.shared) */
+export interface SharedBackends {
+  /** without Redis: the primary's short-term tier and queue */
+  inProcess?: { shortTerm: ShortTermStore; queue: JobQueue };
+  /** the primary's write path accepts the turns (WritePathDeps.acceptIn) */
+  acceptIn: NonNullable<WritePathDeps['acceptIn']>;
 }
 
 /**
@@ -114,8 +122,8 @@ export async function wire(config: Config, options: WireOptions = {}): Promise<S
   const longTerm = new SqliteLongTermStore(db, sqliteWrites);
 
   // BullMQ queues and the Redis short-term tier when Redis is configured and reachable, else in-process (one warning)
-  const redis = options.shared
-    ? lentBackends(options.shared)
+  const redis = options.shared?.inProcess
+    ? lentBackends(options.shared.inProcess)
     : await openRedisBackends(config, log, { required: options.requireRedis ?? false }).catch((err: unknown) => {
         db.close();
         throw err;
@@ -164,6 +172,7 @@ export async function wire(config: Config, options: WireOptions = {}): Promise<S
     queue,
     log: log.child({ component: 'write-path' }),
     ...(options.autoCompact === false ? {} : { onAccepted: autoCompaction.onAccepted }),
+    ...(options.shared ? { acceptIn: options.shared.acceptIn } : {}),
   });
   const events: ServiceEvents = { tier: new Set(), job: new Set() };
   const skipped = { short_term: { timeout: 0, error: 0 }, semantic: { timeout: 0, error: 0 }, long_term: { timeout: 0, error: 0 } };
@@ -216,7 +225,7 @@ export async function wire(config: Config, options: WireOptions = {}): Promise<S
   }
   // state only this process holds (no Redis): erasures run by other processes (the CLI) reach it here
   const erasures = new ErasureWatcher({ db, shortTerm, vectors, queue, log: log.child({ component: 'erasure' }) });
-  if (!options.shared && (shortTerm.backend === 'memory' || queue.backend === 'in-process')) erasures.start();
+  if (!options.shared?.inProcess && (shortTerm.backend === 'memory' || queue.backend === 'in-process')) erasures.start();
 
   const backends = (): BackendReports => ({
     short_term: redis.reports().short_term,

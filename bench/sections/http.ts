@@ -11,11 +11,16 @@
 // importance heuristic keeps, vectors from the `hash` embedder, short-term sessions — instead of
 // through the queue, which would take minutes; the resulting state is what the queue would leave.
 // The server is configured with an admin API key, so every request pays for authentication.
+// Then the same over `neuralcleave serve --processes 2` (node:cluster: two HTTP processes, the jobs in
+// the primary) on the same file; and single-turn writes (POST /sessions/:id/turns, one turn per
+// request, 20 connections) against both shapes. The raw limit of the HTTP rows: a bare node:http
+// server in another process that parses each JSON body and answers a small JSON object — the floor of
+// any HTTP service on this machine, same bodies, same connections.
 // Takes: --quick (20k turns, one short round). Adds rows to the report.
 import { mulberry32 } from '../../test/fixtures/random.js';
-import { fork, type ChildProcess } from 'node:child_process';
+import { fork, spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
-import type { Server } from 'node:http';
+import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -33,6 +38,8 @@ import { Memory } from '../../src/memory/memory.js';
 import { percentile, type Report, type Section } from '../report.js';
 
 const CONNECTIONS = 16;
+const WRITE_CONNECTIONS = 20;
+const CLUSTER_PROCESSES = 2;
 const CHILD_ENV = 'NC_BENCH_HTTP_CHILD';
 const KEY = 'bench-admin-key-0123456789abcdef';
 
@@ -52,6 +59,8 @@ interface InProcessRound {
 interface Ready {
   type: 'ready';
   port: number;
+  /** the bare node:http JSON server (the floor) */
+  floorPort: number;
   bodies: string[];
   seeded: { turns: number; entries: number; vectors: number; users: number; sessions: number; ms: number };
   /** one retrieve at a time */
@@ -247,9 +256,11 @@ async function child(args: ChildArgs): Promise<void> {
   const server = await new Promise<Server>((resolve) => {
     const s = app.listen(0, '127.0.0.1', () => resolve(s));
   });
+  const floor = await bareJsonServer();
   const ready: Ready = {
     type: 'ready',
     port: (server.address() as AddressInfo).port,
+    floorPort: (floor.address() as AddressInfo).port,
     bodies,
     seeded: {
       turns: services.turnLog.counts().total,
@@ -264,14 +275,42 @@ async function child(args: ChildArgs): Promise<void> {
   process.send!(ready);
   for (;;) {
     const msg = await new Promise<{ type: string }>((resolve) => process.once('message', (m) => resolve(m as { type: string })));
+    if (msg.type === 'idle') {
+      // the jobs of the writes just measured: drained before the next figure
+      await services.queue.idle();
+      process.send!({ type: 'idle' });
+      continue;
+    }
     if (msg.type !== 'round') break;
     process.send!(await round());
   }
-  server.closeAllConnections();
-  await new Promise<void>((r) => server.close(() => r()));
+  for (const srv of [server, floor]) {
+    srv.closeAllConnections();
+    await new Promise<void>((r) => srv.close(() => r()));
+  }
   (app.locals.close as () => void)();
   await services.close();
   process.exit(0);
+}
+
+/** The floor: node:http alone, parsing each JSON body and answering a small JSON object. */
+function bareJsonServer(): Promise<Server> {
+  const server = createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      let parsed: unknown = null;
+      try {
+        parsed = JSON.parse(Buffer.concat(chunks).toString('utf8'));
+      } catch {
+        // a bad body still gets its answer: the floor measures transport, not validation
+      }
+      const body = JSON.stringify({ ok: true, echoed: typeof parsed, results: [] });
+      res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) });
+      res.end(body);
+    });
+  });
+  return new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve(server)));
 }
 
 if (process.env[CHILD_ENV]) {
@@ -283,18 +322,84 @@ if (process.env[CHILD_ENV]) {
 
 function runCannon(port: number, bodies: string[], seconds: number): Promise<autocannon.Result> {
   let i = 0;
+  return cannon(port, CONNECTIONS, seconds, '/memory/retrieve', () => bodies[i++ % bodies.length]!);
+}
+
+/** single-turn writes: every request one new turn, spread over 50 users and 200 sessions */
+function runWrites(port: number, seconds: number, tag: string): Promise<autocannon.Result> {
+  let i = 0;
+  const rnd = prng(11);
+  const sessions = Array.from({ length: 200 }, (_, k) => `w${tag}-s${k}`);
+  return cannon(port, WRITE_CONNECTIONS, seconds, (k) => `/sessions/${sessions[k % 200]}/turns`, () => {
+    const k = i++;
+    return JSON.stringify({ user_id: `w-${k % 50}`, role: k % 2 ? 'assistant' : 'user', content: `write ${tag}-${k}: my locker code is ${Math.floor(rnd() * 1e6)} near gate ${k % 40}` });
+  });
+}
+
+function cannon(
+  port: number,
+  connections: number,
+  seconds: number,
+  path: string | ((k: number) => string),
+  body: () => string,
+): Promise<autocannon.Result> {
+  let n = 0;
   return new Promise((resolve, reject) => {
     autocannon(
       {
         url: `http://127.0.0.1:${port}`,
-        connections: CONNECTIONS,
+        connections,
         duration: seconds,
         headers: { 'content-type': 'application/json', authorization: `Bearer ${KEY}` },
-        requests: [{ method: 'POST', path: '/memory/retrieve', setupRequest: (req) => ({ ...req, body: bodies[i++ % bodies.length]! }) }],
+        requests: [
+          {
+            method: 'POST',
+            path: typeof path === 'string' ? path : '/',
+            setupRequest: (req) => {
+              const k = n++;
+              return { ...req, ...(typeof path === 'string' ? {} : { path: path(k) }), body: body() };
+            },
+          },
+        ],
       },
       (err, result) => (err ? reject(err) : resolve(result)),
     );
   });
+}
+
+/** `neuralcleave serve --processes N` on the seeded file (no Redis: the primary holds queue and short-term tier). */
+async function startCluster(dir: string, processes: number): Promise<{ proc: ChildProcess; port: number }> {
+  const cli = fileURLToPath(new URL('../../src/cli/main.js', import.meta.url));
+  const env = {
+    PATH: process.env.PATH ?? '',
+    NEURALCLEAVE_SQLITE_PATH: join(dir, 'bench.db'),
+    NEURALCLEAVE_EMBEDDING_MODEL: 'hash',
+    NEURALCLEAVE_LOG_LEVEL: 'error',
+    NEURALCLEAVE_PORT: '0',
+    NEURALCLEAVE_API_KEYS: `${KEY}=*`,
+    NEURALCLEAVE_SHORT_TERM_BUDGET_MS: '5000',
+    NEURALCLEAVE_SEMANTIC_BUDGET_MS: '5000',
+    NEURALCLEAVE_LONG_TERM_BUDGET_MS: '5000',
+  };
+  const proc = spawn(process.execPath, [cli, 'serve', '--processes', String(processes)], { env, stdio: ['ignore', 'ignore', 'pipe'] });
+  const port = await new Promise<number>((resolve, reject) => {
+    let out = '';
+    const timer = setTimeout(() => reject(new Error(`serve --processes ${processes} not listening after 120 s:\n${out}`)), 120_000);
+    proc.stderr!.on('data', (d: Buffer) => {
+      out += d.toString();
+      const m = out.match(/listening on http:\/\/[^:]+:(\d+)/);
+      if (m) {
+        clearTimeout(timer);
+        resolve(Number(m[1]));
+      }
+    });
+    proc.once('exit', (code) => reject(new Error(`serve --processes ${processes} exited with ${code}:\n${out}`)));
+  });
+  return { proc, port };
+}
+
+function rates(r: autocannon.Result): { rate: number; p50: number; p99: number; failures: number } {
+  return { rate: r['2xx'] / r.duration, p50: r.latency.p50, p99: r.latency.p99, failures: r.non2xx + r.errors };
 }
 
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
@@ -327,8 +432,26 @@ const section: Section = async (report: Report, { quick }) => {
       const r = await runCannon(ready.port, ready.bodies, seconds);
       http.push({ rate: r['2xx'] / r.duration, p50: r.latency.p50, p99: r.latency.p99, failures: r.non2xx + r.errors });
     }
+    // the floor, with the retrieve bodies and connections, then with the write bodies and connections
+    const floorRead = rates(await runCannon(ready.floorPort, ready.bodies, seconds));
+    const floorWrite = rates(await runWrites(ready.floorPort, seconds, 'floor'));
+    const write1 = rates(await runWrites(ready.port, seconds, 'one'));
+    child.send({ type: 'idle' });
+    await next<{ type: 'idle' }>();
     child.send({ type: 'stop' });
     await new Promise<void>((resolve) => child.once('exit', () => resolve()));
+    proc = undefined;
+
+    // the same file behind serve --processes N
+    const cluster = await startCluster(dir, CLUSTER_PROCESSES);
+    proc = cluster.proc;
+    await runCannon(cluster.port, ready.bodies, 2);
+    const clusterRuns: Array<ReturnType<typeof rates>> = [];
+    for (let i = 0; i < rounds; i++) clusterRuns.push(rates(await runCannon(cluster.port, ready.bodies, seconds)));
+    const writeN = rates(await runWrites(cluster.port, seconds, 'cluster'));
+    const stopped = new Promise<void>((resolve) => cluster.proc.once('exit', () => resolve()));
+    cluster.proc.kill('SIGTERM');
+    await stopped;
     proc = undefined;
 
     const ip = { rate: median(inProcess.map((x) => x.rate)), p50: median(inProcess.map((x) => x.p50)), p99: median(inProcess.map((x) => x.p99)) };
@@ -338,7 +461,7 @@ const section: Section = async (report: Report, { quick }) => {
     const baselineLabel = 'Memory.retrieve in process, 16 in flight';
     report.add({
       section: 'http',
-      metric: 'POST /memory/retrieve throughput',
+      metric: 'POST /memory/retrieve throughput, one process',
       value: hp.rate,
       unit: 'req/s',
       baseline: ip.rate,
@@ -349,6 +472,30 @@ const section: Section = async (report: Report, { quick }) => {
     // autocannon's latency histogram has 1 ms resolution
     report.add({ section: 'http', metric: 'POST /memory/retrieve p50', value: hp.p50, unit: 'ms', baseline: ip.p50, baselineLabel, ratio: ip.p50 / Math.max(hp.p50, 0.001), note: data });
     report.add({ section: 'http', metric: 'POST /memory/retrieve p99', value: hp.p99, unit: 'ms', baseline: ip.p99, baselineLabel, ratio: ip.p99 / Math.max(hp.p99, 0.001), note: data });
+    const cp = { rate: median(clusterRuns.map((x) => x.rate)), p50: median(clusterRuns.map((x) => x.p50)), p99: median(clusterRuns.map((x) => x.p99)) };
+    const clusterFailures = clusterRuns.reduce((n, x) => n + x.failures, 0);
+    const floorLabel = `bare node:http JSON server, same bodies, ${CONNECTIONS} connections`;
+    report.add({
+      section: 'http', metric: 'bare node:http JSON server (the HTTP floor)', value: floorRead.rate, unit: 'req/s',
+      note: `parses each retrieve body, answers a small JSON object; p50 ${floorRead.p50} ms, p99 ${floorRead.p99} ms; ${CONNECTIONS} connections; with the write bodies at ${WRITE_CONNECTIONS} connections: ${Math.round(floorWrite.rate)} req/s`,
+    });
+    const met = cp.rate >= 1000 && cp.p99 <= 50;
+    report.add({
+      section: 'http', metric: `POST /memory/retrieve throughput, serve --processes ${CLUSTER_PROCESSES}`, value: cp.rate, unit: 'req/s',
+      baseline: floorRead.rate, baselineLabel: floorLabel, ratio: cp.rate / floorRead.rate, target: '≥ 1,000 req/s with p99 ≤ 50 ms', met,
+      note: `${data}; p50 ${cp.p50} ms, p99 ${cp.p99} ms; one process: ${Math.round(hp.rate)} req/s (×${(cp.rate / hp.rate).toFixed(2)}); the seeded short-term sessions are not in the cluster's (fresh) short-term tier${clusterFailures ? `; ${clusterFailures} non-2xx or errors` : ''}`,
+    });
+    report.add({
+      section: 'http', metric: 'single-turn POST /sessions/:id/turns, one process', value: write1.rate, unit: 'turns/s',
+      baseline: floorWrite.rate, baselineLabel: `bare node:http JSON server, same bodies, ${WRITE_CONNECTIONS} connections`, ratio: write1.rate / floorWrite.rate,
+      note: `one turn per request, ${WRITE_CONNECTIONS} connections, ${seconds} s; p50 ${write1.p50} ms, p99 ${write1.p99} ms; turn-log appends group-committed, jobs running in the same process${write1.failures ? `; ${write1.failures} non-2xx or errors` : ''}`,
+    });
+    report.add({
+      section: 'http', metric: `single-turn POST /sessions/:id/turns, serve --processes ${CLUSTER_PROCESSES}`, value: writeN.rate, unit: 'turns/s',
+      baseline: floorWrite.rate, baselineLabel: `bare node:http JSON server, same bodies, ${WRITE_CONNECTIONS} connections`, ratio: writeN.rate / floorWrite.rate,
+      target: '≥ 3,000 turns/s', met: writeN.rate >= 3000,
+      note: `one turn per request, ${WRITE_CONNECTIONS} connections, ${seconds} s; p50 ${writeN.p50} ms, p99 ${writeN.p99} ms; the jobs run in the primary${writeN.failures ? `; ${writeN.failures} non-2xx or errors` : ''}`,
+    });
     const seq = `${s.turns.toLocaleString('en-US')} turns, ${args.queries} queries`;
     report.add({ section: 'http', metric: 'in-process retrieve p50, one at a time', value: ready.sequential.p50, unit: 'ms', note: seq });
     report.add({ section: 'http', metric: 'in-process retrieve p99, one at a time', value: ready.sequential.p99, unit: 'ms', note: seq });

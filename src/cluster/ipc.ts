@@ -1,4 +1,5 @@
 import type { Worker } from 'node:cluster';
+import { ERROR_CATALOG, NeuralCleaveError, type ErrorCode, type ErrorDetail } from '../errors.js';
 import type { Logger } from '../logger.js';
 
 /**
@@ -15,7 +16,25 @@ interface CallMessage {
   args: unknown[];
 }
 
-type ReplyMessage = { nc: 'reply'; id: number; ok: true; value: unknown } | { nc: 'reply'; id: number; ok: false; name: string; message: string };
+/** a failed call's error: typed errors (the API maps them by code) keep their code and details */
+interface ErrorReply {
+  name: string;
+  message: string;
+  code?: ErrorCode;
+  details?: ErrorDetail[];
+}
+
+type ReplyMessage = { nc: 'reply'; id: number; ok: true; value: unknown } | ({ nc: 'reply'; id: number; ok: false } & ErrorReply);
+
+function errorReply(err: unknown): ErrorReply {
+  if (err instanceof NeuralCleaveError) return { name: err.name, message: err.message, code: err.code, ...(err.details ? { details: err.details } : {}) };
+  return { name: (err as Error)?.name ?? 'Error', message: (err as Error)?.message ?? String(err) };
+}
+
+function errorOf(r: ErrorReply): Error {
+  if (r.code !== undefined && r.code in ERROR_CATALOG) return new NeuralCleaveError(r.code, r.message, r.details);
+  return Object.assign(new Error(r.message), { name: r.name });
+}
 
 function isCall(m: unknown): m is CallMessage {
   return typeof m === 'object' && m !== null && (m as { nc?: unknown }).nc === 'call';
@@ -45,7 +64,7 @@ export function answerCalls(worker: Worker, targets: Record<string, { object: ob
         (value) => reply({ nc: 'reply', id: m.id, ok: true, value }),
         (err: unknown) => {
           log.debug({ target: m.target, method: m.method, err: (err as Error).message }, 'call from a worker process failed');
-          reply({ nc: 'reply', id: m.id, ok: false, name: (err as Error).name ?? 'Error', message: (err as Error).message ?? String(err) });
+          reply({ nc: 'reply', id: m.id, ok: false, ...errorReply(err) });
         },
       );
   });
@@ -63,7 +82,7 @@ export class PrimaryCalls {
       if (!w) return;
       this.waiting.delete(m.id);
       if (m.ok) w.resolve(m.value);
-      else w.reject(Object.assign(new Error(m.message), { name: m.name }));
+      else w.reject(errorOf(m));
     });
     channel.on('disconnect', () => {
       for (const w of this.waiting.values()) w.reject(new Error('the serve primary process is gone'));

@@ -3,8 +3,8 @@ import type { ShortTermStore } from '../tiers/short-term.js';
 import type { PrimaryCalls } from './ipc.js';
 
 /**
- * What the primary of `serve --processes N` lends its HTTP processes when it runs the in-process
- * backends (no Redis): its short-term tier — so the next retrieve of a session sees the turn just
+ * What the primary of `serve --processes N` lends its HTTP processes besides its write path (which
+ * accepts every turn) when it runs the in-process backends (no Redis): its short-term tier — so the next retrieve of a session sees the turn just
  * written, whichever process answers it — and its job queue — so every job runs in the one process
  * that consumes it, never twice. With Redis, each process uses Redis and nothing is lent.
  */

@@ -23,6 +23,17 @@ export interface WritePathDeps {
   log: Logger;
   /** called with the turns just accepted, after they are durable (compaction check, metrics) */
   onAccepted?: (turns: readonly Turn[]) => void;
+  /**
+   * where validated turns are accepted, when not here: an HTTP process of `serve --processes N` hands
+   * them to the primary's write path, so one process writes the turn log and its group commits span
+   * every HTTP process (two writers of one SQLite file would wait on each other's locks)
+   */
+  acceptIn?: (turns: readonly Turn[]) => Promise<AcceptResult>;
+}
+
+export interface AcceptResult {
+  accepted: number;
+  duplicates: number;
 }
 
 /**
@@ -74,6 +85,12 @@ export class WritePath {
 
   async addTurns(inputs: readonly unknown[], pathPrefix?: string): Promise<AddTurnsResult> {
     const turns = this.validate(inputs, pathPrefix);
+    const { accepted, duplicates } = this.deps.acceptIn ? await this.deps.acceptIn(turns) : await this.accept(turns);
+    return { ids: turns.map((t) => t.id), accepted, duplicates };
+  }
+
+  /** Appends validated turns to the turn log (a group commit), then the short-term write and the jobs. */
+  async accept(turns: readonly Turn[]): Promise<AcceptResult> {
     const { accepted, duplicates } = await this.deps.turnLog.appendGrouped(turns);
     if (accepted.length > 0) {
       try {
@@ -84,7 +101,7 @@ export class WritePath {
       await this.enqueue(accepted);
       this.deps.onAccepted?.(accepted);
     }
-    return { ids: turns.map((t) => t.id), accepted: accepted.length, duplicates: duplicates.length };
+    return { accepted: accepted.length, duplicates: duplicates.length };
   }
 
   /**

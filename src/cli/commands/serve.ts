@@ -2,7 +2,7 @@ import cluster, { type Worker } from 'node:cluster';
 import type { Command } from 'commander';
 import type { AddressInfo } from 'node:net';
 import { availableParallelism } from 'node:os';
-import { wire, type Services } from '../../app.js';
+import { wire, type Services, type SharedBackends } from '../../app.js';
 import { startServer, assertSafeBind } from '../../api/server.js';
 import { answerCalls, PrimaryCalls } from '../../cluster/ipc.js';
 import { QUEUE_METHODS, SHORT_TERM_METHODS, sharedQueue, sharedShortTerm, type SharedPart } from '../../cluster/shared.js';
@@ -66,8 +66,9 @@ async function serveOne(config: Config, log: Logger): Promise<void> {
 /**
  * The primary of `serve --processes N`: it runs what must run once — the job processors (in-process
  * queue) or nothing more than `serve` alone would (Redis), the reconciler, the archival schedule, the
- * erasure watcher — and forks N HTTP processes that share the port and the SQLite file (WAL). Without
- * Redis it lends them its queue and short-term tier over IPC. A worker process that dies is replaced;
+ * erasure watcher — and forks N HTTP processes that share the port and the SQLite file (WAL). It
+ * accepts the turns they receive (one writer of the turn log, so one group commit serves them all),
+ * and without Redis lends them its queue and short-term tier, all over IPC. A worker process that dies is replaced;
  * SIGTERM stops the workers first (their requests finish), then the primary's jobs.
  */
 async function servePrimary(config: Config, log: Logger, processes: number): Promise<void> {
@@ -75,6 +76,8 @@ async function servePrimary(config: Config, log: Logger, processes: number): Pro
   const lent: SharedPart[] = [];
   const targets: Record<string, { object: object; methods: readonly string[] }> = {
     cluster: { object: { lent: () => lent }, methods: ['lent'] },
+    // one writer of the turn log: group commits span every HTTP process
+    turns: { object: services.writePath, methods: ['accept'] },
   };
   if (services.shortTerm.backend === 'memory') {
     lent.push('short_term');
@@ -145,9 +148,12 @@ async function serveWorker(config: Config, parent: Logger): Promise<void> {
   const log = parent.child({ process: cluster.worker?.id });
   const calls = new PrimaryCalls();
   const lent = await calls.call<SharedPart[]>('cluster', 'lent', []);
-  const shared = lent.includes('queue') && lent.includes('short_term') ? { shortTerm: sharedShortTerm(calls), queue: sharedQueue(calls) } : undefined;
+  const shared: SharedBackends = {
+    acceptIn: (turns) => calls.call('turns', 'accept', [turns]),
+    ...(lent.includes('queue') && lent.includes('short_term') ? { inProcess: { shortTerm: sharedShortTerm(calls), queue: sharedQueue(calls) } } : {}),
+  };
   // the primary reconciles, schedules archival and watches erasures: once for the service
-  const services = await wire(config, { logger: log, runWorkers: false, reconcile: false, ...(shared ? { shared } : {}) });
+  const services = await wire(config, { logger: log, runWorkers: false, reconcile: false, shared });
   const server = await startServer({ memory: new Memory(services), services });
   await onShutdown(log, async () => {
     await new Promise<void>((r) => server.close(() => r()));
