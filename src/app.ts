@@ -2,7 +2,7 @@ import type { QueueName } from '../queues/names.js';
 import type { JobQueue } from '../queues/queue.js';
 import { createProcessors, observeProcessors, type JobEvent } from '../workers/processors.js';
 import type { ProcessorDeps } from '../workers/deps.js';
-import type { BackendReports } from './backends.js';
+import type { BackendReport, BackendReports } from './backends.js';
 import type { Config } from './config/schema.js';
 import type { Tier } from './domain/entry.js';
 import { turnInputSchema } from './domain/turn.js';
@@ -105,7 +105,7 @@ export interface WireOptions {
 /** what an HTTP process of `serve --processes N` uses of the primary's (see WireOptions.shared) */
 export interface SharedBackends {
   /** without Redis: the primary's short-term tier and queue */
-  inProcess?: { shortTerm: ShortTermStore; queue: JobQueue };
+  inProcess?: { shortTerm: ShortTermStore; queue: JobQueue; reports: { queue: BackendReport; short_term: BackendReport } };
   /** the primary's write path accepts the turns (WritePathDeps.acceptIn) */
   acceptIn: NonNullable<WritePathDeps['acceptIn']>;
 }
@@ -258,13 +258,14 @@ export async function wire(config: Config, options: WireOptions = {}): Promise<S
   };
 }
 
-/** The primary's backends as an HTTP process of `serve --processes N` sees them. */
-function lentBackends(shared: { shortTerm: ShortTermStore; queue: JobQueue }): OpenedRedis {
-  const detail = 'held by the serve primary process, shared with its HTTP processes';
+/** The primary's backends as an HTTP process of `serve --processes N` sees them, reported as the primary reports them. */
+function lentBackends(shared: NonNullable<SharedBackends['inProcess']>): OpenedRedis {
+  const held = (r: BackendReport): BackendReport => ({ ...r, detail: `${r.detail ?? r.backend}; held by the serve primary process` });
   return {
-    ...shared,
+    shortTerm: shared.shortTerm,
+    queue: shared.queue,
     connection: null,
-    reports: () => ({ queue: { backend: shared.queue.backend, state: 'ok', detail }, short_term: { backend: shared.shortTerm.backend, state: 'ok', detail } }),
+    reports: () => ({ queue: held(shared.reports.queue), short_term: held(shared.reports.short_term) }),
     close: async () => {},
   };
 }

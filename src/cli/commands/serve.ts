@@ -6,11 +6,18 @@ import { wire, type Services, type SharedBackends } from '../../app.js';
 import { startServer, assertSafeBind } from '../../api/server.js';
 import { answerCalls, PrimaryCalls } from '../../cluster/ipc.js';
 import { QUEUE_METHODS, SHORT_TERM_METHODS, sharedQueue, sharedShortTerm, type SharedPart } from '../../cluster/shared.js';
+import type { BackendReport } from '../../backends.js';
 import type { Config } from '../../config/schema.js';
 import { createLogger, type Logger } from '../../logger.js';
 import { Memory } from '../../memory/memory.js';
 import { configFrom, UsageError, type GlobalOptions } from '../context.js';
 import { onShutdown } from '../shutdown.js';
+
+/** what the primary lends its HTTP processes, and how it reports those backends */
+interface Lent {
+  parts: SharedPart[];
+  reports: { queue: BackendReport; short_term: BackendReport };
+}
 
 /** a worker process that dies this soon after its start, this many times in a row, stops the service */
 const CRASH_LOOP_MS = 10_000;
@@ -88,8 +95,9 @@ async function serveOne(config: Config, log: Logger): Promise<void> {
 async function servePrimary(config: Config, log: Logger, processes: number): Promise<void> {
   const services = await wireServe(config, log);
   const lent: SharedPart[] = [];
+  const { queue, short_term } = services.backends();
   const targets: Record<string, { object: object; methods: readonly string[] }> = {
-    cluster: { object: { lent: () => lent }, methods: ['lent'] },
+    cluster: { object: { lent: (): Lent => ({ parts: lent, reports: { queue, short_term } }) }, methods: ['lent'] },
     // one writer of the turn log: group commits span every HTTP process
     turns: { object: services.writePath, methods: ['accept'] },
   };
@@ -161,10 +169,12 @@ async function servePrimary(config: Config, log: Logger, processes: number): Pro
 async function serveWorker(config: Config, parent: Logger): Promise<void> {
   const log = parent.child({ process: cluster.worker?.id });
   const calls = new PrimaryCalls();
-  const lent = await calls.call<SharedPart[]>('cluster', 'lent', []);
+  const lent = await calls.call<Lent>('cluster', 'lent', []);
   const shared: SharedBackends = {
     acceptIn: (turns) => calls.call('turns', 'accept', [turns]),
-    ...(lent.includes('queue') && lent.includes('short_term') ? { inProcess: { shortTerm: sharedShortTerm(calls), queue: sharedQueue(calls) } } : {}),
+    ...(lent.parts.includes('queue') && lent.parts.includes('short_term')
+      ? { inProcess: { shortTerm: sharedShortTerm(calls), queue: sharedQueue(calls), reports: lent.reports } }
+      : {}),
   };
   // the primary reconciles, schedules archival and watches erasures: once for the service
   const services = await wire(config, { logger: log, runWorkers: false, reconcile: false, shared });
