@@ -60,6 +60,8 @@ function createdRange(o: ListOptions): { from: string | null; before: string | n
 /** A word in at least this many of a user's entries is "common" for that user (see matchFor). */
 export const COMMON_TERM_DOCS = 2000;
 const DF_CACHE_SIZE = 10_000;
+/** matches FTS5 ranks alone before their rows are read (see `ranked`) */
+const RANKED_POOL = 128;
 const DF_CACHE_MS = 60_000;
 
 /** A quoted FTS5 string: user text is never read as query syntax. */
@@ -70,6 +72,8 @@ function ftsString(text: string): string {
 /** Long-term store on the shared SQLite file. Statements are prepared once, at construction. */
 export class SqliteLongTermStore implements LongTermStore {
   private readonly s;
+  /** `rowsOf` statements by how many rowids they take */
+  private readonly byRowids = new Map<number, ReturnType<Db['prepare']>>();
   private readonly dfCache = new Map<string, { n: number; until: number }>();
 
   constructor(
@@ -92,6 +96,8 @@ export class SqliteLongTermStore implements LongTermStore {
            AND (@from IS NULL OR e.created_at >= @from) AND (@before IS NULL OR e.created_at < @before)
          ORDER BY bm25(entries_fts, 1.0, 2.0, 0.0) LIMIT @limit`,
       ),
+      // the best-ranked matches of every user, no table read: the first step of `ranked`
+      ftsTop: db.prepare('SELECT rowid, bm25(entries_fts, 1.0, 2.0, 0.0) AS r FROM entries_fts WHERE entries_fts MATCH ? ORDER BY r LIMIT ?').raw(),
       cappedCount: db.prepare('SELECT count(*) AS n FROM (SELECT 1 FROM entries_fts WHERE entries_fts MATCH ? LIMIT ?)'),
       like: db.prepare(
         `SELECT ${COLUMNS} FROM entries
@@ -147,10 +153,47 @@ export class SqliteLongTermStore implements LongTermStore {
   async searchText(userId: string, query: string, o: ListOptions): Promise<TextHit[]> {
     const match = this.matchFor(userId, query);
     if (!match) return [];
+    const plain = o.sessionId === undefined && o.createdFrom === undefined && o.createdBefore === undefined;
+    const fast = plain ? this.ranked(userId, match, o.limit) : null;
+    if (fast) return fast;
     const rows = this.s.fts.all({ match, user_id: userId, session_id: o.sessionId ?? null, ...createdRange(o), limit: o.limit }) as Array<
       EntryRow & { rank: number }
     >;
     return rows.map((r) => ({ entry: rowToEntry(r), bm25: r.rank }));
+  }
+
+  /**
+   * The same answer as the joined `fts` statement, for a search with no filter but the owner, at
+   * about half its cost: FTS5 ranks its matches alone and returns the best `RANKED_POOL` rowids, and
+   * only those rows are read from `entries` (the joined form reads the row of every match before
+   * sorting). Exact whenever the pool holds `limit` of the owner's rows — no row of the owner outside
+   * it can rank above them — or holds every match; otherwise null, and the caller runs the joined form.
+   */
+  private ranked(userId: string, match: string, limit: number): TextHit[] | null {
+    const pool = Math.max(RANKED_POOL, limit * 4);
+    const top = this.s.ftsTop.all(match, pool) as Array<[number, number]>;
+    if (top.length === 0) return [];
+    const rows = this.rowsOf(top.map(([rowid]) => rowid));
+    const hits: TextHit[] = [];
+    for (const [rowid, r] of top) {
+      const row = rows.get(rowid);
+      if (!row || row.user_id !== userId) continue;
+      hits.push({ entry: rowToEntry(row), bm25: -r });
+      if (hits.length === limit) return hits;
+    }
+    return top.length < pool ? hits : null;
+  }
+
+  /** entries by rowid, in one statement */
+  private rowsOf(rowids: readonly number[]): Map<number, EntryRow> {
+    let st = this.byRowids.get(rowids.length);
+    if (!st) {
+      st = this.db.prepare(`SELECT rowid AS rowid_, ${COLUMNS} FROM entries WHERE rowid IN (${rowids.map(() => '?').join(', ')})`);
+      if (this.byRowids.size < 64) this.byRowids.set(rowids.length, st);
+    }
+    const out = new Map<number, EntryRow>();
+    for (const row of st.all(rowids) as Array<EntryRow & { rowid_: number }>) out.set(row.rowid_, row);
+    return out;
   }
 
   /**
