@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import type { ChildProcess } from 'node:child_process';
+import { execFileSync, type ChildProcess } from 'node:child_process';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
@@ -24,6 +24,12 @@ import { until } from '../../helpers/until.js';
 const ALICE_KEY = 'client-alice-key-000000000000';
 const BOB_KEY = 'client-bob-key-00000000000000';
 const MAX_BODY = 16 * 1024;
+
+/** Signals `serve` and its HTTP processes (`serve` runs one per core by default), so SIGSTOP freezes the whole service. */
+function signalService(child: ChildProcess, signal: NodeJS.Signals): void {
+  const children = execFileSync('ps', ['-o', 'pid=', '--ppid', String(child.pid)], { encoding: 'utf8' }).split(/\s+/).filter(Boolean).map(Number);
+  for (const pid of [child.pid!, ...children]) process.kill(pid, signal);
+}
 
 function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
@@ -72,7 +78,7 @@ describe('MemoryClient against a running serve', () => {
   });
   after(async () => {
     if (serve) {
-      serve.kill('SIGCONT');
+      if (serve.exitCode === null) signalService(serve, 'SIGCONT');
       await stop(serve);
     }
     await ollama?.close();
@@ -185,7 +191,7 @@ describe('MemoryClient against a running serve', () => {
   });
 
   test('a timeout is a MemoryTimeoutError; a turn write that timed out is retried and stored once', async () => {
-    serve.kill('SIGSTOP');
+    signalService(serve, 'SIGSTOP');
     let resumed = false;
     try {
       const quick = new MemoryClient({ baseUrl: base, apiKey: ALICE_KEY, timeoutMs: 300, retries: 3 });
@@ -198,7 +204,7 @@ describe('MemoryClient against a running serve', () => {
       const patient = new MemoryClient({ baseUrl: base, apiKey: ALICE_KEY, timeoutMs: 400, retries: 8, retryDelayMs: 100 });
       const write = patient.addTurns('t1', { role: 'user', content: 'I was written while the server was frozen.' });
       await new Promise((r) => setTimeout(r, 1_000));
-      serve.kill('SIGCONT');
+      signalService(serve, 'SIGCONT');
       resumed = true;
       const result = await write;
       assert.equal(result.accepted + result.duplicates, 1);
@@ -206,7 +212,7 @@ describe('MemoryClient against a running serve', () => {
       const logged = await alice.recent({ session_id: 't1' });
       assert.equal(logged.length, 1, 'every attempt carried the same id: stored once');
     } finally {
-      if (!resumed) serve.kill('SIGCONT');
+      if (!resumed) signalService(serve, 'SIGCONT');
     }
   });
 
