@@ -92,8 +92,9 @@ export async function runService(dataset: EvalDataset, choice: EmbedderChoice, o
     if (log.pending_embed > 0 || log.pending_persist > 0) throw new Error(`ingest left work pending: ${JSON.stringify(log)}`);
 
     const droppedEvidence: string[] = [];
-    for (const id of new Set(dataset.questions.flatMap((q) => q.evidence))) {
-      if (!(await services.longTerm.get(id))) droppedEvidence.push(id);
+    const evidence = new Map(dataset.questions.flatMap((q) => q.evidence.map((id) => [`${q.user_id}\u0000${id}`, { user: q.user_id, id }] as const)));
+    for (const { user, id } of evidence.values()) {
+      if (!(await services.longTerm.get(user, id))) droppedEvidence.push(id);
     }
 
     const now = Date.parse(dataset.now);

@@ -19,8 +19,8 @@ export const EmbedJobSchema = z.object({
   created_at: z.string(),
 });
 
-/** `persist` reads the turn from the turn log by id. */
-export const PersistJobSchema = z.object({ turn_id: z.string() });
+/** `persist` reads the turn from the turn log by (user, id). */
+export const PersistJobSchema = z.object({ user_id: z.string(), turn_id: z.string() });
 
 export const CompactJobSchema = z.object({
   user_id: z.string(),

@@ -21,7 +21,7 @@ export interface Embeddable {
  */
 export function embedJob(m: Embeddable, kind: Kind = 'turn', nonce?: string): JobSpec<'embed'> {
   return {
-    jobId: jobIdFor('embed', nonce === undefined ? m.id : `${m.id}\u0000${nonce}`),
+    jobId: jobIdFor('embed', nonce === undefined ? memoryKey(m) : `${memoryKey(m)}\u0000${nonce}`),
     data: {
       turn_id: m.id,
       user_id: m.user_id,
@@ -37,6 +37,11 @@ export function embedJob(m: Embeddable, kind: Kind = 'turn', nonce?: string): Jo
 }
 
 /** The `persist` job of one turn; the processor reads the turn from the turn log. */
-export function persistJob(turnId: string): JobSpec<'persist'> {
-  return { jobId: jobIdFor('persist', turnId), data: { turn_id: turnId } };
+export function persistJob(turn: { user_id: string; id: string }): JobSpec<'persist'> {
+  return { jobId: jobIdFor('persist', memoryKey(turn)), data: { user_id: turn.user_id, turn_id: turn.id } };
+}
+
+/** A memory is its user's: two users' equal ids are two units of work. */
+function memoryKey(m: { user_id: string; id: string }): string {
+  return `${m.user_id}\u0000${m.id}`;
 }

@@ -151,6 +151,7 @@ export async function wire(config: Config, options: WireOptions = {}): Promise<S
     keepTurns: config.compaction_keep_turns,
     summaryMaxTokens: config.summary_max_tokens,
     limitTokens: compactionLimit,
+    maxChars: config.max_turn_chars,
   });
   compactor.onSettled((userId, sessionId) => autoCompaction.release(userId, sessionId));
   const archiver = new Archiver({
@@ -160,7 +161,7 @@ export async function wire(config: Config, options: WireOptions = {}): Promise<S
     queue,
     embedders,
     // the same summarizers as compaction (an instance of its own, for its own fallback count)
-    summarizer: archiveSummarizer(createSummarizer(config, llm.provider, tokens, log.child({ component: 'summarizer' })), config.summary_max_tokens),
+    summarizer: archiveSummarizer(createSummarizer(config, llm.provider, tokens, log.child({ component: 'summarizer' })), config.summary_max_tokens, config.max_turn_chars),
     log: log.child({ component: 'archival' }),
     inactiveDays: config.archival_inactive_days,
   });

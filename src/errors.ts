@@ -9,8 +9,10 @@ export const ERROR_CATALOG = {
   forbidden: { status: 403, summary: 'the API key may not touch this user' },
   not_found: { status: 404, summary: 'no such resource' },
   method_not_allowed: { status: 405, summary: 'the path exists but not with this method' },
-  id_conflict: { status: 409, summary: 'the id is already used by another user' },
-  content_conflict: { status: 409, summary: 'the user already holds an entry with this content' },
+  // not answered since ids became per user (no id of one user can collide with another's); kept so
+  // that clients handling it keep compiling
+  id_conflict: { status: 409, summary: 'the id is already used by another user (no longer answered: ids are per user)' },
+  content_conflict: { status: 409, summary: 'the id is already stored with other content' },
   payload_too_large: { status: 413, summary: 'the request body is too large' },
   unsupported_media_type: { status: 415, summary: 'the request body must be JSON (Content-Type: application/json)' },
   llm_unavailable: { status: 503, summary: 'no LLM is configured or reachable' },
@@ -78,18 +80,21 @@ export class ForbiddenError extends NeuralCleaveError {
   }
 }
 
-/** An edit would give an entry the text of another entry of the same user (stored once per user). */
+/**
+ * A write gave an id the user already holds with other content (session, role, name or text). An
+ * exact re-send is a duplicate, not this; a change goes through an edit, or under a new id.
+ */
 export class ContentConflictError extends NeuralCleaveError {
-  constructor(id: string) {
-    super('content_conflict', `the user already holds another entry with this content; memory ${id} was left unchanged`);
+  constructor(
+    readonly id: string,
+    /** the turn's position in its batch, when known */
+    readonly index?: number,
+    path = index === undefined ? 'id' : `${index}.id`,
+  ) {
+    super('content_conflict', `memory "${id}" already exists with other content; nothing was written (re-send it unchanged, edit it, or use a new id)`, [
+      { path, message: `"${id}" is already stored with other content` },
+    ]);
     this.name = 'ContentConflictError';
-  }
-}
-
-export class IdConflictError extends NeuralCleaveError {
-  constructor(id: string) {
-    super('id_conflict', `turn id "${id}" is already used by another user; choose another id`);
-    this.name = 'IdConflictError';
   }
 }
 

@@ -30,11 +30,11 @@ export async function processEmbed(job: EmbedJob, deps: ProcessorDeps): Promise<
   ]);
   // a delete or edit that landed while the model ran must not be undone by this late vector
   if ((await currentHash(job, deps)) !== job.content_hash) {
-    await deps.vectors.delete([job.turn_id]);
+    await deps.vectors.delete(job.user_id, [job.turn_id]);
     return { skipped: 'deleted or edited while it was embedded' };
   }
   const turnLog = deps.turnLog;
-  if (turnLog) await turnLog.writes.run(() => turnLog.markEmbedded([job.turn_id], embedder.id));
+  if (turnLog) await turnLog.writes.run(() => turnLog.markEmbedded(job.user_id, [job.turn_id], embedder.id));
   return { embedder: embedder.id };
 }
 
@@ -45,8 +45,8 @@ export async function processEmbed(job: EmbedJob, deps: ProcessorDeps): Promise<
 async function currentHash(job: EmbedJob, deps: ProcessorDeps): Promise<string | null> {
   if (job.kind === 'turn') {
     if (!deps.turnLog) return job.content_hash;
-    return deps.turnLog.get(job.turn_id)?.content_hash ?? null;
+    return deps.turnLog.get(job.user_id, job.turn_id)?.content_hash ?? null;
   }
   if (!deps.longTerm) return job.content_hash;
-  return (await deps.longTerm.get(job.turn_id))?.content_hash ?? null;
+  return (await deps.longTerm.get(job.user_id, job.turn_id))?.content_hash ?? null;
 }

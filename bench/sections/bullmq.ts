@@ -109,10 +109,10 @@ async function pipelineRun(redisUrl: string, workers: number, n: number, run: st
     for (const page of services.turnLog.scan(BATCH)) {
       for (const t of page) {
         accepted.embed.push({
-          jobId: jobIdFor('embed', t.id),
+          jobId: jobIdFor('embed', `${t.user_id}\u0000${t.id}`),
           data: { turn_id: t.id, user_id: t.user_id, session_id: t.session_id, role: t.role, name: t.name, kind: 'turn', content: t.content, content_hash: t.content_hash, created_at: t.created_at },
         });
-        accepted.persist.push({ jobId: jobIdFor('persist', t.id), data: { turn_id: t.id } });
+        accepted.persist.push({ jobId: jobIdFor('persist', `${t.user_id}\u0000${t.id}`), data: { user_id: t.user_id, turn_id: t.id } });
       }
     }
     return { seconds, ackSeconds, payloads: accepted };

@@ -17,6 +17,7 @@
 // server in another process that parses each JSON body and answers a small JSON object — the floor of
 // any HTTP service on this machine, same bodies, same connections.
 // Takes: --quick (20k turns, one short round). Adds rows to the report.
+import { byUser } from '../../src/domain/refs.js';
 import { mulberry32 } from '../../test/fixtures/random.js';
 import { fork, spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -166,7 +167,7 @@ async function seed(services: Services, totalTurns: number) {
       }
     }
     services.longTerm.upsertSync(entries);
-    services.db.transaction(() => scored.forEach(({ t, importance }) => services.turnLog.markPersisted(t.id, importance)))();
+    services.db.transaction(() => scored.forEach(({ t, importance }) => services.turnLog.markPersisted(t.user_id, t.id, importance)))();
     const vectors = await embedder.embed(batch.map((t) => t.content));
     await services.vectors.upsert(
       embedder,
@@ -176,7 +177,7 @@ async function seed(services: Services, totalTurns: number) {
         payload: { user_id: t.user_id, session_id: t.session_id, role: t.role, name: t.name, kind: 'turn', content: t.content, content_hash: t.content_hash, created_at: t.created_at },
       })),
     );
-    services.turnLog.markEmbedded(batch.map((t) => t.id), embedder.id);
+    for (const [userId, turns] of byUser(batch)) services.turnLog.markEmbedded(userId, turns.map((t) => t.id), embedder.id);
   }
   for (const s of sessions) await services.shortTerm.push(s.turns);
   return { sessions, users: new Set(sessions.map((s) => s.user)).size };

@@ -1,29 +1,24 @@
 import type { MemoryEntry } from '../domain/entry.js';
 import { NotFoundError } from '../errors.js';
 import type { Memory } from '../memory/memory.js';
-import { assertMayTouch, defaultUserOf, mayTouch, type Principal } from './auth.js';
+import { assertMayTouch, defaultUserOf, type Principal } from './auth.js';
 
 /**
  * What a principal may reach, shared by the HTTP routes and the MCP tools so both doors enforce the
- * same rules. By-id operations answer 404 both for an unknown id and for an id whose owner the key may
- * not touch, so a key cannot learn which ids exist under other users. Operations that name a user
- * answer 403 instead: the client said whose memories it wants, and the answer reveals nothing stored.
+ * same rules. Memory ids belong to their user: a by-id operation acts on the memory of the user it
+ * names (default: the key's only user, else "default") with that id, and never looks at other users'
+ * ids — so no answer can depend on what another user stores. Naming a user the key may not touch is
+ * a 403 whatever the id; an id the user does not hold is a 404.
  */
-export async function assertOwned(memory: Memory, p: Principal, id: string): Promise<void> {
-  const owner = await memory.ownerOf(id);
-  if (owner === null || !mayTouch(p, owner)) throw new NotFoundError(`memory ${id}`);
-}
-
-/** The long-term entry `id`, when the principal may touch its owner; else 404 like an unknown id. */
-export async function ownedEntry(memory: Memory, p: Principal, id: string): Promise<MemoryEntry> {
-  const entry = await memory.get(id);
-  if (!entry || !mayTouch(p, entry.user_id)) throw new NotFoundError(`memory ${id}`);
-  return entry;
-}
-
-/** The user an operation acts for: the one named, else the principal's default; 403 when not the key's. */
 export function actingUser(p: Principal, named: string | undefined): string {
   const user = named ?? defaultUserOf(p);
   assertMayTouch(p, user);
   return user;
+}
+
+/** The long-term entry `id` of the user named (see actingUser); 404 when that user holds none. */
+export async function ownedEntry(memory: Memory, p: Principal, named: string | undefined, id: string): Promise<MemoryEntry> {
+  const entry = await memory.get(actingUser(p, named), id);
+  if (!entry) throw new NotFoundError(`memory ${id}`);
+  return entry;
 }

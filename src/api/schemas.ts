@@ -2,7 +2,7 @@ import { z } from 'zod';
 import type { Config } from '../config/schema.js';
 import { MemoryEntrySchema, RetrievalResultSchema, TIERS } from '../domain/entry.js';
 import { chatRequestSchema } from '../chat/request.js';
-import { MAX_TURNS_PER_WRITE, MemoryIdSchema, SessionIdSchema, UserIdSchema, turnInputSchema } from '../domain/turn.js';
+import { MAX_TURNS_PER_WRITE, SessionIdSchema, StoredIdSchema, UserIdSchema, turnInputSchema } from '../domain/turn.js';
 import { ERROR_CATALOG, type ErrorCode } from '../errors.js';
 import { MAX_QUERY_CHARS, RetrieveRequestSchema } from '../retrieval/request.js';
 
@@ -42,7 +42,8 @@ export function apiSchemas(config: Pick<Config, 'max_turn_chars'>) {
   return {
     SessionParams: z.strictObject({ session_id: SessionIdSchema }),
     TurnInSession: turnInSession,
-    MemoryIdParams: z.strictObject({ id: MemoryIdSchema }),
+    MemoryIdParams: z.strictObject({ id: StoredIdSchema }),
+    MemoryIdQuery: z.strictObject({ user_id: listQuery.user_id }),
 
     /** the envelope of a batch; each turn is then validated by the write path */
     TurnBatchEnvelope: z.strictObject({ turns: z.array(z.unknown()).min(1, 'must hold at least one turn').max(MAX_TURNS_PER_WRITE) }),
@@ -51,7 +52,7 @@ export function apiSchemas(config: Pick<Config, 'max_turn_chars'>) {
     AddTurnsResponse: z.object({
       ids: z.array(z.string()).describe('the id of every turn sent, in order'),
       accepted: z.number().int().describe('turns stored now'),
-      duplicates: z.number().int().describe('turns whose id was already stored (stored once)'),
+      duplicates: z.number().int().describe('turns re-sent unchanged under an id the user already holds (stored once)'),
     }),
 
     SearchQuery: z.strictObject({ q: z.string().min(1, 'must not be empty').max(MAX_QUERY_CHARS).describe('substring; % _ \\ match literally'), ...listQuery }),

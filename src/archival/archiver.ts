@@ -4,7 +4,8 @@ import type { JobQueue } from '../../queues/queue.js';
 import type { Kind, MemoryEntry } from '../domain/entry.js';
 import { contentHash, shortHash } from '../domain/hash.js';
 import { scoreImportance } from '../domain/importance.js';
-import type { Role } from '../domain/turn.js';
+import { byUser } from '../domain/refs.js';
+import { generatedId, type Role } from '../domain/turn.js';
 import type { EmbedderProvider } from '../embedding/provider.js';
 import type { Logger } from '../logger.js';
 import type { ShortTermStore } from '../tiers/short-term.js';
@@ -88,7 +89,7 @@ export interface ArchiveReport {
 
 /** The deterministic id of a session's archive: a rerun rewrites the same entry, never a second one. */
 export function archiveIdFor(userId: string, sessionId: string): string {
-  return `archive-${shortHash(`${userId}\u0000${sessionId}`, 24)}`;
+  return generatedId('archive', shortHash(`${userId}\u0000${sessionId}`, 24));
 }
 
 const DAY_MS = 86_400_000;
@@ -225,14 +226,14 @@ export class Archiver {
     for (;;) {
       const page = store.pendingVectorDeletes(VECTOR_DELETE_BATCH);
       if (page.length === 0) return n;
-      const gone = page.filter((p) => !p.live).map((p) => p.id);
+      const gone = page.filter((p) => !p.live);
       try {
-        if (gone.length > 0) await vectors.delete(gone);
+        for (const [userId, refs] of byUser(gone)) await vectors.delete(userId, refs.map((r) => r.id));
       } catch (err) {
         log.warn({ err: (err as Error).message, pending: store.vectorDeletesPending() }, 'vector backend failed; archived vectors will be deleted on the next run');
         return n;
       }
-      store.vectorDeletesDone(page.map((p) => p.id));
+      store.vectorDeletesDone(page);
       n += gone.length;
     }
   }
@@ -255,8 +256,11 @@ export class Archiver {
     if (!embedder) return;
     try {
       for (const page of this.deps.store.archives()) {
-        const present = await this.deps.vectors.has(embedder, page.map((e) => e.id));
-        const missing = page.filter((e) => !present.has(e.id));
+        const missing: MemoryEntry[] = [];
+        for (const [userId, entries] of byUser(page)) {
+          const present = await this.deps.vectors.has(embedder, userId, entries.map((e) => e.id));
+          missing.push(...entries.filter((e) => !present.has(e.id)));
+        }
         if (missing.length > 0) await this.deps.queue.add('embed', missing.map((e) => embedJob(e, e.kind, e.content_hash)));
       }
     } catch (err) {

@@ -89,22 +89,22 @@ export class ArchiveStore {
            AND kind IN ('turn', 'summary') AND id NOT IN ${PROTECTED} ORDER BY created_at, rowid`,
       ),
       pinned: db.prepare(`SELECT id FROM ${PROTECTED} ORDER BY id`),
-      entry: db.prepare(`SELECT ${ENTRY_COLUMNS} FROM entries WHERE id = ?`),
-      hashOwner: db.prepare('SELECT id FROM entries WHERE user_id = ? AND content_hash = ?'),
-      deleteEntry: db.prepare('DELETE FROM entries WHERE id = ?'),
-      deleteTurn: db.prepare('DELETE FROM turns WHERE id = ?'),
+      entry: db.prepare(`SELECT ${ENTRY_COLUMNS} FROM entries WHERE user_id = ? AND id = ?`),
+      deleteEntry: db.prepare('DELETE FROM entries WHERE user_id = ? AND id = ?'),
+      deleteTurn: db.prepare('DELETE FROM turns WHERE user_id = ? AND id = ?'),
       insertEntry: db.prepare(
         `INSERT INTO entries (${ENTRY_COLUMNS}) VALUES (@id, @user_id, @session_id, @role, @name, @kind, @content,
            @content_hash, @importance, @pinned, @metadata, @covers, @created_at, @updated_at)`,
       ),
-      queueVectorDelete: db.prepare('INSERT OR IGNORE INTO vector_deletes (id, queued_at) VALUES (?, ?)'),
+      queueVectorDelete: db.prepare('INSERT OR IGNORE INTO vector_deletes (user_id, id, queued_at) VALUES (?, ?, ?)'),
       pendingVectorDeletes: db.prepare(
-        `SELECT v.id, (EXISTS (SELECT 1 FROM turns WHERE id = v.id) OR EXISTS (SELECT 1 FROM entries WHERE id = v.id)) AS live
-         FROM vector_deletes v ORDER BY v.queued_at, v.id LIMIT ?`,
+        `SELECT v.user_id, v.id, (EXISTS (SELECT 1 FROM turns t WHERE t.user_id = v.user_id AND t.id = v.id)
+                   OR EXISTS (SELECT 1 FROM entries e WHERE e.user_id = v.user_id AND e.id = v.id)) AS live
+         FROM vector_deletes v ORDER BY v.queued_at, v.user_id, v.id LIMIT ?`,
       ),
-      doneVectorDelete: db.prepare('DELETE FROM vector_deletes WHERE id = ?'),
+      doneVectorDelete: db.prepare('DELETE FROM vector_deletes WHERE user_id = ? AND id = ?'),
       countVectorDeletes: db.prepare('SELECT count(*) AS n FROM vector_deletes'),
-      archivesAfter: db.prepare(`SELECT ${ENTRY_COLUMNS} FROM entries WHERE kind = 'archive' AND id > ? ORDER BY id LIMIT ?`),
+      archivesAfter: db.prepare(`SELECT ${ENTRY_COLUMNS}, rowid FROM entries WHERE kind = 'archive' AND rowid > ? ORDER BY rowid LIMIT ?`),
       finishedRun: db.prepare(`SELECT seq FROM archive_runs WHERE run_id = ? AND outcome = 'done' LIMIT 1`),
       insertRun: db.prepare(
         `INSERT INTO archive_runs (run_id, trigger, outcome, dry_run, cutoff, pid, started_at, finished_at)
@@ -129,8 +129,8 @@ export class ArchiveStore {
     const turns = (this.s.turns.all(key) as Parameters<typeof rowToTurn>[0][]).map(rowToTurn);
     const entries = (this.s.entries.all(key) as Parameters<typeof rowToEntry>[0][]).map(rowToEntry);
     const pinned = (this.s.pinned.all(key) as Array<{ id: string }>).map((r) => r.id);
-    const prevRow = this.s.entry.get(previousId) as Parameters<typeof rowToEntry>[0] | undefined;
-    const previous = prevRow && prevRow.user_id === ref.user_id && prevRow.session_id === ref.session_id && prevRow.kind === 'archive' ? rowToEntry(prevRow) : null;
+    const prevRow = this.s.entry.get(ref.user_id, previousId) as Parameters<typeof rowToEntry>[0] | undefined;
+    const previous = prevRow && prevRow.session_id === ref.session_id && prevRow.kind === 'archive' ? rowToEntry(prevRow) : null;
     const lastAt = (this.s.lastAt.get(key) as { last_at: string | null }).last_at ?? ref.last_at;
     const fingerprint = contentHash(
       JSON.stringify([
@@ -147,26 +147,20 @@ export class ArchiveStore {
   /**
    * Replaces what `expected` holds with `archive`, atomically: removes the unpinned turn-log rows and
    * entries, the earlier archive, writes the new one and queues the removed ids' vectors for deletion.
-   * Returns null (and changes nothing) when the session changed since `expected` was read. When the
-   * user already holds an entry with the archive's text, the session id is added to it (entries are
-   * unique per user and text).
+   * Returns null (and changes nothing) when the session changed since `expected` was read.
    */
   replace(expected: SessionContents, archive: MemoryEntry, cutoff: string): { archive: MemoryEntry; removed: string[] } | null {
     return this.db
       .transaction(() => {
         const now = this.contents(expected.ref, archive.id);
         if (now.fingerprint !== expected.fingerprint || !(now.ref.last_at < cutoff)) return null;
+        const user = expected.ref.user_id;
         const removed = new Set<string>();
-        for (const e of expected.entries) if (this.s.deleteEntry.run(e.id).changes > 0) removed.add(e.id);
-        for (const t of expected.turns) if (this.s.deleteTurn.run(t.id).changes > 0) removed.add(t.id);
-        if (expected.previous) this.s.deleteEntry.run(expected.previous.id);
+        for (const e of expected.entries) if (this.s.deleteEntry.run(user, e.id).changes > 0) removed.add(e.id);
+        for (const t of expected.turns) if (this.s.deleteTurn.run(user, t.id).changes > 0) removed.add(t.id);
+        if (expected.previous) this.s.deleteEntry.run(user, expected.previous.id);
 
-        let final = archive;
-        const owner = this.s.hashOwner.get(final.user_id, final.content_hash) as { id: string } | undefined;
-        if (owner) {
-          const content = `${final.content}\n(conversation ${final.session_id})`;
-          final = { ...final, content, content_hash: contentHash(content) };
-        }
+        const final = archive;
         this.s.insertEntry.run({
           ...final,
           pinned: final.pinned ? 1 : 0,
@@ -174,19 +168,19 @@ export class ArchiveStore {
           covers: final.covers ? JSON.stringify(final.covers) : null,
         });
         const at = Date.now();
-        for (const id of removed) if (id !== final.id) this.s.queueVectorDelete.run(id, at);
+        for (const id of removed) if (id !== final.id) this.s.queueVectorDelete.run(user, id, at);
         return { archive: final, removed: [...removed] };
       })
       .immediate();
   }
 
   /** Ids whose vectors are still to be deleted; `live` ones were written again since and must be kept. */
-  pendingVectorDeletes(limit: number): Array<{ id: string; live: boolean }> {
-    return (this.s.pendingVectorDeletes.all(limit) as Array<{ id: string; live: number }>).map((r) => ({ id: r.id, live: r.live === 1 }));
+  pendingVectorDeletes(limit: number): Array<{ user_id: string; id: string; live: boolean }> {
+    return (this.s.pendingVectorDeletes.all(limit) as Array<{ user_id: string; id: string; live: number }>).map((r) => ({ user_id: r.user_id, id: r.id, live: r.live === 1 }));
   }
 
-  vectorDeletesDone(ids: readonly string[]): void {
-    this.db.transaction(() => ids.forEach((id) => this.s.doneVectorDelete.run(id)))();
+  vectorDeletesDone(refs: ReadonlyArray<{ user_id: string; id: string }>): void {
+    this.db.transaction(() => refs.forEach((r) => this.s.doneVectorDelete.run(r.user_id, r.id)))();
   }
 
   vectorDeletesPending(): number {
@@ -195,12 +189,12 @@ export class ArchiveStore {
 
   /** Pages through every archive entry (the sweep that re-enqueues archives missing a vector). */
   *archives(batch = 500): Generator<MemoryEntry[]> {
-    let after = '';
+    let after = 0;
     for (;;) {
-      const rows = (this.s.archivesAfter.all(after, batch) as Parameters<typeof rowToEntry>[0][]).map(rowToEntry);
+      const rows = this.s.archivesAfter.all(after, batch) as Array<Parameters<typeof rowToEntry>[0] & { rowid: number }>;
       if (rows.length === 0) return;
-      after = rows[rows.length - 1]!.id;
-      yield rows;
+      after = rows[rows.length - 1]!.rowid;
+      yield rows.map(rowToEntry);
     }
   }
 

@@ -1,5 +1,5 @@
 import { SUMMARY_HEADING, type Summarizer } from '../compaction/summarizers/summarizer.js';
-import type { Turn } from '../domain/turn.js';
+import { storableGenerated, type Turn } from '../domain/turn.js';
 import type { ArchiveItem, ArchiveSummarizer } from './archiver.js';
 
 /** The first line of every archive's text (the archiver writes it; a later archive strips it to fold the text in). */
@@ -10,15 +10,15 @@ export const ARCHIVE_HEADING = 'Archived conversation';
  * summaries and an earlier archive go in as summary turns, which both summarizers fold into the new
  * text rather than quote as speech. The summarizer's own heading is dropped: the archive has its own.
  */
-export function archiveSummarizer(summarizer: Summarizer, maxTokens: number): ArchiveSummarizer {
+export function archiveSummarizer(summarizer: Summarizer, maxTokens: number, maxChars = 32_000): ArchiveSummarizer {
   return {
     async summarize(items, session) {
       const turns = items.map((x) => toTurn(x, session));
       const out = await summarizer.summarize({ turns, maxTokens });
       const lines = out.text.trim().split('\n');
       if (lines[0]?.startsWith(SUMMARY_HEADING)) lines.shift();
-      const text = lines.join('\n').trim();
-      if (text === '') throw new Error(`summarizer ${out.by} returned an empty summary`);
+      // an LLM's text is held to what a client may send (throws when nothing storable is left)
+      const text = storableGenerated(lines.join('\n'), maxChars);
       return { text, summarizer: out.by };
     },
   };

@@ -1,3 +1,4 @@
+import { storableGenerated } from '../domain/turn.js';
 import { isSummaryTurn } from '../compaction/summarizers/summarizer.js';
 import type { TokenCounter } from '../compaction/tokens.js';
 import type { RetrievalResult } from '../domain/entry.js';
@@ -84,8 +85,12 @@ export class ChatPipeline {
     const { messages, promptBlocks } = this.prompt(req.message, retrieved.results, history);
     const answer = await llm.chat(messages, options.signal ? { signal: options.signal } : {});
 
-    const reply = storable(answer.content, this.deps.maxTurnChars);
-    if (reply === '') throw new LlmUnavailableError(`${answer.provider} answered only unprintable characters`, 'bad_response');
+    let reply: string;
+    try {
+      reply = storableGenerated(answer.content, this.deps.maxTurnChars);
+    } catch {
+      throw new LlmUnavailableError(`${answer.provider} answered only unprintable characters`, 'bad_response');
+    }
     const repliedAt = Math.max(Date.now(), receivedAt + 1);
     const written = await this.deps.writePath.addTurns([
       userTurn,
@@ -157,15 +162,3 @@ function toMessage(t: Turn): ChatMessage {
   return { role: t.role, content: t.name ? `${t.name}: ${t.content}` : t.content };
 }
 
-// eslint-disable-next-line no-control-regex
-const CONTROL = /[\u0000-\u0008\u000B\u000C\u000E-\u001F\u007F]/g;
-const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g;
-
-/** A reply the turn schema accepts: no control characters or broken surrogates, at most `max` chars. */
-function storable(text: string, max: number): string {
-  const clean = text.replace(CONTROL, '').replace(LONE_SURROGATE, '\uFFFD').trim();
-  if (clean.length <= max) return clean;
-  // never cut between the halves of a surrogate pair
-  const cut = clean.slice(0, max - 1).replace(/[\uD800-\uDBFF]$/, '');
-  return `${cut}…`;
-}

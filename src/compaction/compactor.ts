@@ -2,7 +2,7 @@ import { embedJob } from '../../queues/producers.js';
 import type { JobQueue } from '../../queues/queue.js';
 import type { MemoryEntry } from '../domain/entry.js';
 import { contentHash, shortHash } from '../domain/hash.js';
-import type { Turn } from '../domain/turn.js';
+import { generatedId, storableGenerated, type Turn } from '../domain/turn.js';
 import type { Logger } from '../logger.js';
 import type { LongTermStore } from '../tiers/long-term.js';
 import type { ShortTermStore } from '../tiers/short-term.js';
@@ -23,7 +23,11 @@ export interface CompactorDeps {
   summaryMaxTokens: number;
   /** a session above this many tokens needs compaction: compaction_threshold × context_window */
   limitTokens: number;
+  /** longest storable text (`max_turn_chars`) */
+  maxChars?: number;
 }
+
+const DEFAULT_MAX_CHARS = 32_000;
 
 export type CompactionReason = 'threshold' | 'manual';
 
@@ -149,13 +153,13 @@ export class ConversationCompactor {
     const fresh = ordinary.filter((t) => !keptIds.has(t.id));
     if (fresh.length === 0) return base;
     // the session was forgotten while we read it: write nothing about it
-    if (!fresh.some((t) => deps.turnLog.get(t.id) !== null)) return { ...base, status: 'session_gone' };
+    if (!fresh.some((t) => deps.turnLog.get(userId, t.id) !== null)) return { ...base, status: 'session_gone' };
 
     const covers = unique([...(await this.coversOf(earlier)), ...fresh.map((t) => t.id)]);
-    const summaryId = `summary-${shortHash(`${userId}\u0000${sessionId}\u0000${covers.join('\u0000')}`)}`;
+    const summaryId = generatedId('summary', shortHash(`${userId}\u0000${sessionId}\u0000${covers.join('\u0000')}`));
     const newest = fresh[fresh.length - 1]!;
 
-    let entry = await deps.longTerm.get(summaryId);
+    let entry = await deps.longTerm.get(userId, summaryId);
     if (!entry) {
       const input = [...earlier, ...fresh];
       // never longer than half of what it replaces, nor than a quarter of the limit: a compaction
@@ -167,7 +171,8 @@ export class ConversationCompactor {
       const out = await deps.summarizer.summarize({ turns: input, maxTokens: Math.max(16, maxTokens - deps.tokens.count(heading) - 1) });
       const body = out.text.trim();
       if (body === '') throw new Error(`summarizer ${out.by} returned an empty summary`);
-      const text = deps.tokens.truncate(`${heading}\n${body}`, maxTokens);
+      // an LLM's text is held to what a client may send: no control characters, no broken surrogates
+      const text = storableGenerated(deps.tokens.truncate(`${heading}\n${body}`, maxTokens), deps.maxChars ?? DEFAULT_MAX_CHARS);
       const now = new Date().toISOString();
       entry = {
         id: summaryId,
@@ -250,7 +255,7 @@ export class ConversationCompactor {
   private async coversOf(summaries: readonly Turn[]): Promise<string[]> {
     const out: string[] = [];
     for (const s of summaries) {
-      const entry = await this.deps.longTerm.get(s.id);
+      const entry = await this.deps.longTerm.get(s.user_id, s.id);
       out.push(...(entry?.covers ?? []));
     }
     return out;

@@ -4,8 +4,22 @@ export const ROLES = ['user', 'assistant', 'system', 'tool'] as const;
 export const RoleSchema = z.enum(ROLES);
 export type Role = z.infer<typeof RoleSchema>;
 
-/** a memory's id: a client's idempotency key or a generated UUID; safe in paths, keys and logs */
+/**
+ * A turn id a client gives: its idempotency key, scoped to its user (alice's "t-1" and bob's "t-1" are
+ * two memories). Safe in paths, keys and logs. It can never hold "~", which marks generated ids.
+ */
 export const MemoryIdSchema = z.string().min(1).max(128).regex(/^[\w.:@-]+$/, 'may hold only letters, digits and . _ : @ -');
+/** Generated ids (summaries, archives): `<kind>~<hash>`, a namespace no client id can enter. */
+export const GENERATED_ID_MARK = '~';
+export function generatedId(kind: 'summary' | 'archive', hash: string): string {
+  return `${kind}${GENERATED_ID_MARK}${hash}`;
+}
+/** Any stored memory id, as the read, edit and delete routes take it: a client id or a generated one. */
+export const StoredIdSchema = z
+  .string()
+  .min(1)
+  .max(128)
+  .regex(/^(?:[\w.:@-]+|(?:summary|archive)~[\w-]+)$/, 'may hold only letters, digits and . _ : @ - (a generated id: summary~… or archive~…)');
 export const DEFAULT_USER = 'default';
 /** most turns one write may carry (HTTP, library, MCP) */
 export const MAX_TURNS_PER_WRITE = 1000;
@@ -41,6 +55,50 @@ export const wellFormed = (s: z.ZodString) =>
 
 const text = (max: number) => wellFormed(z.string().max(max));
 
+// eslint-disable-next-line no-control-regex
+const CONTROL_ALL = /[\u0000-\u0008\u000B\u000C\u000E-\u001F\u007F]/g;
+const LONE_SURROGATE_ALL = new RegExp(LONE_SURROGATE.source, 'g');
+
+/**
+ * Text an LLM (or any generator) wrote, made into what a client would have had to send: control
+ * characters dropped, broken surrogates replaced by U+FFFD, trimmed, cut to `max` characters, then
+ * checked by the same content schema as user input. Throws a ValidationError-shaped error (through
+ * `parse`) when nothing storable is left (blank or zero-width only).
+ */
+export function storableGenerated(raw: string, max: number): string {
+  let clean = raw.replace(CONTROL_ALL, '').replace(LONE_SURROGATE_ALL, '\uFFFD').trim();
+  // never cut between the halves of a surrogate pair
+  if (clean.length > max) clean = `${clean.slice(0, max - 1).replace(/[\uD800-\uDBFF]$/, '')}…`;
+  const checked = contentSchema(max).safeParse(clean);
+  if (!checked.success) throw new Error(`generated text is not storable: ${checked.error.issues.map((i) => i.message).join('; ')}`);
+  return checked.data;
+}
+
+/**
+ * Characters that show nothing: whitespace and the default-ignorable ones (zero-width space and
+ * joiners, word joiner, BOM, soft hyphen, variation selectors, Hangul fillers). Text made only of them
+ * is blank: it would be stored, embedded and retrieved as an empty memory.
+ */
+const INVISIBLE = /^[\s\p{Cf}\u034F\u115F\u1160\u17B4\u17B5\u180B-\u180F\u3164\uFE00-\uFE0F\uFFA0]*$/u;
+export const isBlank = (s: string): boolean => INVISIBLE.test(s);
+
+/** Turn content: well formed, at most `max` characters, not blank. LLM output goes through it too. */
+export const contentSchema = (max: number) => text(max).refine((s) => !isBlank(s), 'must not be empty or blank (whitespace and zero-width characters only)');
+
+/**
+ * The earliest and latest accepted `created_at`: from the Unix epoch (older dates are typos or
+ * placeholders such as year 0000) to one day ahead of this host's clock (clock skew; a date in year
+ * 9999 would keep its session from ever being archived).
+ */
+export const CREATED_AT_MIN = Date.UTC(1970, 0, 1);
+export const CREATED_AT_MAX_AHEAD_MS = 86_400_000;
+const createdAtSchema = z.iso
+  .datetime({ offset: true })
+  .refine((v) => {
+    const t = Date.parse(v);
+    return Number.isFinite(t) && t >= CREATED_AT_MIN && t <= Date.now() + CREATED_AT_MAX_AHEAD_MS;
+  }, 'must lie between 1970-01-01T00:00:00Z and one day from now');
+
 export const UserIdSchema = wellFormed(z.string().min(1).max(128));
 export const SessionIdSchema = wellFormed(z.string().min(1).max(128));
 
@@ -54,9 +112,9 @@ export function turnInputSchema(maxTurnChars: number) {
     session_id: SessionIdSchema,
     role: RoleSchema,
     name: text(128).optional(),
-    content: text(maxTurnChars).refine((s) => s.trim().length > 0, 'must not be empty or blank'),
+    content: contentSchema(maxTurnChars),
     id: MemoryIdSchema.optional(),
-    created_at: z.iso.datetime({ offset: true }).optional(),
+    created_at: createdAtSchema.optional(),
     importance: z.number().min(0).max(1).optional(),
     pinned: z.boolean().default(false),
     metadata: z

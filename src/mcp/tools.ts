@@ -1,10 +1,10 @@
 import { z } from 'zod';
 import type { Services } from '../app.js';
-import { actingUser, assertOwned, ownedEntry } from '../api/access.js';
+import { actingUser, ownedEntry } from '../api/access.js';
 import type { Principal } from '../api/auth.js';
 import { DEFAULT_LIMIT, MAX_LIMIT, type ApiSchemas } from '../api/schemas.js';
 import type { MemoryEntry, RetrievalResult } from '../domain/entry.js';
-import { MAX_TURNS_PER_WRITE, MemoryIdSchema, SessionIdSchema, UserIdSchema } from '../domain/turn.js';
+import { MAX_TURNS_PER_WRITE, SessionIdSchema, StoredIdSchema, UserIdSchema } from '../domain/turn.js';
 import type { ErasureReport } from '../memory/forget.js';
 import type { Memory } from '../memory/memory.js';
 import { parseOrThrow } from '../validate.js';
@@ -155,10 +155,10 @@ export function mcpTools(s: ApiSchemas): ToolDef[] {
       name: 'get_memory',
       title: 'Read one memory',
       description: 'Read one long-term memory by its id (from retrieve or search_memory): full text, speaker, session, importance, pinned state, times.',
-      input: z.strictObject({ id: MemoryIdSchema.describe('the memory id') }),
+      input: z.strictObject({ id: StoredIdSchema.describe('the memory id'), user_id: USER }),
       output: s.EntryResponse,
       kind: 'read',
-      run: (args, ctx) => ownedEntry(ctx.memory, ctx.principal, args.id),
+      run: (args, ctx) => ownedEntry(ctx.memory, ctx.principal, args.user_id, args.id),
       text: (e) => `${entryLine(e)}\n\n${e.content}`,
     }),
 
@@ -169,13 +169,13 @@ export function mcpTools(s: ApiSchemas): ToolDef[] {
         'Change a long-term memory: replace its text (it is re-embedded), set its importance (0 to 1), or pin it so pruning and ' +
         'archival never remove it. Use it when the user corrects a remembered fact or asks you to always remember something. Give ' +
         'the id and at least one of content, importance, pinned.',
-      input: z.strictObject({ id: MemoryIdSchema.describe('the memory id'), ...s.PatchBody.shape }),
+      input: z.strictObject({ id: StoredIdSchema.describe('the memory id'), user_id: USER, ...s.PatchBody.shape }),
       output: s.EntryResponse,
       kind: 'write',
-      async run({ id, ...rest }, ctx) {
+      async run({ id, user_id, ...rest }, ctx) {
+        const user = actingUser(ctx.principal, user_id);
         const patch = parseOrThrow(s.PatchBody, rest, 'update');
-        await assertOwned(ctx.memory, ctx.principal, id);
-        return ctx.memory.edit(id, patch);
+        return ctx.memory.edit(user, id, patch);
       },
       text: (e) => `Updated:\n${entryLine(e)}`,
     }),
@@ -186,12 +186,11 @@ export function mcpTools(s: ApiSchemas): ToolDef[] {
       description:
         'Delete one memory, by id, from every tier that holds it (long-term store, semantic index, session history, turn log). ' +
         'Use it when the user asks you to forget one specific thing. It cannot be undone.',
-      input: z.strictObject({ id: MemoryIdSchema.describe('the memory id') }),
+      input: z.strictObject({ id: StoredIdSchema.describe('the memory id'), user_id: USER }),
       output: s.DeleteResponse,
       kind: 'destructive',
-      async run({ id }, ctx) {
-        await assertOwned(ctx.memory, ctx.principal, id);
-        return ctx.memory.delete(id);
+      async run({ id, user_id }, ctx) {
+        return ctx.memory.delete(actingUser(ctx.principal, user_id), id);
       },
       text: (r) => {
         const where = Object.entries(r.removed).filter(([, held]) => held).map(([tier]) => tier);

@@ -4,8 +4,8 @@ import type { Services } from '../app.js';
 import { KindSchema, type MemoryEntry } from '../domain/entry.js';
 import { contentHash } from '../domain/hash.js';
 import { scoreImportance } from '../domain/importance.js';
-import { MemoryIdSchema, RoleSchema, SessionIdSchema, UserIdSchema, type Turn } from '../domain/turn.js';
-import { IdConflictError, ValidationError, describeDetails, zodDetails, type ErrorDetail } from '../errors.js';
+import { MemoryIdSchema, RoleSchema, SessionIdSchema, StoredIdSchema, UserIdSchema, type Turn } from '../domain/turn.js';
+import { ValidationError, describeDetails, zodDetails, type ErrorDetail } from '../errors.js';
 import { rowToEntry } from '../tiers/sqlite/long-term.js';
 import { rowToTurn } from '../tiers/sqlite/turn-log.js';
 
@@ -65,7 +65,7 @@ const TurnRecordSchema = z.object({
 
 const EntryRecordSchema = z.object({
   type: z.literal('entry'),
-  id: MemoryIdSchema,
+  id: StoredIdSchema,
   user_id: UserIdSchema,
   session_id: SessionIdSchema,
   role: RoleSchema,
@@ -75,7 +75,7 @@ const EntryRecordSchema = z.object({
   importance: z.number().min(0).max(1),
   pinned: z.boolean(),
   metadata: Metadata,
-  covers: z.array(z.string().min(1).max(128)).nullable(),
+  covers: z.array(StoredIdSchema).nullable(),
   created_at: Iso,
   updated_at: Iso,
   vector: z.boolean().nullable(),
@@ -102,7 +102,7 @@ export async function* exportUser(services: Services, userId: string): AsyncGene
   const embedder = await services.embedders.ready();
   const hasVector = async (ids: string[]): Promise<(id: string) => boolean | null> => {
     if (!embedder || ids.length === 0) return () => null;
-    const present = await vectors.has(embedder, ids);
+    const present = await vectors.has(embedder, userId, ids);
     return (id) => present.has(id);
   };
 
@@ -170,8 +170,9 @@ export interface ImportOptions {
  * write path's own schema (max_turn_chars, metadata size, ids) — and a bad record stores nothing.
  * The turn log and the long-term store are then written in one transaction, the short-term sessions
  * restored, and embeddings enqueued for what had a vector. Idempotent: ids already stored are left
- * as they are, so importing the same file twice changes nothing the second time. A turn or entry id
- * held by another user is refused (IdConflictError) and nothing is written.
+ * as they are, so importing the same file twice changes nothing the second time. Ids are the user's
+ * own: other users' memories are never looked at. A turn id the user holds with other content is
+ * refused (ContentConflictError) and nothing is written.
  */
 export async function importRecords(
   services: Services,
@@ -186,17 +187,13 @@ export async function importRecords(
   const acceptedAt = Date.now();
   const applied = db
     .transaction(() => {
-      for (const e of entries) {
-        const owner = db.prepare('SELECT user_id FROM entries WHERE id = ?').get(e.entry.id) as { user_id: string } | undefined;
-        if (owner && owner.user_id !== userId) throw new IdConflictError(e.entry.id);
-      }
       const { accepted } = turnLog.append(turns.map((t) => t.turn), acceptedAt);
       const newTurns = new Set(accepted.map((t) => t.id));
       for (const t of turns) {
         if (!newTurns.has(t.turn.id)) continue;
-        if (t.record.persisted) turnLog.markPersisted(t.turn.id, t.turn.importance ?? scoreImportance(t.turn.content, t.turn.role));
+        if (t.record.persisted) turnLog.markPersisted(userId, t.turn.id, t.turn.importance ?? scoreImportance(t.turn.content, t.turn.role));
         // embedded once, but its vector was removed since (a pruned memory): it stays without one
-        if (t.record.embedded_with && t.record.vector === false) turnLog.markEmbedded([t.turn.id], t.record.embedded_with);
+        if (t.record.embedded_with && t.record.vector === false) turnLog.markEmbedded(userId, [t.turn.id], t.record.embedded_with);
       }
       const written = new Set(longTerm.upsertSync(entries.map((e) => e.entry)));
       return { newTurns, written };

@@ -283,7 +283,7 @@ async function eraseVectors(services: ErasureDeps, scope: Scope, ids: ReadonlySe
     }
     report.vectors += await vectors.deleteWhere({ user_id: scope.userId, ...(scope.kind === 'session' ? { session_id: scope.sessionId } : {}) });
     // by id as well: a vector written with another payload (a moved or re-owned memory) is still this one
-    if (ids.size > 0) await vectors.delete([...ids]);
+    if (ids.size > 0) await vectors.delete(scope.userId, [...ids]);
   } catch (err) {
     report.errors.push(`semantic tier (${vectors.backend}): ${(err as Error).message}`);
   }

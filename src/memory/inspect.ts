@@ -165,7 +165,7 @@ export async function sessionEntries(s: Services, userId: string, sessionId: str
   }
   const inShortTerm = new Set(shortTerm.map((t) => t.id));
   const ids = [...byId.keys()];
-  const withVector = embedder ? await s.vectors.has(embedder, ids).catch(() => null) : null;
+  const withVector = embedder ? await s.vectors.has(embedder, userId, ids).catch(() => null) : null;
   for (const item of byId.values()) {
     item.tiers.short_term = inShortTerm.has(item.id);
     item.tiers.semantic = withVector ? withVector.has(item.id) : null;
@@ -173,17 +173,11 @@ export async function sessionEntries(s: Services, userId: string, sessionId: str
   return [...byId.values()].sort((a, b) => (a.created_at < b.created_at ? -1 : a.created_at > b.created_at ? 1 : 0)).slice(-limit);
 }
 
-/** The owner of a job's memory: `user_id` in its payload, else the owner of its `turn_id`. */
+/** The owner of a job's memory: `user_id` in its payload (every job about a memory carries it). */
 function jobOwner(s: Services, data: unknown): string | null {
   if (typeof data !== 'object' || data === null) return null;
   const d = data as { user_id?: unknown; turn_id?: unknown };
   if (typeof d.user_id === 'string') return d.user_id;
-  if (typeof d.turn_id === 'string') {
-    const row = s.db.prepare('SELECT user_id FROM turns WHERE id = ? UNION ALL SELECT user_id FROM entries WHERE id = ? LIMIT 1').get(d.turn_id, d.turn_id) as
-      | { user_id: string }
-      | undefined;
-    return row?.user_id ?? null;
-  }
   return null;
 }
 

@@ -3,11 +3,11 @@ import type { Services } from '../app.js';
 import type { MemoryEntry, RetrievalResult } from '../domain/entry.js';
 import { contentHash } from '../domain/hash.js';
 import { embedJob } from '../../queues/producers.js';
-import { ContentConflictError, NotFoundError } from '../errors.js';
+import { NotFoundError } from '../errors.js';
 import { formatPromptBlocks } from '../retrieval/prompt-blocks.js';
 import { RetrieveRequestSchema, type RetrieveRequestInput } from '../retrieval/request.js';
 import type { RetrieveResponse } from '../retrieval/retrieve.js';
-import type { EntryPatch, PruneCriteria } from '../tiers/long-term.js';
+import type { EntryPatch, MemoryRef, PruneCriteria } from '../tiers/long-term.js';
 import { parseOrThrow } from '../validate.js';
 import type { AddTurnsResult } from './write-path.js';
 import { exportUser, importRecords, type ExportHeader, type ExportRecord, type ImportOptions, type ImportReport } from './export.js';
@@ -60,36 +60,33 @@ export class Memory {
     return this.services.longTerm.recent(query.user_id, { limit: query.limit, ...(query.session_id ? { sessionId: query.session_id } : {}) });
   }
 
-  async get(id: string): Promise<MemoryEntry | null> {
-    return this.services.longTerm.get(id);
+  /** One long-term entry of the user; ids are the user's own (another user's equal id is another memory). */
+  async get(userId: string, id: string): Promise<MemoryEntry | null> {
+    return this.services.longTerm.get(userId, id);
   }
 
-  /** The user who owns a memory (long-term entry or logged turn), or null when no tier knows the id. */
-  async ownerOf(id: string): Promise<string | null> {
-    const entry = await this.services.longTerm.get(id);
-    return entry?.user_id ?? this.services.turnLog.get(id)?.user_id ?? null;
+  /** Whether the user holds a memory with this id in the long-term store or the turn log. */
+  async exists(userId: string, id: string): Promise<boolean> {
+    return (await this.services.longTerm.get(userId, id)) !== null || this.services.turnLog.get(userId, id) !== null;
   }
 
   /** Edits a long-term entry; a changed text is re-embedded. */
-  async edit(id: string, patch: EntryPatch): Promise<MemoryEntry> {
+  async edit(userId: string, id: string, patch: EntryPatch): Promise<MemoryEntry> {
     const { longTerm, turnLog, shortTerm, queue } = this.services;
-    const updated = await longTerm.update(id, patch).catch((err: unknown) => {
-      // entries are unique per (user, content hash): the new text is already another entry of this user
-      if ((err as { code?: string }).code === 'SQLITE_CONSTRAINT_UNIQUE') throw new ContentConflictError(id);
-      throw err;
-    });
+    // the turn log first: a persist or embed job of the old text re-checks it and writes nothing
+    if (patch.content !== undefined && (await longTerm.get(userId, id))) turnLog.updateContent(userId, id, patch.content, contentHash(patch.content));
+    const updated = await longTerm.update(userId, id, patch);
     if (!updated) throw new NotFoundError(`memory ${id}`);
     if (patch.content !== undefined) {
-      turnLog.updateContent(id, patch.content, contentHash(patch.content));
       // the old text's vectors go under every embedder, not only the current one: a vector must never
       // outlive its text (a later `memory reindex` keeps vectors it finds, trusting them current)
-      await this.services.vectors.delete([id]).catch((err: unknown) => {
-        this.services.log.warn({ id, err: (err as Error).message }, 'could not delete the old vectors of an edited memory');
+      await this.services.vectors.delete(userId, [id]).catch((err: unknown) => {
+        this.services.log.warn({ err: (err as Error).message }, 'could not delete the old vectors of an edited memory');
       });
-      const recent = await shortTerm.recent(updated.user_id, updated.session_id);
+      const recent = await shortTerm.recent(userId, updated.session_id);
       if (recent.some((t) => t.id === id)) {
         await shortTerm.replace(
-          updated.user_id,
+          userId,
           updated.session_id,
           recent.map((t) => (t.id === id ? { ...t, content: updated.content, content_hash: updated.content_hash } : t)),
         );
@@ -101,30 +98,53 @@ export class Memory {
     return updated;
   }
 
-  /** Deletes a memory from every tier that holds it. */
-  async delete(id: string): Promise<DeleteResult> {
+  /** Deletes a memory of the user from every tier that holds it. */
+  async delete(userId: string, id: string): Promise<DeleteResult> {
     const { longTerm, turnLog, shortTerm, vectors } = this.services;
-    const entry = await longTerm.get(id);
-    const turn = turnLog.get(id);
-    const owner = entry ?? turn;
-    if (!owner) throw new NotFoundError(`memory ${id}`);
+    const entry = await longTerm.get(userId, id);
+    const turn = turnLog.get(userId, id);
+    const held = turn ?? entry;
+    if (!held) throw new NotFoundError(`memory ${id}`);
     const embedder = this.services.embedders.current();
-    const semantic = embedder ? (await vectors.has(embedder, [id])).has(id) : false;
-    const removed = {
-      long_term: (await longTerm.delete([id])) > 0,
-      turn_log: turnLog.delete([id]) > 0,
-      short_term: (await shortTerm.remove(owner.user_id, owner.session_id, [id])) > 0,
-      semantic,
-    };
-    await vectors.delete([id]);
+    const semantic = embedder ? (await vectors.has(embedder, userId, [id])).has(id) : false;
+    // the turn log first: jobs still running for this turn re-check it before (persist) or after
+    // (embed) their write, so whatever they write after this line is removed by them or below
+    const turn_log = turnLog.delete(userId, [id]) > 0;
+    const long_term = (await longTerm.delete(userId, [id])) > 0;
+    const removed = { long_term, turn_log, short_term: (await shortTerm.remove(userId, held.session_id, [id])) > 0, semantic };
+    await vectors.delete(userId, [id]);
     return { id, removed };
   }
 
-  /** Deletes unpinned long-term entries by age, importance and/or session, and their vectors. */
-  async prune(criteria: PruneCriteria): Promise<string[]> {
-    const ids = await this.services.longTerm.prune(criteria);
-    if (ids.length > 0) await this.services.vectors.delete(ids);
-    return ids;
+  /**
+   * Deletes unpinned memories by age, importance and/or session from every tier: the long-term
+   * entries and the logged turns that match (a turn whose entry is pinned stays), with their
+   * short-term copies and vectors, so neither retrieval nor `memory reindex` can bring them back.
+   */
+  async prune(criteria: PruneCriteria): Promise<MemoryRef[]> {
+    const { turnLog, longTerm, shortTerm, vectors } = this.services;
+    // the turn log first, as in delete
+    const turns = turnLog.prune(criteria);
+    const entries = await longTerm.prune(criteria);
+    const all = new Map<string, MemoryRef>();
+    for (const r of [...turns, ...entries]) all.set(`${r.user_id}\u0000${r.id}`, r);
+    const sessions = new Map<string, { user_id: string; session_id: string; ids: string[] }>();
+    for (const r of all.values()) {
+      const key = `${r.user_id}\u0000${r.session_id}`;
+      const s = sessions.get(key) ?? { user_id: r.user_id, session_id: r.session_id, ids: [] };
+      s.ids.push(r.id);
+      sessions.set(key, s);
+    }
+    for (const s of sessions.values()) {
+      // an entry pruned whose turn did not match (its importance edited), and the reverse
+      turnLog.delete(s.user_id, s.ids);
+      await longTerm.delete(s.user_id, s.ids);
+      await shortTerm.remove(s.user_id, s.session_id, s.ids).catch((err: unknown) => {
+        this.services.log.warn({ err: (err as Error).message }, 'could not remove pruned turns from the short-term tier');
+      });
+      await vectors.delete(s.user_id, s.ids);
+    }
+    return [...all.values()];
   }
 
   /**

@@ -1,3 +1,5 @@
+import { byUser } from '../domain/refs.js';
+import type { Turn } from '../domain/turn.js';
 import type { EmbedderProvider } from '../embedding/provider.js';
 import type { Logger } from '../logger.js';
 import type { ShortTermStore } from '../tiers/short-term.js';
@@ -70,9 +72,12 @@ export class Reconciler {
       if (embedder) {
         for (const page of turnLog.pending('embed', acceptedBefore, BATCH)) {
           // an embed worker on another host writes vectors without touching this file: record those
-          const present = await vectors.has(embedder, page.map((t) => t.id));
-          if (present.size > 0) turnLog.markEmbedded([...present], embedder.id);
-          const missing = page.filter((t) => !present.has(t.id));
+          const missing: Turn[] = [];
+          for (const [userId, turns] of byUser(page)) {
+            const present = await vectors.has(embedder, userId, turns.map((t) => t.id));
+            if (present.size > 0) turnLog.markEmbedded(userId, [...present], embedder.id);
+            missing.push(...turns.filter((t) => !present.has(t.id)));
+          }
           if (missing.length === 0) continue;
           if (!(await writePath.enqueue(missing, { embed: true, persist: false }, 'requeue'))) return requeued;
           requeued += missing.length;

@@ -1,3 +1,4 @@
+import { byUser } from '../domain/refs.js';
 import type { MemoryEntry } from '../domain/entry.js';
 import type { Turn } from '../domain/turn.js';
 import type { Embedder } from '../embedding/embedder.js';
@@ -8,7 +9,7 @@ import type { VectorIndex, VectorPayload, VectorPoint } from '../tiers/vector-in
 export interface ReindexDeps {
   turnLog: Pick<TurnLog, 'scan' | 'counts' | 'get' | 'markEmbedded'>;
   /** long-term entries: summaries and archives have no turn-log row, so they are read from here */
-  longTerm: { scan(batch: number): Iterable<MemoryEntry[]>; count(): Promise<number>; get(id: string): Promise<MemoryEntry | null> };
+  longTerm: { scan(batch: number): Iterable<MemoryEntry[]>; count(): Promise<number>; get(userId: string, id: string): Promise<MemoryEntry | null> };
   vectors: VectorIndex;
   /** the embedder to index for: the configured one */
   embedder: Embedder;
@@ -66,9 +67,9 @@ export async function reindex(deps: ReindexDeps, options: ReindexOptions = {}): 
   let embedded = 0;
   let kept = 0;
 
-  /** embeds and writes the items that lack a vector; returns the ids written */
-  const indexBatch = async (items: Item[], current: (id: string) => Promise<VectorPayload | null>): Promise<string[]> => {
-    const present = options.force ? new Set<string>() : await vectors.has(embedder, items.map((i) => i.id));
+  /** embeds and writes the items (all of one user) that lack a vector; returns the ids written */
+  const indexBatch = async (userId: string, items: Item[], current: (id: string) => Promise<VectorPayload | null>): Promise<string[]> => {
+    const present = options.force ? new Set<string>() : await vectors.has(embedder, userId, items.map((i) => i.id));
     kept += present.size;
     let todo = items.filter((i) => !present.has(i.id));
     const written: string[] = [];
@@ -86,7 +87,7 @@ export async function reindex(deps: ReindexDeps, options: ReindexOptions = {}): 
         else written.push(item.id);
       }
       // deleted since we read it: the delete may have run before our write, so remove what we wrote
-      if (gone.length > 0) await vectors.delete(gone);
+      if (gone.length > 0) await vectors.delete(userId, gone);
       todo = changed;
     }
     embedded += written.length;
@@ -94,11 +95,13 @@ export async function reindex(deps: ReindexDeps, options: ReindexOptions = {}): 
   };
 
   for (const page of turnLog.scan(batchSize)) {
-    const finished = await indexBatch(page.map(turnItem), async (id) => {
-      const t = turnLog.get(id);
-      return t ? turnItem(t).payload : null;
-    });
-    turnLog.markEmbedded(finished, embedder.id);
+    for (const [userId, turns] of byUser(page)) {
+      const finished = await indexBatch(userId, turns.map(turnItem), async (id) => {
+        const t = turnLog.get(userId, id);
+        return t ? turnItem(t).payload : null;
+      });
+      turnLog.markEmbedded(userId, finished, embedder.id);
+    }
     memories += page.length;
     done += page.length;
     options.onProgress?.(done, total);
@@ -106,11 +109,11 @@ export async function reindex(deps: ReindexDeps, options: ReindexOptions = {}): 
 
   for (const page of longTerm.scan(batchSize)) {
     // an entry that is a logged turn was indexed with the turns
-    const own = page.filter((e) => turnLog.get(e.id) === null);
+    const own = page.filter((e) => turnLog.get(e.user_id, e.id) === null);
     memories += own.length;
-    if (own.length > 0) {
-      await indexBatch(own.map(entryItem), async (id) => {
-        const e = await longTerm.get(id);
+    for (const [userId, entries] of byUser(own)) {
+      await indexBatch(userId, entries.map(entryItem), async (id) => {
+        const e = await longTerm.get(userId, id);
         return e ? entryItem(e).payload : null;
       });
     }

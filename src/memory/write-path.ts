@@ -3,7 +3,7 @@ import { randomUUID } from 'node:crypto';
 import type { JobQueue } from '../../queues/queue.js';
 import { contentHash } from '../domain/hash.js';
 import { MAX_TURNS_PER_WRITE, type Turn, type TurnInputSchema } from '../domain/turn.js';
-import { ValidationError, zodDetails, describeDetails, type ErrorDetail } from '../errors.js';
+import { ContentConflictError, NeuralCleaveError, ValidationError, zodDetails, describeDetails, type ErrorDetail } from '../errors.js';
 import type { Logger } from '../logger.js';
 import type { ShortTermStore } from '../tiers/short-term.js';
 import type { TurnLog } from '../tiers/sqlite/turn-log.js';
@@ -34,6 +34,21 @@ export interface WritePathDeps {
 export interface AcceptResult {
   accepted: number;
   duplicates: number;
+}
+
+/**
+ * The turn log's conflict names the turn by its position in the batch ("3.id"), even when it comes
+ * from the primary process (serve --processes: typed errors cross as code and details); here it names
+ * the field as the client sent it ("turns.3.id", or "id" for a single turn).
+ */
+function conflictAt(err: unknown, turns: readonly Turn[], pathPrefix: string | undefined): unknown {
+  if (!(err instanceof NeuralCleaveError) || err.code !== 'content_conflict') return err;
+  const at = /^(\d+)\.id$/.exec(err.details?.[0]?.path ?? '');
+  const i = at ? Number(at[1]) : -1;
+  const id = turns[i]?.id;
+  if (id === undefined) return err;
+  const prefix = pathPrefix !== undefined ? `${pathPrefix}.${i}.` : turns.length > 1 ? `${i}.` : '';
+  return new ContentConflictError(id, i, `${prefix}id`);
 }
 
 /**
@@ -85,7 +100,9 @@ export class WritePath {
 
   async addTurns(inputs: readonly unknown[], pathPrefix?: string): Promise<AddTurnsResult> {
     const turns = this.validate(inputs, pathPrefix);
-    const { accepted, duplicates } = this.deps.acceptIn ? await this.deps.acceptIn(turns) : await this.accept(turns);
+    const { accepted, duplicates } = await (this.deps.acceptIn ? this.deps.acceptIn(turns) : this.accept(turns)).catch((err: unknown) => {
+      throw conflictAt(err, turns, pathPrefix);
+    });
     return { ids: turns.map((t) => t.id), accepted, duplicates };
   }
 
@@ -123,7 +140,7 @@ export class WritePath {
               turns.map((t) => embedJob(t)),
             )
           : undefined,
-        which.persist ? put('persist', turns.map((t) => persistJob(t.id))) : undefined,
+        which.persist ? put('persist', turns.map((t) => persistJob(t))) : undefined,
       ]);
       return true;
     } catch (err) {

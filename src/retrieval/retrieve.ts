@@ -31,7 +31,7 @@ export interface RetrieveResponse {
  * context, and often only one of the two shares words with the query.
  */
 export interface ContextSource {
-  neighbours(id: string, before: number, after: number): { before: Turn[]; after: Turn[] } | null | Promise<{ before: Turn[]; after: Turn[] } | null>;
+  neighbours(userId: string, id: string, before: number, after: number): { before: Turn[]; after: Turn[] } | null | Promise<{ before: Turn[]; after: Turn[] } | null>;
 }
 
 export interface RetrieverDeps {
@@ -174,7 +174,7 @@ export class Retriever {
       for (const hit of hits) {
         const h = hit.candidate;
         if (h.kind !== 'turn' || (h.role !== 'assistant' && h.role !== 'user')) continue;
-        const around = await this.deps.context!.neighbours(h.id, 1, 1);
+        const around = await this.deps.context!.neighbours(h.user_id, h.id, 1, 1);
         if (!around) continue;
         const pair = h.role === 'assistant' ? around.after[0] : around.before[0];
         if (!pair || pair.user_id !== req.user_id) continue;

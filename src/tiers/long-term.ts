@@ -16,10 +16,18 @@ export interface ListOptions {
 }
 
 export interface PruneCriteria {
+  /** one user's memories; absent: every user's (the CLI only) */
   userId?: string;
   olderThanDays?: number;
   belowImportance?: number;
   sessionId?: string;
+}
+
+/** A memory as its tiers know it: the user's id, and the session its short-term copy lives in. */
+export interface MemoryRef {
+  user_id: string;
+  id: string;
+  session_id: string;
 }
 
 export interface EntryPatch {
@@ -31,22 +39,30 @@ export interface EntryPatch {
 /**
  * Long-term tier: important turns, summaries and archives of each user.
  *
- * Contract: `upsert` is idempotent by id, and by (user, content hash): an entry whose text the user
- * already has is not stored twice. Every read is scoped to one user. `prune` never removes a pinned
- * entry. Text search ranks by BM25 over content and participant name; substring search matches `%`,
- * `_` and `\` literally.
+ * Contract: an entry is keyed by (user_id, id): two users' equal ids are two entries, and every read
+ * and write names the user. `upsert` is idempotent by that key; equal text under two ids is two
+ * entries (retrieval merges them by content hash). `persistTurn` writes a turn's entry only while the
+ * turn log still holds that turn with that text, checked in the write's own transaction, so a
+ * delete or edit that wins the race is never undone. `prune` never removes a pinned entry. Text
+ * search ranks by BM25 over content and participant name; substring search matches `%`, `_` and `\`
+ * literally.
  */
 export interface LongTermStore {
-  /** returns the ids actually written (new or changed) */
+  /** returns the ids actually written (new) */
   upsert(entries: readonly MemoryEntry[]): Promise<string[]>;
-  get(id: string): Promise<MemoryEntry | null>;
+  /**
+   * Writes the entry of a logged turn (kind 'turn') when the turn log still holds (user_id, id) with
+   * its content_hash; false, writing nothing, when the turn was deleted or edited since.
+   */
+  persistTurn(entry: MemoryEntry): Promise<boolean>;
+  get(userId: string, id: string): Promise<MemoryEntry | null>;
   searchText(userId: string, query: string, options: ListOptions): Promise<TextHit[]>;
   searchSubstring(userId: string, q: string, options: ListOptions): Promise<MemoryEntry[]>;
   recent(userId: string, options: ListOptions): Promise<MemoryEntry[]>;
-  update(id: string, patch: EntryPatch): Promise<MemoryEntry | null>;
-  delete(ids: readonly string[]): Promise<number>;
-  /** deletes matching unpinned entries; returns the deleted entries' ids */
-  prune(criteria: PruneCriteria): Promise<string[]>;
+  update(userId: string, id: string, patch: EntryPatch): Promise<MemoryEntry | null>;
+  delete(userId: string, ids: readonly string[]): Promise<number>;
+  /** deletes matching unpinned entries; returns which */
+  prune(criteria: PruneCriteria): Promise<MemoryRef[]>;
   /** deletes every entry of a user (or one session of theirs), pinned included; returns the ids */
   deleteWhere(userId: string, sessionId?: string): Promise<string[]>;
   count(userId?: string): Promise<number>;

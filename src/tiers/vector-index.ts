@@ -40,18 +40,20 @@ export interface VectorFilter {
 /**
  * Semantic tier: vectors of turns (and summaries), each tagged with its embedder.
  *
- * Contract: `upsert` by id is idempotent; `search` returns at most `k` hits of the given embedder
- * only, restricted to the filter's user (and session), best first, by cosine similarity; deletes
- * remove the id under every embedder. Vectors of the wrong dimension are rejected. Not covered:
- * embedding (callers pass vectors) and text search.
+ * Contract: a vector is keyed by (payload.user_id, id, embedder): two users' equal ids are two
+ * vectors, and `has`/`delete` name the user. `upsert` by that key is idempotent; `search` returns at
+ * most `k` hits of the given embedder only, restricted to the filter's user (and session), best first,
+ * by cosine similarity; deletes remove the id under every embedder. Vectors of the wrong dimension are
+ * rejected. Not covered: embedding (callers pass vectors) and text search.
  */
 export interface VectorIndex {
   readonly backend: 'embedded' | 'qdrant';
   upsert(tag: EmbedderTag, points: readonly VectorPoint[]): Promise<void>;
   search(tag: EmbedderTag, query: Float32Array, filter: VectorFilter, k: number): Promise<VectorHit[]>;
-  /** which of `ids` hold a vector of this embedder */
-  has(tag: EmbedderTag, ids: readonly string[]): Promise<Set<string>>;
-  delete(ids: readonly string[]): Promise<void>;
+  /** which of the user's `ids` hold a vector of this embedder */
+  has(tag: EmbedderTag, userId: string, ids: readonly string[]): Promise<Set<string>>;
+  /** deletes the user's `ids` under every embedder */
+  delete(userId: string, ids: readonly string[]): Promise<void>;
   /** deletes every vector of a user (or of one session); returns how many ids were removed when known */
   deleteWhere(filter: VectorFilter): Promise<number>;
   deleteAll(): Promise<void>;

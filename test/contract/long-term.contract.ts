@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { MemoryEntry } from '../../src/domain/entry.js';
 import { contentHash } from '../../src/domain/hash.js';
+import type { Turn } from '../../src/domain/turn.js';
 import type { LongTermStore } from '../../src/tiers/long-term.js';
 
 let n = 0;
@@ -28,20 +29,43 @@ export function entry(user: string, content: string, extra: Partial<MemoryEntry>
 }
 
 /** The contract every LongTermStore passes (see its doc comment). */
-export function longTermContract(name: string, make: () => Promise<LongTermStore>): void {
+/** The turn log beside the store (same database), for `persistTurn`'s in-transaction check. */
+export interface TurnLogSide {
+  append(turn: Turn): void | Promise<void>;
+  delete(userId: string, id: string): void | Promise<void>;
+  updateContent(userId: string, id: string, content: string): void | Promise<void>;
+}
+
+export function longTermContract(name: string, make: () => Promise<LongTermStore>, withTurnLog: () => Promise<{ store: LongTermStore; turns: TurnLogSide }>): void {
   describe(`LongTermStore contract: ${name}`, () => {
     const uid = () => `u-${Math.random().toString(36).slice(2)}`;
 
-    it('upserts idempotently by id and by the user\'s content hash', async () => {
+    it('upserts idempotently by (user, id); equal text under another id is an entry of its own', async () => {
       const s = await make();
       const u = uid();
       const e = entry(u, 'I moved to Porto in March');
       assert.deepEqual(await s.upsert([e]), [e.id]);
       assert.deepEqual(await s.upsert([e]), []);
-      assert.deepEqual(await s.upsert([entry(u, '  i moved to PORTO in march ')]), [], 'same text, other id: stored once');
+      const again = entry(u, '  i moved to PORTO in march ');
+      assert.deepEqual(await s.upsert([again]), [again.id], 'same text, other id: stored under its own id, never hidden');
       assert.equal((await s.upsert([entry(uid(), 'I moved to Porto in March')])).length, 1, 'another user may hold the same text');
-      assert.equal(await s.count(u), 1);
-      assert.deepEqual(await s.get(e.id), e);
+      assert.equal(await s.count(u), 2);
+      assert.deepEqual(await s.get(u, e.id), e);
+      assert.deepEqual(await s.get(u, again.id), again);
+    });
+
+    it('scopes ids to their user: two users hold the same id, and neither reaches the other\'s', async () => {
+      const s = await make();
+      const [alice, bob] = [uid(), uid()];
+      const a = entry(alice, 'alice says tea', { id: 'shared-1' });
+      const b = entry(bob, 'bob says coffee', { id: 'shared-1' });
+      assert.deepEqual(await s.upsert([a, b]), ['shared-1', 'shared-1']);
+      assert.equal((await s.get(alice, 'shared-1'))?.content, 'alice says tea');
+      assert.equal((await s.get(bob, 'shared-1'))?.content, 'bob says coffee');
+      assert.equal(await s.update(alice, 'shared-1', { importance: 0.9 }).then((e) => e?.importance), 0.9);
+      assert.equal((await s.get(bob, 'shared-1'))?.importance, 0.5, "alice's edit leaves bob's entry alone");
+      assert.equal(await s.delete(alice, ['shared-1']), 1);
+      assert.equal((await s.get(bob, 'shared-1'))?.content, 'bob says coffee', "alice's delete leaves bob's entry alone");
     });
 
     it('ranks text matches by BM25 over content and name, scoped to the user', async () => {
@@ -87,14 +111,15 @@ export function longTermContract(name: string, make: () => Promise<LongTermStore
       const u = uid();
       const e = entry(u, 'likes tea');
       await s.upsert([e]);
-      const updated = await s.update(e.id, { content: 'likes coffee', importance: 0.9, pinned: true });
+      const updated = await s.update(u, e.id, { content: 'likes coffee', importance: 0.9, pinned: true });
       assert.equal(updated?.content, 'likes coffee');
       assert.equal(updated?.content_hash, contentHash('likes coffee'));
       assert.equal(updated?.importance, 0.9);
       assert.equal(updated?.pinned, true);
       assert.equal((await s.searchText(u, 'tea', { limit: 5 })).length, 0);
       assert.equal((await s.searchText(u, 'coffee', { limit: 5 })).length, 1);
-      assert.equal(await s.update('missing', { importance: 0.1 }), null);
+      assert.equal(await s.update(u, 'missing', { importance: 0.1 }), null);
+      assert.equal(await s.update(uid(), e.id, { importance: 0.1 }), null, 'another user has no such id');
     });
 
     it('prunes by age, importance and session, never a pinned entry', async () => {
@@ -107,9 +132,10 @@ export function longTermContract(name: string, make: () => Promise<LongTermStore
       const d = entry(u, 'new high', { created_at: new Date().toISOString(), importance: 0.9, session_id: 's9' });
       await s.upsert([a, b, c, d]);
       assert.deepEqual(await s.prune({ userId: u }), [], 'no criterion prunes nothing');
-      assert.deepEqual(await s.prune({ userId: u, olderThanDays: 30 }), [a.id]);
-      assert.deepEqual(await s.prune({ userId: u, belowImportance: 0.5 }), [c.id]);
-      assert.deepEqual(await s.prune({ userId: u, sessionId: 's9' }), [d.id]);
+      const ids = (refs: Array<{ id: string }>) => refs.map((r) => r.id);
+      assert.deepEqual(ids(await s.prune({ userId: u, olderThanDays: 30 })), [a.id]);
+      assert.deepEqual(ids(await s.prune({ userId: u, belowImportance: 0.5 })), [c.id]);
+      assert.deepEqual(await s.prune({ userId: u, sessionId: 's9' }), [{ user_id: u, id: d.id, session_id: 's9' }]);
       assert.deepEqual((await s.recent(u, { limit: 10 })).map((e) => e.id), [b.id]);
     });
 
@@ -118,10 +144,31 @@ export function longTermContract(name: string, make: () => Promise<LongTermStore
       const u = uid();
       const [a, b, c] = [entry(u, 'a1'), entry(u, 'b1', { session_id: 's2' }), entry(u, 'c1', { pinned: true })];
       await s.upsert([a, b, c]);
-      assert.equal(await s.delete([a.id, 'missing']), 1);
+      assert.equal(await s.delete(uid(), [a.id]), 0, "another user's delete of the id removes nothing");
+      assert.equal(await s.delete(u, [a.id, 'missing']), 1);
       assert.deepEqual(await s.deleteWhere(u, 's2'), [b.id]);
       assert.deepEqual(await s.deleteWhere(u), [c.id]);
       assert.equal(await s.count(u), 0);
+    });
+
+    it('persistTurn writes a turn\'s entry only while the turn log holds that turn with that text', async () => {
+      const { store: s, turns } = await withTurnLog();
+      const u = uid();
+      const e = entry(u, 'I was born in Lisbon');
+      const turn: Turn = { id: e.id, user_id: u, session_id: e.session_id, role: e.role, name: null, content: e.content, content_hash: e.content_hash, created_at: e.created_at, importance: null, pinned: false, metadata: null };
+      assert.equal(await s.persistTurn(e), false, 'no turn logged: nothing written');
+      assert.equal(await s.get(u, e.id), null);
+      await turns.append(turn);
+      assert.equal(await s.persistTurn({ ...e, user_id: uid() }), false, "another user's equal id is not this turn");
+      await turns.updateContent(u, e.id, 'I was born in Porto');
+      assert.equal(await s.persistTurn(e), false, 'edited since: the old text is not written');
+      await turns.updateContent(u, e.id, e.content);
+      assert.equal(await s.persistTurn(e), true);
+      assert.equal((await s.get(u, e.id))?.content, e.content);
+      await s.delete(u, [e.id]);
+      await turns.delete(u, e.id);
+      assert.equal(await s.persistTurn(e), false, 'deleted since: nothing comes back');
+      assert.equal(await s.get(u, e.id), null);
     });
   });
 }

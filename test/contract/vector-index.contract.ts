@@ -73,8 +73,23 @@ export function vectorIndexContract(name: string, make: () => Promise<VectorInde
       const hits = await ix.search(A, axis(4), { user_id: u }, 5);
       assert.equal(hits.length, 1);
       assert.ok(hits[0]!.score > 0.99, 'the second upsert replaced the vector');
-      assert.deepEqual([...(await ix.has(A, [id, 'absent']))], [id]);
-      assert.deepEqual([...(await ix.has(B, [id]))], []);
+      assert.deepEqual([...(await ix.has(A, u, [id, 'absent']))], [id]);
+      assert.deepEqual([...(await ix.has(B, u, [id]))], []);
+      assert.deepEqual([...(await ix.has(A, uid(), [id]))], [], "another user's equal id is not held");
+      await ix.close();
+    });
+
+    it('keys vectors by (user, id): two users hold the same id, and neither reaches the other\'s', async () => {
+      const ix = await make();
+      const [alice, bob] = [uid(), uid()];
+      const id = pid('shared');
+      await ix.upsert(A, [point(id, alice, 's', axis(0)), point(id, bob, 's', axis(3))]);
+      assert.deepEqual((await ix.search(A, axis(0), { user_id: alice }, 5)).map((h) => [h.id, h.payload.user_id]), [[id, alice]]);
+      assert.deepEqual((await ix.search(A, axis(3), { user_id: bob }, 5)).map((h) => [h.id, h.payload.user_id]), [[id, bob]]);
+      await ix.delete(alice, [id]);
+      assert.equal((await ix.has(A, alice, [id])).size, 0);
+      assert.deepEqual([...(await ix.has(A, bob, [id]))], [id], "alice's delete leaves bob's vector alone");
+      assert.equal((await ix.search(A, axis(3), { user_id: bob }, 5)).length, 1);
       await ix.close();
     });
 
@@ -90,8 +105,8 @@ export function vectorIndexContract(name: string, make: () => Promise<VectorInde
       const [a, b, c] = [pid('a'), pid('b'), pid('c')];
       await ix.upsert(A, [point(a, u, 's1', axis(0)), point(b, u, 's1', axis(1)), point(c, u, 's2', axis(2))]);
       await ix.upsert(B, [point(a, u, 's1', axis(0))]);
-      await ix.delete([a]);
-      assert.equal((await ix.has(A, [a])).size + (await ix.has(B, [a])).size, 0);
+      await ix.delete(u, [a]);
+      assert.equal((await ix.has(A, u, [a])).size + (await ix.has(B, u, [a])).size, 0);
       await ix.deleteWhere({ user_id: u, session_id: 's1' });
       assert.deepEqual((await ix.search(A, axis(1), { user_id: u }, 10)).map((h) => h.id), [c]);
       await ix.deleteWhere({ user_id: u });

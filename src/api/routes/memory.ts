@@ -1,5 +1,5 @@
 import { Router, type Response } from 'express';
-import { actingUser, assertOwned, ownedEntry } from '../access.js';
+import { actingUser, ownedEntry } from '../access.js';
 import { assertMayTouch, principalOf } from '../auth.js';
 import type { RouteContext } from '../context.js';
 import { methodNotAllowed } from '../errors.js';
@@ -7,6 +7,7 @@ import type { RouteDoc } from '../openapi.js';
 import { DEFAULT_LIMIT, type ApiSchemas } from '../schemas.js';
 import { parseRequest, withDefaultUser } from '../validate.js';
 
+/** The user a route acts for (see actingUser): ids are that user's own. */
 const userFor = (res: Response, named: string | undefined): string => actingUser(principalOf(res), named);
 
 /** /memory/*: search, recent, retrieve, prune, and one entry by id (read, edit, delete). */
@@ -50,13 +51,13 @@ export function memoryRouter(ctx: RouteContext): Router {
       const body = parseRequest(s.PruneBody, withDefaultUser(req.body, principalOf(res)), 'body');
       const userId = body.user_id!; // filled by withDefaultUser when absent
       assertMayTouch(principalOf(res), userId);
-      const ids = await memory.prune({
+      const refs = await memory.prune({
         userId,
         ...(body.session_id !== undefined ? { sessionId: body.session_id } : {}),
         ...(body.older_than_days !== undefined ? { olderThanDays: body.older_than_days } : {}),
         ...(body.below_importance !== undefined ? { belowImportance: body.below_importance } : {}),
       });
-      res.json({ deleted: ids.length, ids });
+      res.json({ deleted: refs.length, ids: refs.map((r) => r.id) });
     })
     .all(methodNotAllowed('POST'));
 
@@ -64,18 +65,19 @@ export function memoryRouter(ctx: RouteContext): Router {
     .route('/memory/:id')
     .get(async (req, res) => {
       const { id } = parseRequest(s.MemoryIdParams, req.params, 'path');
-      res.json(await ownedEntry(memory, principalOf(res), id));
+      const { user_id } = parseRequest(s.MemoryIdQuery, req.query, 'query string');
+      res.json(await ownedEntry(memory, principalOf(res), user_id, id));
     })
     .patch(async (req, res) => {
       const { id } = parseRequest(s.MemoryIdParams, req.params, 'path');
+      const user = userFor(res, parseRequest(s.MemoryIdQuery, req.query, 'query string').user_id);
       const patch = parseRequest(s.PatchBody, req.body, 'body');
-      await assertOwned(memory, principalOf(res), id);
-      res.json(await memory.edit(id, patch));
+      res.json(await memory.edit(user, id, patch));
     })
     .delete(async (req, res) => {
       const { id } = parseRequest(s.MemoryIdParams, req.params, 'path');
-      await assertOwned(memory, principalOf(res), id);
-      res.json(await memory.delete(id));
+      const user = userFor(res, parseRequest(s.MemoryIdQuery, req.query, 'query string').user_id);
+      res.json(await memory.delete(user, id));
     })
     .all(methodNotAllowed('GET', 'PATCH', 'DELETE'));
 
@@ -113,8 +115,10 @@ export function memoryDocs(s: ApiSchemas): RouteDoc[] {
     {
       method: 'post',
       path: '/memory/prune',
-      summary: "delete one user's unpinned long-term entries by age, importance and/or session",
-      description: 'At least one criterion is required; criteria combine with AND. Pinned entries are never pruned. Always scoped to one user.',
+      summary: "delete one user's unpinned memories by age, importance and/or session, from every tier",
+      description:
+        'At least one criterion is required; criteria combine with AND. Matching long-term entries and logged turns go with their ' +
+        'short-term copies and vectors (nothing pruned comes back, not even after `memory reindex --force`). Pinned memories are never pruned. Always scoped to one user.',
       body: s.PruneBody,
       responses: { 200: { description: 'the deleted ids', schema: s.PruneResponse } },
       errors: ['forbidden'],
@@ -123,29 +127,32 @@ export function memoryDocs(s: ApiSchemas): RouteDoc[] {
       method: 'get',
       path: '/memory/:id',
       summary: 'one long-term entry',
-      description: "404 for an unknown id and for another user's id alike.",
+      description: "The memory of the user named (`user_id`, default: the key's only user, else \"default\") with this id: ids are per user. 403 for a user the key may not touch, whatever the id.",
       params: s.MemoryIdParams,
+      query: s.MemoryIdQuery,
       responses: { 200: { description: 'the entry', schema: s.EntryResponse } },
-      errors: ['not_found'],
+      errors: ['not_found', 'forbidden'],
     },
     {
       method: 'patch',
       path: '/memory/:id',
       summary: 'edit content, importance and/or pinned; a new content is re-embedded',
-      description: "404 for an unknown id and for another user's id alike.",
+      description: "The memory of the user named (`user_id`, default: the key's only user, else \"default\") with this id: ids are per user. 403 for a user the key may not touch, whatever the id.",
       params: s.MemoryIdParams,
+      query: s.MemoryIdQuery,
       body: s.PatchBody,
       responses: { 200: { description: 'the updated entry', schema: s.EntryResponse } },
-      errors: ['not_found', 'content_conflict'],
+      errors: ['not_found', 'forbidden'],
     },
     {
       method: 'delete',
       path: '/memory/:id',
       summary: 'delete a memory from every tier that holds it',
-      description: "404 for an unknown id and for another user's id alike.",
+      description: "The memory of the user named (`user_id`, default: the key's only user, else \"default\") with this id: ids are per user. 403 for a user the key may not touch, whatever the id.",
       params: s.MemoryIdParams,
+      query: s.MemoryIdQuery,
       responses: { 200: { description: 'which tiers held it', schema: s.DeleteResponse } },
-      errors: ['not_found'],
+      errors: ['not_found', 'forbidden'],
     },
   ];
 }

@@ -61,11 +61,13 @@ export function turnsDocs(s: ApiSchemas): RouteDoc[] {
       description:
         'Validated as a whole (nothing is stored when one turn is invalid), recorded in the durable turn log, written to the short-term tier ' +
         'and enqueued for embedding and persistence. Answers 202 once the turns are durable. `session_id` comes from the path; `user_id` ' +
-        'defaults to the key\'s only user, else "default". A turn id already stored for the same user is a duplicate, stored once.',
+        'defaults to the key\'s only user, else "default". Ids are the user\'s own (two users may use the same id). An id the user already ' +
+        'holds, re-sent unchanged, is a duplicate (stored once); with other content it is 409 `content_conflict` naming the id, and nothing ' +
+        'of the write is stored. Equal text under a new id is a memory of its own.',
       params: s.SessionParams,
       body: s.AddTurnsBody,
       responses: { 202: { description: 'durable; the ids in the order sent', schema: s.AddTurnsResponse } },
-      errors: ['forbidden', 'id_conflict'],
+      errors: ['forbidden', 'content_conflict'],
     },
   ];
 }

@@ -52,7 +52,7 @@ export function registerIngest(program: Command, globals: () => GlobalOptions): 
           throw err;
         }
         const bar = progressBar('ingest', total);
-        const ids: string[] = [];
+        const ids: Array<{ user_id: string; id: string }> = [];
         let accepted = 0;
         let duplicates = 0;
         let batch: unknown[] = [];
@@ -60,7 +60,8 @@ export function registerIngest(program: Command, globals: () => GlobalOptions): 
         const flush = async () => {
           if (batch.length === 0) return;
           const r = await s.writePath.addTurns(batch);
-          ids.push(...r.ids);
+          // validated by addTurns: each turn names its user, or is the default user's
+          r.ids.forEach((id, i) => ids.push({ user_id: ((batch[i] as { user_id?: string }).user_id ?? DEFAULT_USER), id }));
           accepted += r.accepted;
           duplicates += r.duplicates;
           batch = [];
@@ -82,7 +83,7 @@ export function registerIngest(program: Command, globals: () => GlobalOptions): 
 }
 
 /** Waits until every imported turn's jobs have completed (the semantic part only when an embedder is loaded). */
-async function waitForProcessing(s: import('../../app.js').Services, ids: string[]): Promise<void> {
+async function waitForProcessing(s: import('../../app.js').Services, ids: ReadonlyArray<{ user_id: string; id: string }>): Promise<void> {
   const withEmbed = (await s.embedders.ready()) !== null;
   const bar = progressBar('processing', ids.length);
   for (;;) {

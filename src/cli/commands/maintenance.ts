@@ -2,7 +2,7 @@ import { createInterface } from 'node:readline/promises';
 import type { Command } from 'commander';
 import { apiSchemas } from '../../api/schemas.js';
 import type { MemoryEntry } from '../../domain/entry.js';
-import { DEFAULT_USER } from '../../domain/turn.js';
+import { DEFAULT_USER, UserIdSchema } from '../../domain/turn.js';
 import type { ErasureReport } from '../../memory/forget.js';
 import { parseOrThrow } from '../../validate.js';
 import { UsageError, configFrom, printJson, withMemory, type GlobalOptions } from '../context.js';
@@ -69,12 +69,13 @@ export function registerMaintenance(memory: Command, globals: () => GlobalOption
     .command('edit')
     .description('edit a long-term memory: its text (re-embedded), importance, or pinned flag')
     .argument('<id>', 'the memory id')
+    .option('--user <id>', 'whose memory (ids are per user)', DEFAULT_USER)
     .option('--content <text>', 'the new text')
     .option('--importance <x>', 'the new importance, 0–1', num('--importance', 0, 1))
     .option('--pin', 'pin it: never pruned, archived or compacted away')
     .option('--unpin', 'unpin it')
     .option('--json', 'print the edited entry as JSON')
-    .action(async (id: string, o: { content?: string; importance?: number; pin?: boolean; unpin?: boolean; json?: boolean }) => {
+    .action(async (id: string, o: { user: string; content?: string; importance?: number; pin?: boolean; unpin?: boolean; json?: boolean }) => {
       if (o.pin && o.unpin) throw new UsageError('give --pin or --unpin, not both');
       const config = configFrom(globals());
       const s = apiSchemas(config);
@@ -89,22 +90,25 @@ export function registerMaintenance(memory: Command, globals: () => GlobalOption
         'edit',
       );
       // workers run here: an edited text's embed job completes before the command exits (in-process queue)
-      await withMemory(globals(), quiet, async (m) => printEntry(await m.edit(id, patch), o.json));
+      const user = parseOrThrow(UserIdSchema, o.user, '--user');
+      await withMemory(globals(), quiet, async (m) => printEntry(await m.edit(user, id, patch), o.json));
     });
 
   memory
     .command('delete')
     .description('delete one memory from every tier that holds it')
     .argument('<id>', 'the memory id')
+    .option('--user <id>', 'whose memory (ids are per user)', DEFAULT_USER)
     .option('--yes', 'do not ask for confirmation')
     .option('--json', 'print what was removed as JSON')
-    .action(async (id: string, o: { yes?: boolean; json?: boolean }) => {
+    .action(async (id: string, o: { user: string; yes?: boolean; json?: boolean }) => {
+      const user = parseOrThrow(UserIdSchema, o.user, '--user');
+      parseOrThrow(apiSchemas(configFrom(globals())).MemoryIdParams, { id }, 'memory id');
       await withMemory(globals(), { ...quiet, runWorkers: false }, async (m) => {
-        const entry = await m.get(id);
-        const owner = await m.ownerOf(id);
-        if (owner === null) throw new UsageError(`no memory with id ${id}`);
-        await confirmDestructive(`delete memory ${id} of user "${owner}"${entry ? ` ("${entry.content.slice(0, 60)}${entry.content.length > 60 ? '…' : ''}")` : ''}`, o.yes);
-        const r = await m.delete(id);
+        const entry = await m.get(user, id);
+        if (!(await m.exists(user, id))) throw new UsageError(`user "${user}" has no memory with id ${id}`);
+        await confirmDestructive(`delete memory ${id} of user "${user}"${entry ? ` ("${entry.content.slice(0, 60)}${entry.content.length > 60 ? '…' : ''}")` : ''}`, o.yes);
+        const r = await m.delete(user, id);
         if (o.json) return printJson(r);
         const tiers = Object.entries(r.removed).filter(([, v]) => v).map(([k]) => k);
         process.stdout.write(`deleted ${id} from ${tiers.length > 0 ? tiers.join(', ') : 'no tier (it was already gone)'}\n`);
@@ -113,7 +117,7 @@ export function registerMaintenance(memory: Command, globals: () => GlobalOption
 
   memory
     .command('prune')
-    .description('delete unpinned long-term entries by age, importance and/or session (and their vectors)')
+    .description('delete unpinned memories by age, importance and/or session from every tier (turn log, short-term, vectors, long-term)')
     .option('--older-than-days <n>', 'created more than N days ago', num('--older-than-days', 0, 36_500))
     .option('--below-importance <x>', 'importance below X', num('--below-importance', 0, 1))
     .option('--session <id>', 'only this session')
@@ -138,15 +142,17 @@ export function registerMaintenance(memory: Command, globals: () => GlobalOption
       ].filter(Boolean);
       await confirmDestructive(`delete the unpinned long-term memories ${criteria.join(', ')} of ${body.user_id !== undefined ? `user "${body.user_id}"` : 'every user'}`, o.yes);
       await withMemory(globals(), { ...quiet, runWorkers: false }, async (m) => {
-        const ids = await m.prune({
+        const refs = await m.prune({
           ...(body.user_id !== undefined ? { userId: body.user_id } : {}),
           ...(body.session_id !== undefined ? { sessionId: body.session_id } : {}),
           ...(body.older_than_days !== undefined ? { olderThanDays: body.older_than_days } : {}),
           ...(body.below_importance !== undefined ? { belowImportance: body.below_importance } : {}),
         });
-        if (o.json) return printJson({ deleted: ids.length, ids });
-        process.stdout.write(`pruned ${ids.length} long-term entr${ids.length === 1 ? 'y' : 'ies'} and their vectors\n`);
-        for (const id of ids) process.stdout.write(`  ${id}\n`);
+        const ids = refs.map((r) => r.id);
+        // across users an id alone is ambiguous: each pruned memory is named with its user too
+        if (o.json) return printJson({ deleted: refs.length, ids, ...(body.user_id === undefined ? { memories: refs.map((r) => ({ user_id: r.user_id, id: r.id })) } : {}) });
+        process.stdout.write(`pruned ${refs.length} memor${refs.length === 1 ? 'y' : 'ies'} from every tier\n`);
+        for (const r of refs) process.stdout.write(`  ${body.user_id !== undefined ? r.id : `${r.user_id}/${r.id}`}\n`);
       });
     });
 

@@ -2,6 +2,7 @@ import type { Db } from '../sqlite/db.js';
 
 export interface Change {
   seq: number;
+  user_id: string;
   id: string;
   embedder: string;
 }
@@ -24,7 +25,7 @@ export class ChangeLog {
         `SELECT coalesce((SELECT seq FROM sqlite_sequence WHERE name = 'vector_changes'), 0) AS head,
                 (SELECT pruned_through FROM vector_changes_state) AS pruned`,
       ),
-      since: db.prepare('SELECT seq, id, embedder FROM vector_changes WHERE seq > ? ORDER BY seq LIMIT ?'),
+      since: db.prepare('SELECT seq, user_id, id, embedder FROM vector_changes WHERE seq > ? ORDER BY seq LIMIT ?'),
       prune: db.prepare('DELETE FROM vector_changes WHERE seq <= ?'),
       setPruned: db.prepare('UPDATE vector_changes_state SET pruned_through = max(pruned_through, ?)'),
     };

@@ -2,6 +2,9 @@ import { Arena } from './arena.js';
 import { Partition } from './partition.js';
 import { quantizeInto, strideFor } from './quantize.js';
 
+/** ids are their user's: (user, id) names one vector */
+const keyOf = (userId: string, id: string): string => `${userId}\u0000${id}`;
+
 /**
  * The in-memory side of one embedder's vectors: a partition per user, in one arena. It knows ids,
  * users, sessions and SQLite rowids, not payloads; those stay in the file and are read for the few
@@ -34,18 +37,17 @@ export class EmbedderIndex {
   put(id: string, userId: string, sessionId: string, rowid: number, vector: Float32Array): void {
     if (vector.length !== this.dim) return; // a row of another dimension under the same id is never searched
     let p = this.partitions.get(userId);
-    const held = this.where.get(id);
-    if (held && held !== p) this.remove(id); // the id moved to another user
     if (!p) this.partitions.set(userId, (p = new Partition(userId, this.arena, this.stride)));
     p.put(id, sessionId, rowid, vector);
-    this.where.set(id, p);
+    this.where.set(keyOf(userId, id), p);
   }
 
-  remove(id: string): void {
-    const p = this.where.get(id);
+  remove(userId: string, id: string): void {
+    const key = keyOf(userId, id);
+    const p = this.where.get(key);
     if (!p) return;
     p.remove(id);
-    this.where.delete(id);
+    this.where.delete(key);
     if (p.n === 0) {
       p.release();
       this.partitions.delete(p.userId);

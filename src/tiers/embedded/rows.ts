@@ -10,6 +10,13 @@ export interface IndexRow {
   vector: Buffer;
 }
 
+/** A row a delete removed. */
+export interface RemovedRow {
+  user_id: string;
+  id: string;
+  embedder: string;
+}
+
 /** A full row, read for the few candidates a search reranks. */
 export interface FullRow extends VectorPayload {
   id: string;
@@ -45,18 +52,18 @@ export class VectorRows {
       upsert: db.prepare(
         `INSERT INTO vectors (id, embedder, dim, ${PAYLOAD}, vector)
          VALUES (@id, @embedder, @dim, @user_id, @session_id, @role, @name, @kind, @content, @content_hash, @created_at, @vector)
-         ON CONFLICT (id, embedder) DO UPDATE SET dim = excluded.dim, user_id = excluded.user_id, session_id = excluded.session_id,
+         ON CONFLICT (user_id, id, embedder) DO UPDATE SET dim = excluded.dim, session_id = excluded.session_id,
            role = excluded.role, name = excluded.name, kind = excluded.kind, content = excluded.content,
            content_hash = excluded.content_hash, created_at = excluded.created_at, vector = excluded.vector
          RETURNING rowid`,
       ),
-      current: db.prepare('SELECT rowid, id, user_id, session_id, vector FROM vectors WHERE id = ? AND embedder = ?'),
+      current: db.prepare('SELECT rowid, id, user_id, session_id, vector FROM vectors WHERE user_id = ? AND id = ? AND embedder = ?'),
       ofEmbedder: db.prepare('SELECT rowid, id, user_id, session_id, vector FROM vectors WHERE embedder = ? AND dim = ?').raw(),
       // covered by the (embedder, user_id) index: no table reads
       usersOf: db.prepare('SELECT user_id, count(*) AS n FROM vectors WHERE embedder = ? GROUP BY user_id'),
-      has: db.prepare('SELECT 1 FROM vectors WHERE id = ? AND embedder = ?').pluck(),
-      delete: db.prepare('DELETE FROM vectors WHERE id = ? RETURNING id, embedder'),
-      deleteWhere: db.prepare('DELETE FROM vectors WHERE user_id = @user_id AND (@session_id IS NULL OR session_id = @session_id) RETURNING id, embedder'),
+      has: db.prepare('SELECT 1 FROM vectors WHERE user_id = ? AND id = ? AND embedder = ?').pluck(),
+      delete: db.prepare('DELETE FROM vectors WHERE user_id = ? AND id = ? RETURNING user_id, id, embedder'),
+      deleteWhere: db.prepare('DELETE FROM vectors WHERE user_id = @user_id AND (@session_id IS NULL OR session_id = @session_id) RETURNING user_id, id, embedder'),
       deleteAll: db.prepare('DELETE FROM vectors'),
       deleteOthers: db.prepare('DELETE FROM vectors WHERE embedder != ?'),
       count: db.prepare(
@@ -71,8 +78,8 @@ export class VectorRows {
     return row.rowid;
   }
 
-  current(id: string, embedder: string): IndexRow | undefined {
-    return this.s.current.get(id, embedder) as IndexRow | undefined;
+  current(userId: string, id: string, embedder: string): IndexRow | undefined {
+    return this.s.current.get(userId, id, embedder) as IndexRow | undefined;
   }
 
   /** every row of the embedder, as [rowid, id, user_id, session_id, vector] arrays (no object per row) */
@@ -98,21 +105,21 @@ export class VectorRows {
     return out;
   }
 
-  has(tag: EmbedderTag, ids: readonly string[]): Set<string> {
+  has(tag: EmbedderTag, userId: string, ids: readonly string[]): Set<string> {
     const out = new Set<string>();
-    for (const id of ids) if (this.s.has.get(id, tag.id)) out.add(id);
+    for (const id of ids) if (this.s.has.get(userId, id, tag.id)) out.add(id);
     return out;
   }
 
   /** Deletes under every embedder; returns what was removed. */
-  delete(ids: readonly string[]): Array<{ id: string; embedder: string }> {
-    const out: Array<{ id: string; embedder: string }> = [];
-    for (const id of ids) out.push(...(this.s.delete.all(id) as Array<{ id: string; embedder: string }>));
+  delete(userId: string, ids: readonly string[]): RemovedRow[] {
+    const out: RemovedRow[] = [];
+    for (const id of ids) out.push(...(this.s.delete.all(userId, id) as RemovedRow[]));
     return out;
   }
 
-  deleteWhere(filter: VectorFilter): Array<{ id: string; embedder: string }> {
-    return this.s.deleteWhere.all({ user_id: filter.user_id, session_id: filter.session_id ?? null }) as Array<{ id: string; embedder: string }>;
+  deleteWhere(filter: VectorFilter): RemovedRow[] {
+    return this.s.deleteWhere.all({ user_id: filter.user_id, session_id: filter.session_id ?? null }) as RemovedRow[];
   }
 
   deleteAll(): number {

@@ -107,21 +107,21 @@ export class EmbeddedVectorIndex implements VectorIndex {
     return hits.sort((a, b) => b.score - a.score).slice(0, k);
   }
 
-  async has(tag: EmbedderTag, ids: readonly string[]): Promise<Set<string>> {
+  async has(tag: EmbedderTag, userId: string, ids: readonly string[]): Promise<Set<string>> {
     this.flushNow();
-    return this.rows.has(tag, ids);
+    return this.rows.has(tag, userId, ids);
   }
 
-  async delete(ids: readonly string[]): Promise<void> {
+  async delete(userId: string, ids: readonly string[]): Promise<void> {
     this.flushNow();
-    const removed = this.write(() => this.rows.delete(ids));
-    for (const r of removed) this.loaded.get(r.embedder)?.remove(r.id);
+    const removed = this.write(() => this.rows.delete(userId, ids));
+    for (const r of removed) this.loaded.get(r.embedder)?.remove(r.user_id, r.id);
   }
 
   async deleteWhere(filter: VectorFilter): Promise<number> {
     this.flushNow();
     const removed = this.write(() => this.rows.deleteWhere(filter));
-    for (const r of removed) this.loaded.get(r.embedder)?.remove(r.id);
+    for (const r of removed) this.loaded.get(r.embedder)?.remove(r.user_id, r.id);
     return new Set(removed.map((r) => r.id)).size;
   }
 
@@ -213,13 +213,13 @@ export class EmbeddedVectorIndex implements VectorIndex {
           this.cursor = c.seq;
           if (this.own.has(c.seq)) continue;
           const ix = this.loaded.get(c.embedder);
-          const key = `${c.embedder}\u0000${c.id}`;
+          const key = `${c.embedder}\u0000${c.user_id}\u0000${c.id}`;
           if (!ix || seen.has(key)) continue;
           seen.add(key);
           // re-read the row as it is now: later changes to it only repeat this
-          const row = this.rows.current(c.id, c.embedder);
+          const row = this.rows.current(c.user_id, c.id, c.embedder);
           if (row) ix.put(row.id, row.user_id, row.session_id, row.rowid, toFloat32(row.vector));
-          else ix.remove(c.id);
+          else ix.remove(c.user_id, c.id);
         }
         if (changes.length < CHANGES_PAGE) break;
       }

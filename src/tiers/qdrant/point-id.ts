@@ -1,15 +1,17 @@
 import { createHash } from 'node:crypto';
 
 /**
- * Qdrant point ids must be unsigned integers or UUIDs, while turn ids are any string. A name-based
- * UUID (RFC 9562 version 5: SHA-1 of a namespace and the name) maps each turn id to the same point id
- * every time, on every host, so an upsert of a turn replaces its point instead of adding one.
- * The original id travels in the payload (`turn_id`).
+ * Qdrant point ids must be unsigned integers or UUIDs, while memory ids are any string and belong to
+ * their user. A name-based UUID (RFC 9562 version 5: SHA-1 of a namespace and the name "user NUL id")
+ * maps each (user, id) to the same point id every time, on every host, so an upsert replaces its point
+ * instead of adding one, and two users' equal ids are two points. The original id travels in the
+ * payload (`turn_id`, beside `user_id`). Points written before ids were scoped (named by the id
+ * alone) are orphans: `memory reindex --force` rewrites every vector.
  */
 const NAMESPACE = Buffer.from('5f0c8d8e7b8a4c4f9a1e6b3d2c1a0f9e', 'hex'); // fixed for this project: never change it
 
-export function pointId(id: string): string {
-  const h = createHash('sha1').update(NAMESPACE).update(id, 'utf8').digest();
+export function pointId(userId: string, id: string): string {
+  const h = createHash('sha1').update(NAMESPACE).update(userId, 'utf8').update('\u0000').update(id, 'utf8').digest();
   h[6] = (h[6]! & 0x0f) | 0x50; // version 5
   h[8] = (h[8]! & 0x3f) | 0x80; // RFC variant
   const hex = h.subarray(0, 16).toString('hex');

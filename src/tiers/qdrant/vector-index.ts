@@ -96,7 +96,7 @@ export class QdrantVectorIndex implements VectorIndex {
     for (let i = 0; i < points.length; i += CHUNK) {
       const body = {
         wait: true,
-        points: points.slice(i, i + CHUNK).map((p) => ({ id: pointId(p.id), vector: Array.from(p.vector), payload: { ...p.payload, turn_id: p.id } })),
+        points: points.slice(i, i + CHUNK).map((p) => ({ id: pointId(p.payload.user_id, p.id), vector: Array.from(p.vector), payload: { ...p.payload, turn_id: p.id } })),
       };
       try {
         await this.writes.upsert(name, body);
@@ -120,13 +120,13 @@ export class QdrantVectorIndex implements VectorIndex {
     return res.points.map((p) => ({ id: turnId(p.payload), score: p.score, payload: toPayload(p.payload) }));
   }
 
-  async has(tag: EmbedderTag, ids: readonly string[]): Promise<Set<string>> {
+  async has(tag: EmbedderTag, userId: string, ids: readonly string[]): Promise<Set<string>> {
     const out = new Set<string>();
     const name = this.collectionFor(tag);
     for (let i = 0; i < ids.length; i += CHUNK * 4) {
       const chunk = ids.slice(i, i + CHUNK * 4);
       const found = await this.orEmpty('retrieve', name, () =>
-        this.writes.retrieve(name, { ids: chunk.map(pointId), with_payload: ['turn_id'], with_vector: false }),
+        this.writes.retrieve(name, { ids: chunk.map((id) => pointId(userId, id)), with_payload: ['turn_id'], with_vector: false }),
       );
       if (!found) return out;
       for (const p of found) out.add(turnId(p.payload));
@@ -134,13 +134,13 @@ export class QdrantVectorIndex implements VectorIndex {
     return out;
   }
 
-  async delete(ids: readonly string[]): Promise<void> {
+  async delete(userId: string, ids: readonly string[]): Promise<void> {
     if (ids.length === 0) return;
     const names = await this.ourCollections();
     await Promise.all(
       names.map(async (name) => {
         for (let i = 0; i < ids.length; i += CHUNK * 4) {
-          const points = ids.slice(i, i + CHUNK * 4).map(pointId);
+          const points = ids.slice(i, i + CHUNK * 4).map((id) => pointId(userId, id));
           await this.orEmpty('delete', name, () => this.writes.delete(name, { wait: true, points }));
         }
       }),

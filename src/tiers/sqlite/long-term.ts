@@ -1,6 +1,6 @@
 import type { MemoryEntry } from '../../domain/entry.js';
 import { queryTerms } from '../../retrieval/query-terms.js';
-import type { EntryPatch, ListOptions, LongTermStore, PruneCriteria, TextHit } from '../long-term.js';
+import type { EntryPatch, ListOptions, LongTermStore, MemoryRef, PruneCriteria, TextHit } from '../long-term.js';
 import type { Db } from './db.js';
 import { TransactionBatcher } from './transaction-batcher.js';
 import { contentHash } from '../../domain/hash.js';
@@ -69,6 +69,25 @@ function ftsString(text: string): string {
   return `"${text.replace(/"/g, '""')}"`;
 }
 
+/**
+ * The WHERE clause of a prune over `entries` or `turns` (same column names): unpinned rows matching
+ * every criterion given. No criterion prunes nothing rather than everything (the user alone is a
+ * scope, not a criterion). A turn not yet scored (importance NULL) is never "below" anything.
+ */
+export function pruneWhere(c: PruneCriteria): { where: string; params: Record<string, unknown> } | null {
+  if (c.olderThanDays === undefined && c.belowImportance === undefined && c.sessionId === undefined) return null;
+  const where = ['pinned = 0'];
+  const params: Record<string, unknown> = {};
+  if (c.userId !== undefined) (where.push('user_id = @user_id'), (params.user_id = c.userId));
+  if (c.sessionId !== undefined) (where.push('session_id = @session_id'), (params.session_id = c.sessionId));
+  if (c.olderThanDays !== undefined) {
+    where.push('created_at < @cutoff');
+    params.cutoff = new Date(Date.now() - c.olderThanDays * 86_400_000).toISOString();
+  }
+  if (c.belowImportance !== undefined) (where.push('importance < @below'), (params.below = c.belowImportance));
+  return { where: where.join(' AND '), params };
+}
+
 /** Long-term store on the shared SQLite file. Statements are prepared once, at construction. */
 export class SqliteLongTermStore implements LongTermStore {
   private readonly s;
@@ -87,7 +106,8 @@ export class SqliteLongTermStore implements LongTermStore {
            @content_hash, @importance, @pinned, @metadata, @covers, @created_at, @updated_at)
          ON CONFLICT DO NOTHING`,
       ),
-      get: db.prepare(`SELECT ${COLUMNS} FROM entries WHERE id = ?`),
+      get: db.prepare(`SELECT ${COLUMNS} FROM entries WHERE user_id = ? AND id = ?`),
+      turnHolds: db.prepare('SELECT 1 FROM turns WHERE user_id = ? AND id = ? AND content_hash = ?').pluck(),
       // weights: content 1, participant name 2, owner 0 (the owner column only narrows the match)
       fts: db.prepare(
         `SELECT ${COLUMNS.split(', ').map((c) => `e.${c}`).join(', ')}, -bm25(entries_fts, 1.0, 2.0, 0.0) AS rank
@@ -114,9 +134,9 @@ export class SqliteLongTermStore implements LongTermStore {
       update: db.prepare(
         `UPDATE entries SET content = coalesce(@content, content), content_hash = coalesce(@content_hash, content_hash),
            importance = coalesce(@importance, importance), pinned = coalesce(@pinned, pinned), updated_at = @updated_at
-         WHERE id = @id`,
+         WHERE user_id = @user_id AND id = @id`,
       ),
-      delete: db.prepare('DELETE FROM entries WHERE id = ?'),
+      delete: db.prepare('DELETE FROM entries WHERE user_id = ? AND id = ?'),
       deleteUser: db.prepare('DELETE FROM entries WHERE user_id = @user_id AND (@session_id IS NULL OR session_id = @session_id) RETURNING id'),
       count: db.prepare('SELECT count(*) AS n FROM entries'),
       countUser: db.prepare('SELECT count(*) AS n FROM entries WHERE user_id = ?'),
@@ -132,21 +152,37 @@ export class SqliteLongTermStore implements LongTermStore {
   upsertSync(entries: readonly MemoryEntry[]): string[] {
     const written: string[] = [];
     this.db.transaction(() => {
-      for (const e of entries) {
-        const info = this.s.insert.run({
-          ...e,
-          pinned: e.pinned ? 1 : 0,
-          metadata: e.metadata ? JSON.stringify(e.metadata) : null,
-          covers: e.covers ? JSON.stringify(e.covers) : null,
-        });
-        if (info.changes > 0) written.push(e.id);
-      }
+      for (const e of entries) if (this.insert(e)) written.push(e.id);
     })();
     return written;
   }
 
-  async get(id: string): Promise<MemoryEntry | null> {
-    const row = this.s.get.get(id) as EntryRow | undefined;
+  persistTurn(entry: MemoryEntry): Promise<boolean> {
+    // the check and the write in one transaction (the batcher's): a delete or edit of the turn commits
+    // wholly before it (nothing is written) or wholly after (and then removes this entry too)
+    return this.writes.run(() => {
+      if (!this.s.turnHolds.get(entry.user_id, entry.id, entry.content_hash)) return false;
+      this.insert(entry);
+      return true;
+    });
+  }
+
+  private insert(e: MemoryEntry): boolean {
+    const info = this.s.insert.run({
+      ...e,
+      pinned: e.pinned ? 1 : 0,
+      metadata: e.metadata ? JSON.stringify(e.metadata) : null,
+      covers: e.covers ? JSON.stringify(e.covers) : null,
+    });
+    return info.changes > 0;
+  }
+
+  async get(userId: string, id: string): Promise<MemoryEntry | null> {
+    return this.getSync(userId, id);
+  }
+
+  getSync(userId: string, id: string): MemoryEntry | null {
+    const row = this.s.get.get(userId, id) as EntryRow | undefined;
     return row ? rowToEntry(row) : null;
   }
 
@@ -236,8 +272,9 @@ export class SqliteLongTermStore implements LongTermStore {
     return (rows as EntryRow[]).map(rowToEntry);
   }
 
-  async update(id: string, patch: EntryPatch): Promise<MemoryEntry | null> {
+  async update(userId: string, id: string, patch: EntryPatch): Promise<MemoryEntry | null> {
     const info = this.s.update.run({
+      user_id: userId,
       id,
       content: patch.content ?? null,
       content_hash: patch.content === undefined ? null : contentHash(patch.content),
@@ -245,31 +282,21 @@ export class SqliteLongTermStore implements LongTermStore {
       pinned: patch.pinned === undefined ? null : patch.pinned ? 1 : 0,
       updated_at: new Date().toISOString(),
     });
-    return info.changes > 0 ? this.get(id) : null;
+    return info.changes > 0 ? this.getSync(userId, id) : null;
   }
 
-  async delete(ids: readonly string[]): Promise<number> {
+  async delete(userId: string, ids: readonly string[]): Promise<number> {
     let n = 0;
     this.db.transaction(() => {
-      for (const id of ids) n += this.s.delete.run(id).changes;
+      for (const id of ids) n += this.s.delete.run(userId, id).changes;
     })();
     return n;
   }
 
-  async prune(c: PruneCriteria): Promise<string[]> {
-    // no criterion prunes nothing rather than everything (the user alone is a scope, not a criterion)
-    if (c.olderThanDays === undefined && c.belowImportance === undefined && c.sessionId === undefined) return [];
-    const where = ['pinned = 0'];
-    const params: Record<string, unknown> = {};
-    if (c.userId !== undefined) (where.push('user_id = @user_id'), (params.user_id = c.userId));
-    if (c.sessionId !== undefined) (where.push('session_id = @session_id'), (params.session_id = c.sessionId));
-    if (c.olderThanDays !== undefined) {
-      where.push('created_at < @cutoff');
-      params.cutoff = new Date(Date.now() - c.olderThanDays * 86_400_000).toISOString();
-    }
-    if (c.belowImportance !== undefined) (where.push('importance < @below'), (params.below = c.belowImportance));
-    const rows = this.db.prepare(`DELETE FROM entries WHERE ${where.join(' AND ')} RETURNING id`).all(params) as Array<{ id: string }>;
-    return rows.map((r) => r.id);
+  async prune(c: PruneCriteria): Promise<MemoryRef[]> {
+    const q = pruneWhere(c);
+    if (!q) return [];
+    return this.db.prepare(`DELETE FROM entries WHERE ${q.where} RETURNING user_id, id, session_id`).all(q.params) as MemoryRef[];
   }
 
   async deleteWhere(userId: string, sessionId?: string): Promise<string[]> {

@@ -193,4 +193,138 @@ export const MIGRATIONS: ReadonlyArray<{ version: number; name: string; sql: str
       INSERT INTO entries_fts (entries_fts) VALUES ('rebuild');
     `,
   },
+  {
+    version: 6,
+    name: 'memory ids scoped to their user; generated ids in their own namespace; equal text under two ids',
+    // A client id means "this user's memory with that key": every key becomes (user_id, id), so two users
+    // may use the same id and no write of one can collide with (or reveal) another's. Generated ids
+    // (summaries, archives) take a "~" that client ids may not hold, so no client can claim one.
+    // Tables are rebuilt keeping their rowids: the FTS index (content_rowid) stays valid as it is.
+    // (user_id, content_hash) is no longer unique: equal text under a new id is its own memory.
+    sql: `
+      CREATE TABLE turns_v6 (
+        id            TEXT NOT NULL,
+        user_id       TEXT NOT NULL,
+        session_id    TEXT NOT NULL,
+        role          TEXT NOT NULL,
+        name          TEXT,
+        content       TEXT NOT NULL,
+        content_hash  TEXT NOT NULL,
+        created_at    TEXT NOT NULL,
+        importance    REAL,
+        pinned        INTEGER NOT NULL DEFAULT 0,
+        metadata      TEXT,
+        accepted_at   INTEGER NOT NULL,
+        embedded_with TEXT,
+        persisted_at  INTEGER,
+        PRIMARY KEY (user_id, id)
+      ) STRICT;
+      INSERT INTO turns_v6 (rowid, id, user_id, session_id, role, name, content, content_hash, created_at, importance, pinned,
+                            metadata, accepted_at, embedded_with, persisted_at)
+        SELECT rowid, id, user_id, session_id, role, name, content, content_hash, created_at, importance, pinned,
+               metadata, accepted_at, embedded_with, persisted_at FROM turns;
+      DROP TABLE turns;
+      ALTER TABLE turns_v6 RENAME TO turns;
+      CREATE INDEX turns_user_session ON turns (user_id, session_id, created_at);
+      CREATE INDEX turns_pending_embed ON turns (accepted_at) WHERE embedded_with IS NULL;
+      CREATE INDEX turns_pending_persist ON turns (accepted_at) WHERE persisted_at IS NULL;
+
+      CREATE TABLE entries_v6 (
+        id           TEXT NOT NULL,
+        user_id      TEXT NOT NULL,
+        session_id   TEXT NOT NULL,
+        role         TEXT NOT NULL,
+        name         TEXT,
+        kind         TEXT NOT NULL CHECK (kind IN ('turn', 'summary', 'archive')),
+        content      TEXT NOT NULL,
+        content_hash TEXT NOT NULL,
+        importance   REAL NOT NULL,
+        pinned       INTEGER NOT NULL DEFAULT 0,
+        metadata     TEXT,
+        covers       TEXT,
+        created_at   TEXT NOT NULL,
+        updated_at   TEXT NOT NULL,
+        PRIMARY KEY (user_id, id)
+      ) STRICT;
+      INSERT INTO entries_v6 (rowid, id, user_id, session_id, role, name, kind, content, content_hash, importance, pinned,
+                              metadata, covers, created_at, updated_at)
+        SELECT rowid,
+               CASE WHEN kind = 'summary' AND id LIKE 'summary-%' THEN 'summary~' || substr(id, 9)
+                    WHEN kind = 'archive' AND id LIKE 'archive-%' THEN 'archive~' || substr(id, 9)
+                    ELSE id END,
+               user_id, session_id, role, name, kind, content, content_hash, importance, pinned, metadata,
+               CASE WHEN kind = 'archive' THEN replace(covers, '"summary-', '"summary~') ELSE covers END,
+               created_at, updated_at FROM entries;
+      DROP TABLE entries;
+      ALTER TABLE entries_v6 RENAME TO entries;
+      CREATE INDEX entries_user_created ON entries (user_id, created_at);
+      CREATE INDEX entries_user_session ON entries (user_id, session_id, created_at);
+      CREATE INDEX entries_user_hash ON entries (user_id, content_hash);
+      CREATE TRIGGER entries_ai AFTER INSERT ON entries BEGIN
+        INSERT INTO entries_fts (rowid, content, name, user_id) VALUES (new.rowid, new.content, coalesce(new.name, ''), new.user_id);
+      END;
+      CREATE TRIGGER entries_ad AFTER DELETE ON entries BEGIN
+        INSERT INTO entries_fts (entries_fts, rowid, content, name, user_id) VALUES ('delete', old.rowid, old.content, coalesce(old.name, ''), old.user_id);
+      END;
+      CREATE TRIGGER entries_au AFTER UPDATE OF content, name, user_id ON entries BEGIN
+        INSERT INTO entries_fts (entries_fts, rowid, content, name, user_id) VALUES ('delete', old.rowid, old.content, coalesce(old.name, ''), old.user_id);
+        INSERT INTO entries_fts (rowid, content, name, user_id) VALUES (new.rowid, new.content, coalesce(new.name, ''), new.user_id);
+      END;
+
+      CREATE TABLE vectors_v6 (
+        id           TEXT NOT NULL,
+        embedder     TEXT NOT NULL,
+        dim          INTEGER NOT NULL,
+        user_id      TEXT NOT NULL,
+        session_id   TEXT NOT NULL,
+        role         TEXT NOT NULL,
+        name         TEXT,
+        kind         TEXT NOT NULL,
+        content      TEXT NOT NULL,
+        content_hash TEXT NOT NULL,
+        created_at   TEXT NOT NULL,
+        vector       BLOB NOT NULL,
+        PRIMARY KEY (user_id, id, embedder)
+      ) STRICT;
+      INSERT INTO vectors_v6 (rowid, id, embedder, dim, user_id, session_id, role, name, kind, content, content_hash, created_at, vector)
+        SELECT rowid,
+               CASE WHEN kind = 'summary' AND id LIKE 'summary-%' THEN 'summary~' || substr(id, 9)
+                    WHEN kind = 'archive' AND id LIKE 'archive-%' THEN 'archive~' || substr(id, 9)
+                    ELSE id END,
+               embedder, dim, user_id, session_id, role, name, kind, content, content_hash, created_at, vector FROM vectors;
+      DROP TABLE vectors;
+      ALTER TABLE vectors_v6 RENAME TO vectors;
+      CREATE INDEX vectors_embedder_user ON vectors (embedder, user_id);
+
+      -- the change log names (user, id) from now on; readers reload once instead of replaying old rows
+      DELETE FROM vector_changes;
+      ALTER TABLE vector_changes ADD COLUMN user_id TEXT NOT NULL DEFAULT '';
+      UPDATE vector_changes_state SET pruned_through = coalesce((SELECT seq FROM sqlite_sequence WHERE name = 'vector_changes'), 0);
+      CREATE TRIGGER vectors_log_insert AFTER INSERT ON vectors BEGIN
+        INSERT INTO vector_changes (user_id, id, embedder, op) VALUES (new.user_id, new.id, new.embedder, 'upsert');
+      END;
+      CREATE TRIGGER vectors_log_update AFTER UPDATE ON vectors BEGIN
+        INSERT INTO vector_changes (user_id, id, embedder, op)
+          SELECT old.user_id, old.id, old.embedder, 'delete'
+          WHERE old.id IS NOT new.id OR old.embedder IS NOT new.embedder OR old.user_id IS NOT new.user_id;
+        INSERT INTO vector_changes (user_id, id, embedder, op) VALUES (new.user_id, new.id, new.embedder, 'upsert');
+      END;
+      CREATE TRIGGER vectors_log_delete AFTER DELETE ON vectors BEGIN
+        INSERT INTO vector_changes (user_id, id, embedder, op) VALUES (old.user_id, old.id, old.embedder, 'delete');
+      END;
+
+      -- pending vector deletes name their owner; one whose owner no local vector tells is kept for every
+      -- owner it had (doctor lists what is left)
+      CREATE TABLE vector_deletes_v6 (
+        user_id   TEXT NOT NULL,
+        id        TEXT NOT NULL,
+        queued_at INTEGER NOT NULL,
+        PRIMARY KEY (user_id, id)
+      ) STRICT;
+      INSERT OR IGNORE INTO vector_deletes_v6 (user_id, id, queued_at)
+        SELECT v.user_id, d.id, d.queued_at FROM vector_deletes d JOIN vectors v ON v.id = d.id;
+      DROP TABLE vector_deletes;
+      ALTER TABLE vector_deletes_v6 RENAME TO vector_deletes;
+    `,
+  },
 ];

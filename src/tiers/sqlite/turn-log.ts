@@ -1,6 +1,8 @@
 import type { Turn } from '../../domain/turn.js';
-import { IdConflictError } from '../../errors.js';
+import { ContentConflictError } from '../../errors.js';
+import type { MemoryRef, PruneCriteria } from '../long-term.js';
 import type { Db } from './db.js';
+import { pruneWhere } from './long-term.js';
 import { TransactionBatcher } from './transaction-batcher.js';
 
 interface TurnRow {
@@ -35,6 +37,11 @@ export function rowToTurn(r: TurnRow): Turn {
   };
 }
 
+/** A re-send is the same turn when everything the client said is the same (a missing created_at is "now" each time). */
+function sameTurn(held: Pick<Turn, 'session_id' | 'role' | 'name' | 'content'>, t: Turn): boolean {
+  return held.session_id === t.session_id && held.role === t.role && (held.name ?? null) === (t.name ?? null) && held.content === t.content;
+}
+
 export interface AppendResult {
   /** turns written now */
   accepted: Turn[];
@@ -56,12 +63,12 @@ export class TurnLog {
     readonly writes: TransactionBatcher = new TransactionBatcher(db),
   ) {
     this.s = {
-      owner: db.prepare('SELECT user_id FROM turns WHERE id = ?'),
+      held: db.prepare('SELECT session_id, role, name, content FROM turns WHERE user_id = ? AND id = ?'),
       insert: db.prepare(
         `INSERT INTO turns (${COLUMNS}, accepted_at) VALUES (@id, @user_id, @session_id, @role, @name, @content,
            @content_hash, @created_at, @importance, @pinned, @metadata, @accepted_at)`,
       ),
-      get: db.prepare(`SELECT ${COLUMNS} FROM turns WHERE id = ?`),
+      get: db.prepare(`SELECT ${COLUMNS} FROM turns WHERE user_id = ? AND id = ?`),
       pendingEmbed: db.prepare(
         `SELECT ${COLUMNS}, rowid FROM turns WHERE embedded_with IS NULL AND accepted_at <= ? AND rowid > ? ORDER BY rowid LIMIT ?`,
       ),
@@ -71,14 +78,14 @@ export class TurnLog {
       pendingAny: db.prepare(
         `SELECT ${COLUMNS}, rowid FROM turns WHERE (embedded_with IS NULL OR persisted_at IS NULL) AND accepted_at <= ? AND rowid > ? ORDER BY rowid LIMIT ?`,
       ),
-      markEmbedded: db.prepare('UPDATE turns SET embedded_with = ? WHERE id = ?'),
-      markPersisted: db.prepare('UPDATE turns SET persisted_at = ?, importance = coalesce(importance, ?) WHERE id = ?'),
+      markEmbedded: db.prepare('UPDATE turns SET embedded_with = ? WHERE user_id = ? AND id = ?'),
+      markPersisted: db.prepare('UPDATE turns SET persisted_at = ?, importance = coalesce(importance, ?) WHERE user_id = ? AND id = ?'),
       counts: db.prepare(
         `SELECT count(*) AS total, count(*) FILTER (WHERE embedded_with IS NULL) AS pending_embed,
            count(*) FILTER (WHERE persisted_at IS NULL) AS pending_persist FROM turns`,
       ),
       session: db.prepare(`SELECT ${COLUMNS} FROM turns WHERE user_id = ? AND session_id = ? ORDER BY created_at, rowid`),
-      anchor: db.prepare('SELECT user_id, session_id, created_at, rowid FROM turns WHERE id = ?'),
+      anchor: db.prepare('SELECT user_id, session_id, created_at, rowid FROM turns WHERE user_id = ? AND id = ?'),
       before: db.prepare(
         `SELECT ${COLUMNS} FROM turns WHERE user_id = @user_id AND session_id = @session_id
            AND (created_at < @created_at OR (created_at = @created_at AND rowid < @rowid)) ORDER BY created_at DESC, rowid DESC LIMIT @n`,
@@ -87,35 +94,34 @@ export class TurnLog {
         `SELECT ${COLUMNS} FROM turns WHERE user_id = @user_id AND session_id = @session_id
            AND (created_at > @created_at OR (created_at = @created_at AND rowid > @rowid)) ORDER BY created_at, rowid LIMIT @n`,
       ),
-      updateContent: db.prepare('UPDATE turns SET content = ?, content_hash = ?, embedded_with = NULL WHERE id = ?'),
-      delete: db.prepare('DELETE FROM turns WHERE id = ?'),
+      updateContent: db.prepare('UPDATE turns SET content = ?, content_hash = ?, embedded_with = NULL WHERE user_id = ? AND id = ?'),
+      delete: db.prepare('DELETE FROM turns WHERE user_id = ? AND id = ?'),
       deleteUser: db.prepare('DELETE FROM turns WHERE user_id = @user_id AND (@session_id IS NULL OR session_id = @session_id)'),
       all: db.prepare(`SELECT ${COLUMNS}, rowid FROM turns WHERE rowid > ? ORDER BY rowid LIMIT ?`),
     };
   }
 
   /**
-   * Appends turns in one transaction: all are durable, or none is. A turn id already held by the same
-   * user is a duplicate (stored once); one held by another user is refused, and nothing is written.
+   * Appends turns in one transaction: all are durable, or none is. Ids are the user's own: another
+   * user's turns never meet them. An id the user already holds with the same session, role, name and
+   * content is a duplicate (a retried write, stored once); with anything of that different it is a
+   * ContentConflictError naming the id, and nothing of the batch is written.
    */
   append(turns: readonly Turn[], acceptedAt = Date.now()): AppendResult {
     return this.db
       .transaction((): AppendResult => {
         const accepted: Turn[] = [];
         const duplicates: string[] = [];
-        const inBatch = new Set<string>();
-        for (const t of turns) {
-          if (inBatch.has(t.id)) {
+        const inBatch = new Map<string, Turn>();
+        turns.forEach((t, i) => {
+          const key = `${t.user_id}\u0000${t.id}`;
+          const held = inBatch.get(key) ?? (this.s.held.get(t.user_id, t.id) as Pick<Turn, 'session_id' | 'role' | 'name' | 'content'> | undefined);
+          if (held) {
+            if (!sameTurn(held, t)) throw new ContentConflictError(t.id, i);
             duplicates.push(t.id);
-            continue;
+            return;
           }
-          const owner = this.s.owner.get(t.id) as { user_id: string } | undefined;
-          if (owner) {
-            if (owner.user_id !== t.user_id) throw new IdConflictError(t.id);
-            duplicates.push(t.id);
-            continue;
-          }
-          inBatch.add(t.id);
+          inBatch.set(key, t);
           this.s.insert.run({
             ...t,
             pinned: t.pinned ? 1 : 0,
@@ -123,7 +129,7 @@ export class TurnLog {
             accepted_at: acceptedAt,
           });
           accepted.push(t);
-        }
+        });
         return { accepted, duplicates };
       })
       .immediate();
@@ -132,15 +138,15 @@ export class TurnLog {
   /**
    * `append` in the next group commit: the writes of concurrent requests (many clients sending one
    * turn each) share one transaction, and each resolves once that transaction has committed — a
-   * turn is still acknowledged only after it is in the log. A write that fails (an id of another
-   * user) fails alone: the batch is retried write by write (TransactionBatcher).
+   * turn is still acknowledged only after it is in the log. A write that fails (an id the user holds
+   * with other content) fails alone: the batch is retried write by write (TransactionBatcher).
    */
   appendGrouped(turns: readonly Turn[], acceptedAt = Date.now()): Promise<AppendResult> {
     return this.writes.run(() => this.append(turns, acceptedAt));
   }
 
-  get(id: string): Turn | null {
-    const row = this.s.get.get(id) as TurnRow | undefined;
+  get(userId: string, id: string): Turn | null {
+    const row = this.s.get.get(userId, id) as TurnRow | undefined;
     return row ? rowToTurn(row) : null;
   }
 
@@ -156,30 +162,26 @@ export class TurnLog {
     }
   }
 
-  /** How many of `ids` still have a job to run (embed counted only when `withEmbed`). */
-  unfinished(ids: readonly string[], withEmbed: boolean): number {
+  /** How many of these turns still have a job to run (embed counted only when `withEmbed`). */
+  unfinished(refs: ReadonlyArray<{ user_id: string; id: string }>, withEmbed: boolean): number {
+    const stmt = this.db.prepare(
+      `SELECT count(*) AS n FROM turns WHERE user_id = ? AND id = ? AND (persisted_at IS NULL ${withEmbed ? 'OR embedded_with IS NULL' : ''})`,
+    );
     let n = 0;
-    for (let i = 0; i < ids.length; i += 500) {
-      const chunk = ids.slice(i, i + 500);
-      const row = this.db
-        .prepare(
-          `SELECT count(*) AS n FROM turns WHERE id IN (${chunk.map(() => '?').join(',')})
-             AND (persisted_at IS NULL ${withEmbed ? 'OR embedded_with IS NULL' : ''})`,
-        )
-        .get(...chunk) as { n: number };
-      n += row.n;
-    }
+    this.db.transaction(() => {
+      for (const r of refs) n += (stmt.get(r.user_id, r.id) as { n: number }).n;
+    })();
     return n;
   }
 
-  markEmbedded(ids: readonly string[], embedderId: string): void {
+  markEmbedded(userId: string, ids: readonly string[], embedderId: string): void {
     this.db.transaction(() => {
-      for (const id of ids) this.s.markEmbedded.run(embedderId, id);
+      for (const id of ids) this.s.markEmbedded.run(embedderId, userId, id);
     })();
   }
 
-  markPersisted(id: string, importance: number, at = Date.now()): void {
-    this.s.markPersisted.run(at, importance, id);
+  markPersisted(userId: string, id: string, importance: number, at = Date.now()): void {
+    this.s.markPersisted.run(at, importance, userId, id);
   }
 
   counts(): { total: number; pending_embed: number; pending_persist: number } {
@@ -191,8 +193,8 @@ export class TurnLog {
   }
 
   /** The turns just before (oldest first) and just after `id` in its session; null when the turn is unknown. */
-  neighbours(id: string, before = 1, after = 1): { before: Turn[]; after: Turn[] } | null {
-    const anchor = this.s.anchor.get(id) as { user_id: string; session_id: string; created_at: string; rowid: number } | undefined;
+  neighbours(userId: string, id: string, before = 1, after = 1): { before: Turn[]; after: Turn[] } | null {
+    const anchor = this.s.anchor.get(userId, id) as { user_id: string; session_id: string; created_at: string; rowid: number } | undefined;
     if (!anchor) return null;
     return {
       before: (this.s.before.all({ ...anchor, n: before }) as TurnRow[]).map(rowToTurn).reverse(),
@@ -212,16 +214,32 @@ export class TurnLog {
   }
 
   /** An edited turn must be re-embedded: its embed state is reset. */
-  updateContent(id: string, content: string, hash: string): boolean {
-    return this.s.updateContent.run(content, hash, id).changes > 0;
+  updateContent(userId: string, id: string, content: string, hash: string): boolean {
+    return this.s.updateContent.run(content, hash, userId, id).changes > 0;
   }
 
-  delete(ids: readonly string[]): number {
+  delete(userId: string, ids: readonly string[]): number {
     let n = 0;
     this.db.transaction(() => {
-      for (const id of ids) n += this.s.delete.run(id).changes;
+      for (const id of ids) n += this.s.delete.run(userId, id).changes;
     })();
     return n;
+  }
+
+  /**
+   * Deletes the unpinned turns matching a prune (see pruneWhere), except those whose long-term entry is
+   * pinned; returns which.
+   */
+  prune(criteria: PruneCriteria): MemoryRef[] {
+    const q = pruneWhere(criteria);
+    if (!q) return [];
+    return this.db
+      .prepare(
+        `DELETE FROM turns WHERE ${q.where}
+           AND NOT EXISTS (SELECT 1 FROM entries e WHERE e.user_id = turns.user_id AND e.id = turns.id AND e.pinned = 1)
+         RETURNING user_id, id, session_id`,
+      )
+      .all(q.params) as MemoryRef[];
   }
 
   deleteWhere(userId: string, sessionId?: string): number {

@@ -150,16 +150,15 @@ describe('memory routes', () => {
       const hits = await api.services.vectors.search(embedder, q!, { user_id: 'default' }, 3);
       assert.equal(hits[0]?.id, id);
       assert.equal(hits[0]?.payload.content, 'I drive a blue tractor');
-      assert.equal(api.services.turnLog.get(id!)?.content, 'I drive a blue tractor');
+      assert.equal(api.services.turnLog.get('default', id!)?.content, 'I drive a blue tractor');
     });
 
-    test('PATCH to the text of another entry of the same user is a 409, nothing changed', async () => {
-      const [a] = await write(api, 'dup', [turn('unique text one'), turn('unique text two')]);
-      const before = await storeDigest(api);
+    test('PATCH to the text of another entry of the same user keeps both, each under its own id', async () => {
+      const [a, b] = await write(api, 'dup', [turn('unique text one'), turn('unique text two')]);
       const r = await api.request('PATCH', `/memory/${a}`, { body: { content: 'unique text two' } });
-      assert.equal(r.status, 409, r.text);
-      assert.equal(r.json.error.code, 'content_conflict');
-      assert.equal(await storeDigest(api), before);
+      assert.equal(r.status, 200, r.text);
+      assert.equal((await api.request('GET', `/memory/${a}`)).json.content, 'unique text two');
+      assert.equal((await api.request('GET', `/memory/${b}`)).json.content, 'unique text two');
     });
 
     for (const [name, body, status] of [
@@ -188,15 +187,15 @@ describe('memory routes', () => {
 
     test('DELETE removes the memory from every tier', async () => {
       const [id] = await write(api, 'del', [turn('please forget my locker code 4711')]);
-      assert.equal((await api.services.vectors.has((await api.services.embedders.ready())!, [id!])).size, 1);
+      assert.equal((await api.services.vectors.has((await api.services.embedders.ready())!, 'default', [id!])).size, 1);
       const r = await api.request('DELETE', `/memory/${id}`);
       assert.equal(r.status, 200, r.text);
       assert.deepEqual(r.json, { id, removed: { long_term: true, turn_log: true, short_term: true, semantic: true } });
       await api.memory.idle();
-      assert.equal(await api.services.longTerm.get(id!), null);
-      assert.equal(api.services.turnLog.get(id!), null);
+      assert.equal(await api.services.longTerm.get('default', id!), null);
+      assert.equal(api.services.turnLog.get('default', id!), null);
       assert.equal((await api.services.shortTerm.recent('default', 'del')).length, 0);
-      assert.equal((await api.services.vectors.has((await api.services.embedders.ready())!, [id!])).size, 0);
+      assert.equal((await api.services.vectors.has((await api.services.embedders.ready())!, 'default', [id!])).size, 0);
       const retrieved = await api.request('POST', '/memory/retrieve', { body: { query: 'locker code', session_id: 'del' } });
       assert.ok(!retrieved.json.results.some((x: { id: string }) => x.id === id));
       assert.equal((await api.request('DELETE', `/memory/${id}`)).status, 404);
@@ -204,7 +203,7 @@ describe('memory routes', () => {
 
     test('DELETE of a turn below the importance threshold (turn log only) works too', async () => {
       const [id] = await write(api, 'low', [{ role: 'user', content: 'ok', importance: 0.01 }]);
-      assert.equal(await api.services.longTerm.get(id!), null);
+      assert.equal(await api.services.longTerm.get('default', id!), null);
       const r = await api.request('DELETE', `/memory/${id}`);
       assert.equal(r.status, 200);
       assert.equal(r.json.removed.turn_log, true);
@@ -227,7 +226,7 @@ describe('memory routes', () => {
       assert.equal((await counts(api)).entries, before.entries - 1);
       const bySession = await api.request('POST', '/memory/prune', { body: { session_id: 'prune' } });
       assert.deepEqual(bySession.json.ids.sort(), [ids[2], ids[3]].sort());
-      assert.ok(await api.services.longTerm.get(ids[1]!), 'the pinned entry stays');
+      assert.ok(await api.services.longTerm.get('default', ids[1]!), 'the pinned entry stays');
     });
 
     for (const [name, body, field] of [

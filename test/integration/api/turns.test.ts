@@ -16,7 +16,7 @@ describe('POST /sessions/:session_id/turns', () => {
     assert.equal(r.json.duplicates, 0);
     const [id] = r.json.ids as string[];
     // in the turn log (the durable outbox) before any job has run
-    const logged = api.services.turnLog.get(id!);
+    const logged = api.services.turnLog.get('default', id!);
     assert.equal(logged?.session_id, 's1');
     assert.equal(logged?.user_id, 'default');
     assert.equal(logged?.name, 'Ana');
@@ -24,7 +24,7 @@ describe('POST /sessions/:session_id/turns', () => {
     assert.equal(retrieved.status, 200);
     assert.ok(retrieved.json.results.some((x: { id: string }) => x.id === id));
     await api.memory.idle();
-    assert.equal((await api.services.longTerm.get(id!))?.content, 'My sister Clara lives in Lisbon');
+    assert.equal((await api.services.longTerm.get('default', id!))?.content, 'My sister Clara lives in Lisbon');
   });
 
   test('a batch: ids in order; a repeated id is stored once', async () => {
@@ -40,16 +40,29 @@ describe('POST /sessions/:session_id/turns', () => {
   test('a body session_id equal to the path is accepted; user_id from the body', async () => {
     const r = await api.request('POST', '/sessions/s2/turns', { body: turn('named user', { session_id: 's2', user_id: 'zoe' }) });
     assert.equal(r.status, 202);
-    assert.equal(api.services.turnLog.get(r.json.ids[0])?.user_id, 'zoe');
+    assert.equal(api.services.turnLog.get('zoe', r.json.ids[0])?.user_id, 'zoe');
   });
 
-  test('the same id under another user is a 409 and writes nothing', async () => {
+  test('the same id under another user is that user\'s own turn', async () => {
     await api.request('POST', '/sessions/c/turns', { body: turn('owned by default', { id: 'taken-id' }) });
-    const before = await storeDigest(api, ['default', 'eve']);
-    const r = await api.request('POST', '/sessions/c/turns', { body: { turns: [turn('eve first', { user_id: 'eve' }), turn('eve steals', { user_id: 'eve', id: 'taken-id' })] } });
-    assert.equal(r.status, 409);
-    assert.equal(r.json.error.code, 'id_conflict');
-    assert.equal(await storeDigest(api, ['default', 'eve']), before);
+    const r = await api.request('POST', '/sessions/c/turns', { body: { turns: [turn('eve first', { user_id: 'eve' }), turn('eve also', { user_id: 'eve', id: 'taken-id' })] } });
+    assert.equal(r.status, 202, r.text);
+    assert.equal(r.json.accepted, 2);
+    assert.equal(api.services.turnLog.get('default', 'taken-id')?.content, 'owned by default');
+    assert.equal(api.services.turnLog.get('eve', 'taken-id')?.content, 'eve also');
+  });
+
+  test('the same id with other content is a 409 content_conflict naming the id, and writes nothing', async () => {
+    await api.request('POST', '/sessions/cc/turns', { body: turn('the first text', { id: 'cc-1' }) });
+    const before = await storeDigest(api);
+    const r = await api.request('POST', '/sessions/cc/turns', { body: { turns: [turn('a new one'), turn('another text', { id: 'cc-1' })] } });
+    assert.equal(r.status, 409, r.text);
+    assert.equal(r.json.error.code, 'content_conflict');
+    assert.match(r.json.error.message, /"cc-1"/);
+    assert.deepEqual(r.json.error.details, [{ path: 'turns.1.id', message: '"cc-1" is already stored with other content' }]);
+    assert.equal(await storeDigest(api), before);
+    const same = await api.request('POST', '/sessions/cc/turns', { body: turn('the first text', { id: 'cc-1' }) });
+    assert.deepEqual([same.status, same.json.duplicates], [202, 1], 'an exact re-send stays an idempotent success');
   });
 
   const refused: Array<[string, number, string, Record<string, unknown>, RegExp]> = [

@@ -57,7 +57,7 @@ describe('neuralcleave chat and memory compact (the built CLI, a fake Ollama)', 
     assert.equal(out[2], 'assistant> You said: Where do I keep bees?');
     assert.match(out[3]!, /^memories retrieved for the last reply \(\d+\):$/);
     assert.match(r.stdout, /\d\. \[short_term \d\.\d{3}\] user, \d{4}-\d\d-\d\d: My name is Ada and I keep bees in Porto\.\n {3}similarity .*, bm25 .*, ranks .*short_term#\d.*, fusion .*, tier priority .*, recency .*, importance /);
-    assert.match(r.stdout, /compacted session s1: 3 turn\(s\) summarized by llm:ollama\/llama3\.2 into summary-\S+; 1 turn\(s\) kept verbatim/);
+    assert.match(r.stdout, /compacted session s1: 3 turn\(s\) summarized by llm:ollama\/llama3\.2 into summary~\S+; 1 turn\(s\) kept verbatim/);
     assert.ok(!ollama.chats().some((q) => JSON.stringify(q.body).includes('never sent')), 'nothing after /exit is sent');
     assert.equal(ollama.chats().filter(isSummaryRequest).length, 1);
 

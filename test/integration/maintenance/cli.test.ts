@@ -42,18 +42,18 @@ describe('memory edit/delete/prune/clear, archive --dry-run, doctor', () => {
     );
     assert.equal((await cli(['ingest', file, '--wait'])).code, 0);
 
-    const edited = await json<Entry>(['memory', 'edit', 'm1', '--content', 'Ann lives in Braga', '--importance', '0.95', '--pin', '--json']);
+    const edited = await json<Entry>(['memory', 'edit', 'm1', '--user', 'ann', '--content', 'Ann lives in Braga', '--importance', '0.95', '--pin', '--json']);
     assert.deepEqual([edited.content, edited.importance, edited.pinned], ['Ann lives in Braga', 0.95, true]);
     assert.equal((await cli(['memory', 'edit', 'm1'])).code, 2, 'an edit with nothing to change is bad usage');
-    assert.equal((await cli(['memory', 'edit', 'm1', '--importance', '3'])).code, 2);
+    assert.equal((await cli(['memory', 'edit', 'm1', '--user', 'ann', '--importance', '3'])).code, 2);
 
-    const refused = await cli(['memory', 'delete', 'm2']);
+    const refused = await cli(['memory', 'delete', 'm2', '--user', 'ann']);
     assert.equal(refused.code, 2);
     assert.match(refused.stderr, /--yes/);
-    const deleted = await cli(['memory', 'delete', 'm2', '--yes']);
+    const deleted = await cli(['memory', 'delete', 'm2', '--user', 'ann', '--yes']);
     assert.equal(deleted.code, 0, deleted.stderr);
     assert.match(deleted.stdout, /deleted m2 from long_term, turn_log, .*semantic/);
-    assert.equal((await cli(['memory', 'delete', 'nope', '--yes'])).code, 2);
+    assert.equal((await cli(['memory', 'delete', 'nope', '--user', 'ann', '--yes'])).code, 2);
 
     const dry = await json<{ sessions: Array<{ session_id: string; status: string }> }>(['memory', 'archive', '--dry-run', '--json']);
     assert.deepEqual(dry.sessions.map((s) => [s.session_id, s.status]), [['old', 'would_archive']]);
@@ -79,7 +79,7 @@ describe('memory edit/delete/prune/clear, archive --dry-run, doctor', () => {
     assert.equal((await cli(['memory', 'clear'])).code, 2, 'clear needs --session or --all');
     const cleared = await cli(['memory', 'clear', '--all', '--yes']);
     assert.equal(cleared.code, 0, cleared.stderr);
-    assert.match(cleared.stdout, /erased all memories:\n {2}long-term {3}2 turn\(s\)[^\n]*\n {2}turn log {4}3 turn/);
+    assert.match(cleared.stdout, /erased all memories:\n {2}long-term {3}2 turn\(s\)[^\n]*\n {2}turn log {4}2 turn/);
     assert.deepEqual(
       readDb(dbPath, (db) => ['turns', 'entries', 'vectors'].map((t) => (db.prepare(`SELECT count(*) AS n FROM ${t}`).get() as { n: number }).n)),
       [0, 0, 0],

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { Services } from '../../../src/app.js';
-import { IdConflictError, ValidationError } from '../../../src/errors.js';
+import { ContentConflictError, ValidationError } from '../../../src/errors.js';
 import { testMemory } from '../../helpers/services.js';
 
 const turn = (user: string, session: string, content: string, extra: Record<string, unknown> = {}) => ({ user_id: user, session_id: session, role: 'user', content, importance: 0.9, ...extra });
@@ -54,18 +54,23 @@ describe('Memory: clearSession, clearAll, forget, export/import', () => {
     await memory.close();
   });
 
-  it('import refuses ids owned by another user and writes nothing', async () => {
+  it('import of ids another user holds writes the importing user\'s own; a conflict with their own ids writes nothing', async () => {
     const { memory } = await testMemory();
-    await memory.addTurns([turn('bob', 'b', 'Bob owns this id', { id: 'shared-id' })]);
+    await memory.addTurns([turn('bob', 'b', 'Bob owns this id', { id: 'shared-id' }), turn('ann', 's', 'Ann said this first', { id: 'ann-2' })]);
     await memory.idle();
     const now = new Date().toISOString();
     const records = [
       { format: 'neuralcleave-export', version: 1, user_id: 'ann', exported_at: now },
       { type: 'turn', id: 'ann-1', user_id: 'ann', session_id: 's', role: 'user', name: null, content: 'Ann first', created_at: now, importance: 0.9, pinned: false, metadata: null, persisted: false, embedded_with: null, vector: null },
-      { type: 'turn', id: 'shared-id', user_id: 'ann', session_id: 's', role: 'user', name: null, content: 'Ann takes an id', created_at: now, importance: 0.9, pinned: false, metadata: null, persisted: false, embedded_with: null, vector: null },
+      { type: 'turn', id: 'shared-id', user_id: 'ann', session_id: 's', role: 'user', name: null, content: 'Ann uses the same id', created_at: now, importance: 0.9, pinned: false, metadata: null, persisted: false, embedded_with: null, vector: null },
     ];
-    await assert.rejects(memory.importRecords(records), IdConflictError);
-    assert.equal(memory.services.turnLog.get('ann-1'), null, 'all or nothing');
+    const conflicting = [...records, { ...records[1], id: 'ann-2', content: 'Ann said something else' }];
+    await assert.rejects(memory.importRecords(conflicting), ContentConflictError);
+    assert.equal(memory.services.turnLog.get('ann', 'ann-1'), null, 'all or nothing');
+    const report = await memory.importRecords(records);
+    assert.equal(report.turns.new, 2);
+    assert.equal(memory.services.turnLog.get('ann', 'shared-id')?.content, 'Ann uses the same id');
+    assert.equal(memory.services.turnLog.get('bob', 'shared-id')?.content, 'Bob owns this id', "bob's turn is untouched");
     // another user's records in the file are refused by name
     await assert.rejects(memory.importRecords([records[0], { ...records[1], user_id: 'bob' }]), (e: unknown) => e instanceof ValidationError && /record 2: user_id/.test(e.message));
     await memory.close();

@@ -98,7 +98,7 @@ describe('export, forget, import: retrieval comes back the same', () => {
     assert.equal((JSON.parse((await ok(['memory', 'archive', '--json'])).stdout) as { archived: number }).archived, 1);
     const entries = await entriesOf('ann');
     const editMe = entries.find((e) => e.kind === 'turn' && String(e.content).startsWith('Live chat 4'))!;
-    await ok(['memory', 'edit', String(editMe.id), '--content', 'Live chat 4 (edited): we moved the Lisbon seats to Tuesday.']);
+    await ok(['memory', 'edit', String(editMe.id), '--user', 'ann', '--content', 'Live chat 4 (edited): we moved the Lisbon seats to Tuesday.']);
     const pruned = JSON.parse((await ok(['memory', 'prune', '--user', 'ann', '--below-importance', '0.4', '--yes', '--json'])).stdout) as { deleted: number };
     assert.ok(pruned.deleted >= 1, 'something was pruned (and must stay pruned)');
     await until('every embedding to be written', () => readDb(dbPath, (db) => (db.prepare('SELECT count(*) AS n FROM turns WHERE embedded_with IS NULL').get() as { n: number }).n === 0), 30_000);

@@ -206,17 +206,17 @@ describe('memory reindex resumes after an interruption', () => {
       async embed(texts) {
         if (texts.includes('My old password hint is BLUEFISH')) {
           // what memory.delete and memory.edit do to the SQLite file (their vector calls come too early to matter)
-          await s.longTerm.delete(['gone']);
-          s.turnLog.delete(['gone']);
-          await s.longTerm.update('edited', { content: 'I live in Berlin' });
-          s.turnLog.updateContent('edited', 'I live in Berlin', contentHash('I live in Berlin'));
+          await s.longTerm.delete('u', ['gone']);
+          s.turnLog.delete('u', ['gone']);
+          await s.longTerm.update('u', 'edited', { content: 'I live in Berlin' });
+          s.turnLog.updateContent('u', 'edited', 'I live in Berlin', contentHash('I live in Berlin'));
         }
         return inner.embed(texts);
       },
       close: async () => {},
     };
     const report = await reindex({ turnLog: s.turnLog, longTerm: s.longTerm, vectors: s.vectors, embedder: racing, log: silentLogger() });
-    assert.deepEqual([...(await s.vectors.has(racing, ['keep', 'gone', 'edited']))].sort(), ['edited', 'keep']);
+    assert.deepEqual([...(await s.vectors.has(racing, 'u', ['keep', 'gone', 'edited']))].sort(), ['edited', 'keep']);
     const [hit] = await s.vectors.search(racing, inner.embedOne('Berlin'), { user_id: 'u' }, 1);
     assert.equal(hit?.id, 'edited');
     assert.equal(hit?.payload.content, 'I live in Berlin');

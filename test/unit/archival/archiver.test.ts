@@ -62,7 +62,7 @@ describe('archival', () => {
     assert.deepEqual([...archive.covers!].sort(), oldIds.filter((id) => id !== pinnedId).sort(), 'covers = the ids it replaced');
     assert.match(archive.content, /^Archived conversation, /);
     assert.match(archive.content, /Kyoto/);
-    assert.equal(archive.created_at, s.turnLog.get(pinnedId)!.created_at, 'dated at the session\'s last activity');
+    assert.equal(archive.created_at, s.turnLog.get('ann', pinnedId)!.created_at, 'dated at the session\'s last activity');
     assert.deepEqual(s.turnLog.session('ann', 'old').map((t) => t.id), [pinnedId], 'only the pinned turn stays in the turn log');
     assert.deepEqual((await s.shortTerm.recent('ann', 'old')).map((t) => t.id), [pinnedId], 'short-term holds only the pinned turn');
     const vectorIds = (s.db.prepare("SELECT id FROM vectors WHERE user_id = 'ann' AND session_id = 'old' ORDER BY id").all() as Array<{ id: string }>).map((r) => r.id);

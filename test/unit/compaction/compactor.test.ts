@@ -146,15 +146,15 @@ describe('ConversationCompactor', () => {
     // the extractive summary keeps the sentences with names and numbers
     assert.match(history[0]!.content, /- user: My sister Grace visits on 12 May every year\./);
 
-    const entry = await services.longTerm.get(r.summary_id!);
+    const entry = await services.longTerm.get(s.user, r.summary_id!);
     assert.equal(entry?.kind, 'summary');
     assert.deepEqual(entry?.covers, expectedCovers);
     assert.equal(entry?.content, history[0]!.content);
-    assert.equal(entry?.created_at, (await services.turnLog.get(s.ids[7]!))!.created_at, 'it stands where the last covered turn stood');
+    assert.equal(entry?.created_at, (await services.turnLog.get(s.user, s.ids[7]!))!.created_at, 'it stands where the last covered turn stood');
 
     await services.queue.idle();
     const embedder = (await services.embedders.ready())!;
-    assert.deepEqual([...(await services.vectors.has(embedder, [r.summary_id!]))], [r.summary_id], 'the embed job of the summary ran');
+    assert.deepEqual([...(await services.vectors.has(embedder, s.user, [r.summary_id!]))], [r.summary_id], 'the embed job of the summary ran');
     // the summary is found like any memory, with its kind
     const found = await services.retriever.retrieve({ query: 'when does Grace visit?', user_id: s.user, top_k: 8 });
     assert.ok(found.results.some((x) => x.id === r.summary_id && x.kind === 'summary'));

@@ -119,7 +119,7 @@ describe('the memory service with a model that cannot be loaded', () => {
         assert.equal(services.backends().embedder.state, 'failed');
 
         const { ids } = await memory.addTurns([{ user_id: 'ana', session_id: 'old', role: 'user', content: 'my sister lives in berlin', importance: 0.9 }]);
-        await until(async () => (await memory.get(ids[0]!)) !== null, 'the turn to reach the long-term store');
+        await until(async () => (await memory.get('ana', ids[0]!)) !== null, 'the turn to reach the long-term store');
 
         const res = await memory.retrieve({ user_id: 'ana', session_id: 'new', query: 'where does my sister live', top_k: 5 });
         assert.equal(res.tiers.semantic.status, 'skipped');

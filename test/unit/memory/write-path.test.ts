@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { IdConflictError, ValidationError } from '../../../src/errors.js';
+import { ContentConflictError, ValidationError } from '../../../src/errors.js';
 import { testMemory } from '../../helpers/services.js';
 
 describe('write path', () => {
@@ -9,10 +9,10 @@ describe('write path', () => {
     const r = await memory.addTurns({ user_id: 'ann', session_id: 's1', role: 'user', name: 'Ann', content: 'I live in Lisbon with my cat Miso' });
     assert.equal(r.accepted, 1);
     const id = r.ids[0]!;
-    assert.equal(s.turnLog.get(id)?.content, 'I live in Lisbon with my cat Miso');
+    assert.equal(s.turnLog.get('ann', id)?.content, 'I live in Lisbon with my cat Miso');
     assert.deepEqual((await s.shortTerm.recent('ann', 's1')).map((t) => t.id), [id], 'short-term is written before the call returns');
     await memory.idle();
-    assert.equal((await s.longTerm.get(id))?.name, 'Ann');
+    assert.equal((await s.longTerm.get('ann', id))?.name, 'Ann');
     assert.equal(await s.vectors.count(undefined, { user_id: 'ann' }), 1);
     assert.deepEqual(s.turnLog.counts(), { total: 1, pending_embed: 0, pending_persist: 0 });
     await memory.close();
@@ -43,17 +43,22 @@ describe('write path', () => {
     await memory.close();
   });
 
-  it('stores the same id once, and refuses an id owned by another user without writing the batch', async () => {
+  it('stores an exact re-send once; the same id with other content is content_conflict naming it, writing nothing', async () => {
     const { memory, services: s } = await testMemory();
     const t = { id: 'turn-1', user_id: 'ann', session_id: 's', role: 'user', content: 'hello there, I am Ann' };
     assert.equal((await memory.addTurns(t)).accepted, 1);
     const again = await memory.addTurns([t, { ...t }]);
     assert.deepEqual(again, { ids: ['turn-1', 'turn-1'], accepted: 0, duplicates: 2 });
-    await assert.rejects(
-      memory.addTurns([{ session_id: 's', role: 'user', user_id: 'bob', content: 'new one' }, { ...t, user_id: 'bob' }]),
-      IdConflictError,
-    );
-    assert.equal(s.turnLog.counts().total, 1, 'the conflicting batch wrote nothing');
+    await assert.rejects(memory.addTurns([{ session_id: 's', role: 'user', user_id: 'ann', content: 'new one' }, { ...t, content: 'hello, I am Ann' }]), (e: unknown) => {
+      assert.ok(e instanceof ContentConflictError);
+      assert.equal(e.code, 'content_conflict');
+      assert.match(e.message, /"turn-1"/);
+      assert.deepEqual(e.details?.map((d) => d.path), ['1.id']);
+      return true;
+    });
+    await assert.rejects(memory.addTurns({ ...t, role: 'assistant' }), ContentConflictError, 'another role is other content too');
+    await assert.rejects(memory.addTurns([{ ...t, id: 'twin' }, { ...t, id: 'twin', content: 'changed mid-batch' }]), ContentConflictError);
+    assert.equal(s.turnLog.counts().total, 1, 'the conflicting batches wrote nothing');
     await memory.idle();
     assert.equal(await s.longTerm.count(), 1);
     await memory.close();
@@ -80,13 +85,58 @@ describe('write path', () => {
     assert.equal(commits, 1, 'twenty concurrent writes, one commit');
     const mixed = [
       ...Array.from({ length: 5 }, (_, i) => memory.addTurns({ user_id: 'ann', session_id: 's', role: 'user', content: `more ${i}` })),
-      memory.addTurns({ id: 'owned', user_id: 'ann', session_id: 's', role: 'user', content: 'not yours' }),
+      memory.addTurns({ id: 'owned', user_id: 'bob', session_id: 's', role: 'user', content: 'bob changed his text' }),
     ];
     const settled = await Promise.allSettled(mixed);
     assert.deepEqual(settled.slice(0, 5).map((r) => r.status), new Array(5).fill('fulfilled'));
-    assert.ok(settled[5]!.status === 'rejected' && settled[5]!.reason instanceof IdConflictError);
+    assert.ok(settled[5]!.status === 'rejected' && settled[5]!.reason instanceof ContentConflictError);
     assert.equal(s.turnLog.counts().total, 26, 'every accepted turn is in the log, the conflicting one is not');
-    assert.equal(s.turnLog.get('owned')?.user_id, 'bob');
+    assert.equal(s.turnLog.get('bob', 'owned')?.content, 'bob says hi');
+    await memory.close();
+  });
+
+  it('scopes ids to their user: another user may use the same id, and neither write touches the other', async () => {
+    const { memory, services: s } = await testMemory();
+    await memory.addTurns({ id: 'same', user_id: 'ann', session_id: 's', role: 'user', content: 'I am Ann and I live in Oslo' });
+    const bob = await memory.addTurns({ id: 'same', user_id: 'bob', session_id: 's', role: 'user', content: 'I am Bob and I live in Rome' });
+    assert.equal(bob.accepted, 1, "bob's id is his own, whatever ann holds");
+    await memory.idle();
+    assert.equal((await s.longTerm.get('ann', 'same'))?.content, 'I am Ann and I live in Oslo');
+    assert.equal((await s.longTerm.get('bob', 'same'))?.content, 'I am Bob and I live in Rome');
+    await memory.delete('ann', 'same');
+    assert.equal((await s.longTerm.get('bob', 'same'))?.content, 'I am Bob and I live in Rome', "ann's delete leaves bob's memory");
+    assert.equal(s.turnLog.get('bob', 'same')?.content, 'I am Bob and I live in Rome');
+    await memory.close();
+  });
+
+  it('stores equal text under a new id as a memory of its own', async () => {
+    const { memory, services: s } = await testMemory();
+    await memory.addTurns([
+      { id: 'first', user_id: 'ann', session_id: 's', role: 'user', content: 'My sister Ines is a nurse in Braga' },
+      { id: 'second', user_id: 'ann', session_id: 's', role: 'user', content: 'My sister Ines is a nurse in Braga' },
+    ]);
+    await memory.idle();
+    assert.ok(await s.longTerm.get('ann', 'first'));
+    assert.ok(await s.longTerm.get('ann', 'second'), 'the second is stored, not hidden behind the first');
+    await memory.delete('ann', 'first');
+    assert.equal((await memory.get('ann', 'second'))?.content, 'My sister Ines is a nurse in Braga');
+    const hits = (await memory.retrieve({ query: 'what is my sister job', user_id: 'ann' })).results;
+    assert.deepEqual([...new Set(hits.filter((h) => /Ines/.test(h.content)).map((h) => h.id))], ['second']);
+    await memory.close();
+  });
+
+  it('refuses content of only zero-width characters, and created_at outside 1970 to one day ahead', async () => {
+    const { memory, services: s } = await testMemory();
+    const base = { user_id: 'ann', session_id: 's', role: 'user' };
+    for (const content of ['\u200b', '\u200b\u200c\u200d', ' \ufeff\u2060 ', '\u00ad', '\u3164']) {
+      await assert.rejects(memory.addTurns({ ...base, content }), (e: unknown) => e instanceof ValidationError && e.details!.some((d) => d.path === 'content' && /blank/.test(d.message)), JSON.stringify(content));
+    }
+    for (const created_at of ['0000-01-01T00:00:00Z', '9999-12-31T23:59:59Z', '1969-12-31T23:59:59Z', new Date(Date.now() + 2 * 86_400_000).toISOString()]) {
+      await assert.rejects(memory.addTurns({ ...base, content: 'hello', created_at }), (e: unknown) => e instanceof ValidationError && e.details!.some((d) => d.path === 'created_at'), created_at);
+    }
+    assert.equal((await memory.addTurns({ ...base, content: 'zero\u200bwidth inside is fine', created_at: '1970-01-01T00:00:00Z' })).accepted, 1);
+    assert.equal((await memory.addTurns({ ...base, content: 'a little ahead is clock skew', created_at: new Date(Date.now() + 3_600_000).toISOString() })).accepted, 1);
+    assert.equal(s.turnLog.counts().total, 2);
     await memory.close();
   });
 
@@ -109,7 +159,7 @@ describe('write path', () => {
     assert.equal(await s.reconciler.run(Date.now()), 2);
     await memory.idle();
     assert.deepEqual(s.turnLog.counts(), { total: 1, pending_embed: 0, pending_persist: 0 });
-    assert.equal((await s.longTerm.get(r.ids[0]!))?.content, 'My passport number ends in 4411');
+    assert.equal((await s.longTerm.get('ann', r.ids[0]!))?.content, 'My passport number ends in 4411');
     await memory.close();
   });
 

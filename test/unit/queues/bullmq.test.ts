@@ -62,7 +62,7 @@ describe('BullMqQueue', () => {
     const { queue, conn } = await makeQueue();
     const before = await clientCount(conn);
     for (let i = 0; i < 40; i++) await queue.add('embed', [{ jobId: `e-${i}`, data: embedJob(`t${i}`) }]);
-    await queue.add('persist', Array.from({ length: 60 }, (_, i) => ({ jobId: `p-${i}`, data: { turn_id: `t${i}` } })));
+    await queue.add('persist', Array.from({ length: 60 }, (_, i) => ({ jobId: `p-${i}`, data: { user_id: 'u', turn_id: `t${i}` } })));
     assert.equal(await clientCount(conn), before, 'no connection opened per enqueue');
     assert.equal((await queue.counts()).embed.waiting, 40);
 
@@ -89,8 +89,8 @@ describe('BullMqQueue', () => {
 
   it('does not add a job whose id is already waiting', async () => {
     const { queue } = await makeQueue();
-    await queue.add('persist', [{ jobId: 'same', data: { turn_id: 'a' } }, { jobId: 'same', data: { turn_id: 'a' } }]);
-    await queue.add('persist', [{ jobId: 'same', data: { turn_id: 'a' } }]);
+    await queue.add('persist', [{ jobId: 'same', data: { user_id: 'u', turn_id: 'a' } }, { jobId: 'same', data: { user_id: 'u', turn_id: 'a' } }]);
+    await queue.add('persist', [{ jobId: 'same', data: { user_id: 'u', turn_id: 'a' } }]);
     assert.equal((await queue.counts()).persist.waiting, 1);
     let runs = 0;
     await queue.consume({ persist: async () => void runs++ }, { queues: ['persist'], concurrency: 2 });
@@ -101,7 +101,7 @@ describe('BullMqQueue', () => {
   it('refuses an invalid payload on the producer side, naming the field, and adds none of the batch', async () => {
     const { queue } = await makeQueue();
     await assert.rejects(
-      queue.add('persist', [{ jobId: 'ok', data: { turn_id: 'a' } }, { jobId: 'bad', data: { turn_id: 42 } as unknown as { turn_id: string } }]),
+      queue.add('persist', [{ jobId: 'ok', data: { user_id: 'u', turn_id: 'a' } }, { jobId: 'bad', data: { user_id: 'u', turn_id: 42 } as unknown as { user_id: string; turn_id: string } }]),
       (err: unknown) => err instanceof ValidationError && err.details!.some((d) => d.path === 'turn_id'),
     );
     assert.equal((await queue.counts()).persist.waiting, 0);
@@ -120,7 +120,7 @@ describe('BullMqQueue', () => {
     assert.equal(runs, 0, 'the processor never saw it');
     assert.equal(failed!.jobId, 'malformed');
     assert.equal(failed!.attempts, 1, 'not retried');
-    assert.match(failed!.reason, /invalid persist job payload: turn_id/);
+    assert.match(failed!.reason, /invalid persist job payload: (user_id|turn_id)/);
   });
 
   it('retries with backoff, keeps a job failed after its attempts, and runs it again on request', async () => {
@@ -136,7 +136,7 @@ describe('BullMqQueue', () => {
       },
       { queues: ['persist'], concurrency: 1 },
     );
-    await queue.add('persist', [{ jobId: 'flaky', data: { turn_id: 'f1' } }, { jobId: 'other', data: { turn_id: 'f2' } }]);
+    await queue.add('persist', [{ jobId: 'flaky', data: { user_id: 'u', turn_id: 'f1' } }, { jobId: 'other', data: { user_id: 'u', turn_id: 'f2' } }]);
     await until('both jobs to fail', async () => (await queue.counts()).persist.failed === 2);
     const failed = await queue.failed('persist', 10);
     assert.deepEqual(failed.map((f) => f.attempts), [3, 3]);
@@ -170,7 +170,7 @@ describe('BullMqQueue', () => {
       },
       { queues: ['persist'], concurrency: 1 },
     );
-    await queue.add('persist', [{ jobId: 'slow', data: { turn_id: 'x' } }]);
+    await queue.add('persist', [{ jobId: 'slow', data: { user_id: 'u', turn_id: 'x' } }]);
     await until('the job to start', () => started);
     await queue.close();
     assert.equal(finished, true);
@@ -192,7 +192,7 @@ describe('BullMqQueue', () => {
       },
       { queues: ['persist'], concurrency: 1 },
     );
-    await queue.add('persist', [{ jobId: 'stuck', data: { turn_id: 'y' } }]);
+    await queue.add('persist', [{ jobId: 'stuck', data: { user_id: 'u', turn_id: 'y' } }]);
     await until('the job to start', () => started);
     await queue.close();
     const other = await makeQueue({ connection: conn }, prefix);
@@ -252,10 +252,10 @@ describe('BullMqQueue', () => {
     const { queue, conn } = await makeQueue();
     await redis.stop();
     await until('the connection to notice', () => conn.status !== 'ready');
-    await assert.rejects(queue.add('persist', [{ jobId: 'during-outage', data: { turn_id: 'z' } }]));
+    await assert.rejects(queue.add('persist', [{ jobId: 'during-outage', data: { user_id: 'u', turn_id: 'z' } }]));
     await redis.start();
     await until('the connection to come back', () => conn.status === 'ready', 20_000);
-    await queue.add('persist', [{ jobId: 'after-outage', data: { turn_id: 'z' } }]);
+    await queue.add('persist', [{ jobId: 'after-outage', data: { user_id: 'u', turn_id: 'z' } }]);
     assert.equal((await queue.counts()).persist.waiting, 1);
   });
 });

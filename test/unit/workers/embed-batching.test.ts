@@ -31,7 +31,7 @@ describe('embed processor batching', () => {
     assert.equal(texts, n, 'each turn embedded exactly once');
     assert.ok(counting.calls.length < n, `${counting.calls.length} model calls for ${n} jobs`);
     assert.ok(Math.max(...counting.calls) > 1, `batches of ${JSON.stringify(counting.calls)}`);
-    assert.equal((await services.vectors.has(counting, ids)).size, n);
+    assert.equal((await services.vectors.has(counting, 'u', ids)).size, n);
     assert.equal(services.turnLog.counts().pending_embed, 0);
   });
 });

@@ -43,14 +43,16 @@ describe('EmbedderIndex (int8 partitions per user)', () => {
     assert.equal(ix.size, 100);
     ix.put('v5', 'u', 's', 6, vectors[50]!); // new vector for v5
     assert.deepEqual(ix.nearest(vectors[50]!, 'u', undefined, 2).ids.sort(), ['v5', 'v50']);
-    ix.put('v7', 'u2', 's', 8, vectors[7]!); // v7 now belongs to u2
+    ix.put('v7', 'u2', 's', 8, vectors[7]!); // u2's own v7: ids are per user
+    ix.remove('u', 'v7');
     assert.ok(!ix.nearest(vectors[7]!, 'u', undefined, 100).ids.includes('v7'));
-    assert.deepEqual(ix.nearest(vectors[7]!, 'u2', undefined, 5).ids, ['v7']);
-    for (let i = 0; i < 100; i += 2) ix.remove(`v${i}`);
+    assert.deepEqual(ix.nearest(vectors[7]!, 'u2', undefined, 5).ids, ['v7'], "removing u's v7 leaves u2's");
+    for (let i = 0; i < 100; i += 2) ix.remove('u', `v${i}`);
     const left = ix.nearest(vectors[1]!, 'u', undefined, 1000).ids;
-    assert.equal(left.length, 49); // 50 odd ids, v7 moved away
+    assert.equal(left.length, 49); // 50 odd ids, v7 removed
     assert.ok(left.every((id) => Number(id.slice(1)) % 2 === 1));
-    for (let i = 1; i < 100; i += 2) ix.remove(`v${i}`);
+    for (let i = 1; i < 100; i += 2) ix.remove('u', `v${i}`);
+    ix.remove('u2', 'v7');
     assert.equal(ix.size, 0);
     assert.deepEqual(ix.stats().users, 0);
     assert.deepEqual(ix.nearest(vectors[1]!, 'u', undefined, 5).ids, []);
@@ -61,7 +63,7 @@ describe('EmbedderIndex (int8 partitions per user)', () => {
     const ix = new EmbedderIndex('e', DIM);
     for (let round = 0; round < 5; round++) {
       vectors.forEach((v, i) => ix.put(`r${round}-${i}`, `user-${round}`, 's', i + 1, v));
-      vectors.forEach((_, i) => ix.remove(`r${round}-${i}`));
+      vectors.forEach((_, i) => ix.remove(`user-${round}`, `r${round}-${i}`));
     }
     const after = ix.stats();
     vectors.forEach((v, i) => ix.put(`x${i}`, 'x', 's', i + 1, v));

@@ -61,7 +61,7 @@ describe('EmbeddedVectorIndex', () => {
     const loadedB = b.stats()[0]!;
     await a.upsert(TAG, vectors.slice(100, 200).map((v, i) => point(`p${100 + i}`, v)));
     assert.deepEqual(await ids(b, vectors[150]!, 1), ['p150']);
-    await a.delete(['p150']);
+    await a.delete('u', ['p150']);
     assert.ok(!(await ids(b, vectors[150]!, 5)).includes('p150'));
     await a.upsert(TAG, [point('p5', vectors[250]!)]); // replaced: p5 now holds another vector
     assert.deepEqual(await ids(b, vectors[250]!, 1), ['p5']);
@@ -82,7 +82,7 @@ describe('EmbeddedVectorIndex', () => {
     await a.upsert(TAG, [point('p0', vectors[0]!)]);
     assert.deepEqual(await ids(b, vectors[0]!, 1), ['p0']);
     for (let i = 1; i < 400; i += 50) await a.upsert(TAG, vectors.slice(i, i + 50).map((v, j) => point(`p${i + j}`, v)));
-    await a.delete(['p0']);
+    await a.delete('u', ['p0']);
     const pruned = dbs[0]!.prepare('SELECT pruned_through FROM vector_changes_state').pluck().get() as number;
     assert.ok(pruned > 1, 'the log was pruned past what b saw');
     assert.deepEqual(await ids(b, vectors[333]!, 1), ['p333']);
@@ -98,7 +98,7 @@ describe('EmbeddedVectorIndex', () => {
     assert.deepEqual(await ids(a, vectors[0]!, 1), ['p0']); // a loads
     for (let i = 1; i < 200; i += 20) await a.upsert(TAG, vectors.slice(i, i + 20).map((v, j) => point(`p${i + j}`, v)));
     await b.upsert(TAG, [point('from-b', vectors[250]!)]);
-    await a.delete(['p7']);
+    await a.delete('u', ['p7']);
     assert.deepEqual(await ids(a, vectors[250]!, 1), ['from-b']);
     assert.deepEqual(await ids(a, vectors[123]!, 1), ['p123']);
     assert.ok(!(await ids(a, vectors[7]!, 3)).includes('p7'));

@@ -30,12 +30,12 @@ describe('delete paths reach Qdrant (against a fake Qdrant HTTP server implement
       { id: 'del-2', user_id: 'dora', session_id: 's', role: 'user', content: 'My bike is a green gravel bike', importance: 0.9 },
     ]);
     await memory.idle();
-    assert.deepEqual([...(await services.vectors.has(services.embedders.current()!, ids))].sort(), ['del-1', 'del-2']);
+    assert.deepEqual([...(await services.vectors.has(services.embedders.current()!, 'dora', ids))].sort(), ['del-1', 'del-2']);
     // a vector of an earlier model, as a reindex leaves behind without --prune-old
     const old = new HashEmbedder(64);
     await services.vectors.upsert(old, [{ id: 'del-1', vector: old.embedOne('My locker code is 4711'), payload: { user_id: 'dora', session_id: 's', role: 'user', name: null, kind: 'turn', content: 'My locker code is 4711', content_hash: 'x', created_at: new Date().toISOString() } }]);
 
-    const result = await memory.delete('del-1');
+    const result = await memory.delete('dora', 'del-1');
     assert.equal(result.removed.semantic, true);
     assert.equal(storedTurnIds().has('del-1'), false, 'no collection holds del-1');
     assert.equal(storedTurnIds().has('del-2'), true);
@@ -53,7 +53,7 @@ describe('delete paths reach Qdrant (against a fake Qdrant HTTP server implement
     ]);
     await memory.idle();
     const pruned = await memory.prune({ userId: 'erin', olderThanDays: 30 });
-    assert.deepEqual(pruned.sort(), ['pr-old-1', 'pr-old-2']);
+    assert.deepEqual(pruned.map((r) => r.id).sort(), ['pr-old-1', 'pr-old-2']);
     const stored = storedTurnIds();
     assert.equal(stored.has('pr-old-1') || stored.has('pr-old-2'), false);
     assert.ok(stored.has('pr-pinned') && stored.has('pr-new'));

@@ -20,12 +20,15 @@ function point(id: string, user: string, session: string, v: number[]): VectorPo
 }
 
 describe('Qdrant point ids and collection names', () => {
-  it('maps any turn id to the same RFC 4122 version-5 UUID every time, and different ids to different UUIDs', () => {
+  it('maps any (user, id) to the same RFC 4122 version-5 UUID every time, and different pairs to different UUIDs', () => {
     const ids = ['t1', 'T1', 'imp-abc', 'with spaces/and:colons', 'é', ''];
-    const uuids = ids.map(pointId);
+    const uuids = ids.map((id) => pointId('alice', id));
     for (const u of uuids) assert.match(u, /^[0-9a-f]{8}-[0-9a-f]{4}-5[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
-    assert.deepEqual(ids.map(pointId), uuids);
+    assert.deepEqual(ids.map((id) => pointId('alice', id)), uuids);
     assert.equal(new Set(uuids).size, ids.length);
+    // ids are their user's: bob's t1 is another point, and no user/id split of the same characters collides
+    assert.notEqual(pointId('bob', 't1'), pointId('alice', 't1'));
+    assert.notEqual(pointId('ab', 'c'), pointId('a', 'bc'));
   });
 
   it('names one collection per embedder with its model id and dimension, never merging two ids', () => {
@@ -54,8 +57,8 @@ describe('QdrantVectorIndex against a fake Qdrant HTTP server implementing the R
     assert.equal(c.size, 4);
     assert.equal(c.distance, 'Cosine');
     assert.deepEqual(Object.fromEntries(c.payloadIndexes), { user_id: 'keyword', session_id: 'keyword' });
-    // the point id is derived from the turn id, which travels in the payload
-    const stored = c.points.get(pointId('t1'));
+    // the point id is derived from the (user, turn id), which travel in the payload
+    const stored = c.points.get(pointId('u1', 't1'));
     assert.equal(stored?.payload.turn_id, 't1');
     assert.equal(stored?.payload.user_id, 'u1');
     await ix.close();
@@ -71,14 +74,14 @@ describe('QdrantVectorIndex against a fake Qdrant HTTP server implementing the R
     await other.deleteAll(); // e.g. `memory clear --all` run elsewhere
     await ix.upsert(TAG, [point('c', 'u', 's', [0, 0, 1, 0])]);
     assert.equal(creates(), 2);
-    assert.deepEqual([...(await ix.has(TAG, ['a', 'b', 'c']))], ['c']);
+    assert.deepEqual([...(await ix.has(TAG, 'u', ['a', 'b', 'c']))], ['c']);
   });
 
   it('reads of an embedder that never wrote find nothing, without creating its collection', async () => {
     const ix = await connect({ prefix: 'empty' });
     const tag = { id: 'never-written', dim: 4 };
     assert.deepEqual(await ix.search(tag, Float32Array.from([1, 0, 0, 0]), { user_id: 'u' }, 5), []);
-    assert.equal((await ix.has(tag, ['x'])).size, 0);
+    assert.equal((await ix.has(tag, 'u', ['x'])).size, 0);
     assert.equal(await ix.count(tag), 0);
     assert.equal(fake.collections().has(ix.collectionFor(tag)), false);
   });
