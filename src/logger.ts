@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import pino, { type Logger } from 'pino';
 
 export type { Logger };
@@ -23,4 +24,13 @@ export function warnOnce(logger: Logger, key: string, obj: object, msg: string):
   if (seen.has(key)) return;
   seen.add(key);
   logger.warn(obj, msg);
+}
+
+/**
+ * What a log line may say about whose data it concerns: a short digest of the user (and session) id,
+ * never the ids themselves — logs outlive an erasure (`memory forget`), so they hold no user ids,
+ * session ids or user text at any level. Equal ids give equal digests, so lines still correlate.
+ */
+export function subjectOf(userId: string, sessionId?: string): string {
+  return createHash('sha256').update(sessionId === undefined ? userId : `${userId}\u0000${sessionId}`).digest('base64url').slice(0, 12);
 }

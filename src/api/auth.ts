@@ -57,6 +57,9 @@ export function mayTouch(p: Principal, userId: string): boolean {
   return p.kind === 'open' || p.users === 'all' || p.users.has(userId);
 }
 
+/** An admin: a key bound to every user (users ["*"]), or no keys configured (loopback only). */
+export const isAdmin = (p: Principal): boolean => p.kind === 'open' || p.users === 'all';
+
 /** Throws 403 unless the principal may touch the user's memories. */
 export function assertMayTouch(p: Principal, userId: string): void {
   if (!mayTouch(p, userId)) throw new ForbiddenError(userId);

@@ -10,10 +10,16 @@ function genReqId(_req: IncomingMessage, res: ServerResponse): string {
   return id;
 }
 
+/** The matched route's template; requests no route matched (404, static files) log no path at all. */
+function routeOf(req: IncomingMessage | undefined): string | null {
+  const r = req as (IncomingMessage & { route?: { path?: unknown }; baseUrl?: string }) | undefined;
+  return typeof r?.route?.path === 'string' ? `${r.baseUrl ?? ''}${r.route.path}` : null;
+}
+
 /**
  * One log line per request, without headers: the `Authorization` header (an API key) and cookies are
- * never logged. The serializer drops all headers; the redaction is a second guard should anything put
- * them back.
+ * never logged, nor the URL (only the route template and the status). The serializer drops all
+ * headers; the redaction is a second guard should anything put them back.
  */
 export function httpLogger(log: Logger) {
   return pinoHttp({
@@ -25,7 +31,9 @@ export function httpLogger(log: Logger) {
       return code ? { error_code: code } : {};
     },
     serializers: {
-      req: (r: { id: unknown; method: string; url: string; remoteAddress?: string }) => ({ id: r.id, method: r.method, url: r.url, remoteAddress: r.remoteAddress }),
+      // the route template ("/memory/:id"), never the URL: paths and query strings carry session ids,
+      // memory ids, search words and keys sent by mistake (?api_key=), which must not outlive an erasure
+      req: (r: { id: unknown; method: string; raw?: IncomingMessage }) => ({ id: r.id, method: r.method, route: routeOf(r.raw) }),
       res: (r: { statusCode: number }) => ({ statusCode: r.statusCode }),
     },
   });

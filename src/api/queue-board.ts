@@ -10,7 +10,7 @@ import type { Services } from '../app.js';
 import { NeuralCleaveError, UnauthorizedError } from '../errors.js';
 import { sharedConnectionOptions } from '../tiers/redis/connection.js';
 import { RedisKeys } from '../tiers/redis/keys.js';
-import type { KeyTable, Principal } from './auth.js';
+import { isAdmin, type KeyTable, type Principal } from './auth.js';
 
 export const BOARD_PATH = '/admin/queues';
 const COOKIE = 'nc_board';
@@ -42,7 +42,6 @@ export function withoutRemoteLinks(html: string): string {
   return html.replace(REMOTE_LINK, '');
 }
 
-export const isAdmin = (p: Principal): boolean => p.kind === 'open' || p.users === 'all';
 
 function cookieValue(req: Request, name: string): string | undefined {
   for (const part of (req.headers.cookie ?? '').split(';')) {

@@ -7,7 +7,7 @@ import { scoreImportance } from '../domain/importance.js';
 import { byUser } from '../domain/refs.js';
 import { generatedId, type Role } from '../domain/turn.js';
 import type { EmbedderProvider } from '../embedding/provider.js';
-import type { Logger } from '../logger.js';
+import { subjectOf, type Logger } from '../logger.js';
 import type { ShortTermStore } from '../tiers/short-term.js';
 import type { VectorIndex } from '../tiers/vector-index.js';
 import type { ArchiveRun, ArchiveStore, RunTrigger, SessionContents, SessionRef } from './store.js';
@@ -191,14 +191,14 @@ export class Archiver {
       const archive = buildArchive(archiveId, contents, items, text, summarizer, runId, now);
       const result = store.replace(contents, archive, cutoff);
       if (!result) {
-        log.info({ user_id: ref.user_id, session_id: ref.session_id }, 'session changed while it was being archived; left for the next run');
+        log.info({ subject: subjectOf(ref.user_id, ref.session_id) }, 'session changed while it was being archived; left for the next run');
         return { report: { ...base, status: 'changed', replaced: 0 }, removed: [] };
       }
       await this.afterReplace(ref, result.archive, result.removed);
       return { report: { ...base, replaced: result.removed.length, summarizer }, removed: result.removed };
     } catch (err) {
       const error = err instanceof Error ? err.message : String(err);
-      log.error({ user_id: ref.user_id, session_id: ref.session_id, err: error }, 'archiving a session failed; it is left as it was');
+      log.error({ subject: subjectOf(ref.user_id, ref.session_id), err: error }, 'archiving a session failed; it is left as it was');
       return { report: { ...base, status: 'failed', replaced: 0, error }, removed: [] };
     }
   }
@@ -210,7 +210,7 @@ export class Archiver {
       await shortTerm.remove(ref.user_id, ref.session_id, removed);
     } catch (err) {
       // the session's short-term list expires with its TTL; an inactive session's has long expired
-      log.warn({ err: (err as Error).message, session_id: ref.session_id }, 'could not remove archived turns from the short-term tier');
+      log.warn({ err: (err as Error).message, subject: subjectOf(ref.user_id, ref.session_id) }, 'could not remove archived turns from the short-term tier');
     }
     try {
       await queue.add('embed', [embedJob(archive, archive.kind, archive.content_hash)]);

@@ -1,7 +1,7 @@
 import { jobIdFor } from '../../queues/job-ids.js';
 import type { JobQueue } from '../../queues/queue.js';
 import type { Turn } from '../domain/turn.js';
-import type { Logger } from '../logger.js';
+import { subjectOf, type Logger } from '../logger.js';
 import type { ShortTermStore } from '../tiers/short-term.js';
 import type { TokenCounter } from './tokens.js';
 
@@ -79,7 +79,7 @@ export class AutoCompactor {
         () => undefined,
         (err: unknown) => {
           this.stats.failures++;
-          this.deps.log.warn({ err: (err as Error).message, user_id: userId, session_id: sessionId }, 'auto-compaction check failed; the reply is unaffected');
+          this.deps.log.warn({ err: (err as Error).message, subject: subjectOf(userId, sessionId) }, 'auto-compaction check failed; the reply is unaffected');
         },
       )
       .finally(() => this.pending.delete(run));

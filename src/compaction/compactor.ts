@@ -3,7 +3,7 @@ import type { JobQueue } from '../../queues/queue.js';
 import type { MemoryEntry } from '../domain/entry.js';
 import { contentHash, shortHash } from '../domain/hash.js';
 import { generatedId, storableGenerated, type Turn } from '../domain/turn.js';
-import type { Logger } from '../logger.js';
+import { subjectOf, type Logger } from '../logger.js';
 import type { LongTermStore } from '../tiers/long-term.js';
 import type { ShortTermStore } from '../tiers/short-term.js';
 import type { TurnLog } from '../tiers/sqlite/turn-log.js';
@@ -113,7 +113,7 @@ export class ConversationCompactor {
       },
       (err: unknown) => {
         this.stats.failures++;
-        this.deps.log.error({ err: (err as Error).message, user_id: userId, session_id: sessionId, reason }, 'compaction failed; the session is unchanged');
+        this.deps.log.error({ err: (err as Error).message, subject: subjectOf(userId, sessionId), reason }, 'compaction failed; the session is unchanged');
         throw err;
       },
     );
@@ -191,10 +191,7 @@ export class ConversationCompactor {
         created_at: newest.created_at,
         updated_at: now,
       } satisfies MemoryEntry;
-      const written = await deps.longTerm.upsert([entry]);
-      if (written.length === 0) {
-        deps.log.warn({ user_id: userId, session_id: sessionId, summary_id: summaryId }, 'the user already holds an entry with this summary\'s text; it is not stored twice');
-      }
+      await deps.longTerm.upsert([entry]);
     }
 
     await deps.queue.add('embed', [embedJob(entry, 'summary')]);

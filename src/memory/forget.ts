@@ -150,7 +150,7 @@ export class ErasureWatcher {
       await eraseShortTerm(this.deps, scope, report);
       const active = await removeJobs(this.deps, jobMatcher(scope, new Set()), this.settleMs, report);
       if (active) await eraseVectors(this.deps, scope, new Set(), report);
-      this.deps.log.info({ user_id: r.user_id, session_id: r.session_id, short_term: report.short_term, jobs: report.jobs, errors: report.errors }, 'applied an erasure run by another process');
+      this.deps.log.info({ scope: r.user_id === null ? 'all' : r.session_id === null ? 'user' : 'session', short_term: report.short_term, jobs: report.jobs, errors: report.errors }, 'applied an erasure run by another process');
     }
   }
 

@@ -3,11 +3,11 @@ import { z } from 'zod';
 import { QUEUE_NAMES } from '../../../queues/names.js';
 import { SessionIdSchema, UserIdSchema } from '../../domain/turn.js';
 import { InspectedEntrySchema, SessionSummarySchema, UserSummarySchema } from '../../memory/inspect.js';
-import { assertMayTouch, defaultUserOf, mayTouch, principalOf } from '../auth.js';
+import { assertMayTouch, defaultUserOf, isAdmin, mayTouch, principalOf } from '../auth.js';
 import type { RouteContext } from '../context.js';
 import { methodNotAllowed } from '../errors.js';
 import type { RouteDoc } from '../openapi.js';
-import { BOARD_PATH, isAdmin, type QueueBoard } from '../queue-board.js';
+import { BOARD_PATH, type QueueBoard } from '../queue-board.js';
 import { parseRequest } from '../validate.js';
 
 const MAX_LIMIT = 1000;

@@ -138,6 +138,14 @@ describe('API keys and user isolation', () => {
         assert.equal(r.json.error.message.replace(id, 'X'), unknown.json.error.message.replace('never-existed', 'X'));
       }
     }
+    // naming bob is refused whatever the id: the answer is the same for his ids and for unknown ones
+    for (const id of [...bobIds, 'never-existed']) {
+      for (const method of ['GET', 'PATCH', 'DELETE']) {
+        const r = await api.request(method, `/memory/${id}?user_id=bob`, { key: ALICE, ...(method === 'PATCH' ? { body: { importance: 0.1 } } : {}) });
+        assert.equal(r.status, 403, `${method} ${id}`);
+        assert.equal(r.json.error.message, 'this API key may not touch the memories of user "bob"');
+      }
+    }
     assert.equal(await storeDigest(api, USERS), before);
     // the owner can
     const own = await api.request('PATCH', `/memory/${bobIds[0]}`, { key: BOB, body: { importance: 0.5 } });
@@ -155,13 +163,35 @@ describe('API keys and user isolation', () => {
     assert.equal(await api.services.longTerm.count('bob'), bobBefore);
   });
 
+  test("/metrics (every tenant's request counts) answers an admin key only", async () => {
+    for (const key of [ALICE, BOB, TEAM]) {
+      const r = await api.request('GET', '/metrics', { key });
+      assert.equal(r.status, 403);
+      assert.equal(r.json.error.code, 'forbidden');
+      assert.ok(!r.text.includes('neuralcleave_'));
+    }
+    const admin = await api.request('GET', '/metrics', { key: ADMIN });
+    assert.equal(admin.status, 200);
+    assert.match(admin.text, /neuralcleave_http_request/);
+  });
+
   test('the key never reaches the log; requests are logged with their id', async () => {
     await api.request('GET', '/memory/recent', { key: ALICE, headers: { cookie: 'session=s3cr3t' } });
     await api.request('GET', '/memory/recent', { key: 'not-a-key-but-secret-too' });
+    // what a URL carries: search words, session and memory ids, a key sent by mistake as a parameter
+    await api.request('GET', '/memory/search?q=wordinthequery&session_id=sessioninthequery&api_key=keyinthequery', { key: ALICE });
+    await api.request('GET', '/memory/idinthepath', { key: ALICE });
+    await api.request('POST', '/sessions/sessioninthepath/turns', { key: ALICE, body: turn('words in the body') });
+    await api.request('GET', '/no/such/pathwithwords', { key: ALICE });
     const log = logLines.join('');
-    assert.match(log, /"url":"\/memory\/recent"/);
+    assert.match(log, /"route":"\/memory\/recent"/);
+    assert.match(log, /"route":"\/memory\/:id"/);
+    assert.match(log, /"route":"\/sessions\/:session_id\/turns"/);
     assert.match(log, /"id":"[0-9a-f-]{36}"/);
-    for (const secret of [...API_KEYS.map((k) => k.key), 'not-a-key-but-secret-too', 's3cr3t']) assert.ok(!log.includes(secret), `${secret} leaked into the log`);
+    assert.doesNotMatch(log, /"url"/);
+    for (const secret of [...API_KEYS.map((k) => k.key), 'not-a-key-but-secret-too', 's3cr3t', 'wordinthequery', 'sessioninthequery', 'keyinthequery', 'idinthepath', 'sessioninthepath', 'words in the body', 'pathwithwords']) {
+      assert.ok(!log.includes(secret), `${secret} leaked into the log`);
+    }
   });
 });
 
