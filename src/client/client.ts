@@ -37,6 +37,11 @@ export interface CallOptions {
   signal?: AbortSignal;
 }
 
+/** By-id calls: ids are per user; name the user when the key is bound to several (default: its only one). */
+export interface ByIdOptions extends CallOptions {
+  user_id?: string;
+}
+
 /**
  * When a failed attempt may be repeated. Every call: a network failure before any answer and 503 (the
  * server did nothing, or a backend is briefly away). Turn writes: also timeouts and other 5xx, because
@@ -121,18 +126,18 @@ export class MemoryClient {
     return r.entries;
   }
 
-  get(id: string, options?: CallOptions): Promise<MemoryEntry> {
-    return this.request({ method: 'GET', path: `/memory/${encodeURIComponent(id)}`, retry: 'standard' }, options);
+  get(id: string, options?: ByIdOptions): Promise<MemoryEntry> {
+    return this.request({ method: 'GET', path: `/memory/${encodeURIComponent(id)}`, query: { user_id: options?.user_id }, retry: 'standard' }, options);
   }
 
   /** Edits content (re-embedded), importance and/or pinned. */
-  update(id: string, patch: MemoryPatch, options?: CallOptions): Promise<MemoryEntry> {
-    return this.request({ method: 'PATCH', path: `/memory/${encodeURIComponent(id)}`, body: patch, retry: 'standard' }, options);
+  update(id: string, patch: MemoryPatch, options?: ByIdOptions): Promise<MemoryEntry> {
+    return this.request({ method: 'PATCH', path: `/memory/${encodeURIComponent(id)}`, query: { user_id: options?.user_id }, body: patch, retry: 'standard' }, options);
   }
 
   /** Deletes a memory from every tier. */
-  delete(id: string, options?: CallOptions): Promise<DeleteResult> {
-    return this.request({ method: 'DELETE', path: `/memory/${encodeURIComponent(id)}`, retry: 'standard' }, options);
+  delete(id: string, options?: ByIdOptions): Promise<DeleteResult> {
+    return this.request({ method: 'DELETE', path: `/memory/${encodeURIComponent(id)}`, query: { user_id: options?.user_id }, retry: 'standard' }, options);
   }
 
   /** Deletes one user's unpinned long-term entries by age, importance and/or session. */
