@@ -79,7 +79,7 @@ export function createApp(deps: ApiDeps): Express {
     inspector.close();
   };
 
-  app.use(httpLogger(services.log));
+  app.use(httpLogger(services.log, docs.map((d) => d.path)));
   app.use(metrics.middleware());
   app.use(healthRouter(ctx));
   // the inspector page and the queue dashboard: no data in the page, the dashboard checks its own admin key

@@ -10,10 +10,19 @@ function genReqId(_req: IncomingMessage, res: ServerResponse): string {
   return id;
 }
 
-/** The matched route's template; requests no route matched (404, static files) log no path at all. */
-function routeOf(req: IncomingMessage | undefined): string | null {
-  const r = req as (IncomingMessage & { route?: { path?: unknown }; baseUrl?: string }) | undefined;
-  return typeof r?.route?.path === 'string' ? `${r.baseUrl ?? ''}${r.route.path}` : null;
+/**
+ * The route template a request path matches ("/memory/:id"), from the documented routes; null for a
+ * path no route has (404s, static files), which is then not logged at all. Fixed paths are tried
+ * before templates with parameters, as the routers do (/memory/search is never /memory/:id).
+ */
+export function routeMatcher(templates: readonly string[]): (url: string | undefined) => string | null {
+  const ordered = [...new Set(templates)].sort((a, b) => (a.match(/:/g)?.length ?? 0) - (b.match(/:/g)?.length ?? 0));
+  const escape = (t: string) => t.replace(/[.*+?^$()|[\]\\]/g, '\\$&');
+  const compiled = ordered.map((t) => ({ t, re: new RegExp('^' + escape(t).replace(/:\w+/g, '[^/]+') + '/?$') }));
+  return (url) => {
+    const path = (url ?? '').split('?')[0]!;
+    return compiled.find((c) => c.re.test(path))?.t ?? null;
+  };
 }
 
 /**
@@ -21,7 +30,8 @@ function routeOf(req: IncomingMessage | undefined): string | null {
  * never logged, nor the URL (only the route template and the status). The serializer drops all
  * headers; the redaction is a second guard should anything put them back.
  */
-export function httpLogger(log: Logger) {
+export function httpLogger(log: Logger, routes: readonly string[]) {
+  const routeOf = routeMatcher(routes);
   return pinoHttp({
     logger: log.child({ component: 'http' }, { redact: { paths: ['req.headers.authorization', 'req.headers.cookie', 'authorization'], censor: '[redacted]' } }),
     genReqId,
@@ -33,7 +43,7 @@ export function httpLogger(log: Logger) {
     serializers: {
       // the route template ("/memory/:id"), never the URL: paths and query strings carry session ids,
       // memory ids, search words and keys sent by mistake (?api_key=), which must not outlive an erasure
-      req: (r: { id: unknown; method: string; raw?: IncomingMessage }) => ({ id: r.id, method: r.method, route: routeOf(r.raw) }),
+      req: (r: { id: unknown; method: string; url: string }) => ({ id: r.id, method: r.method, route: routeOf(r.url) }),
       res: (r: { statusCode: number }) => ({ statusCode: r.statusCode }),
     },
   });
