@@ -1,5 +1,6 @@
 import type { Command } from 'commander';
-import { printJson, withMemory, type GlobalOptions } from '../context.js';
+import { configFrom, printJson, withMemory, type GlobalOptions } from '../context.js';
+import { checkIntegrity, type Finding, type IntegrityReport } from '../../memory/integrity.js';
 import { healthReport } from '../../health.js';
 import { nextArchival } from '../../archival/schedule.js';
 import { inspectSqliteFile } from '../../tiers/sqlite/inspect.js';
@@ -7,11 +8,15 @@ import { inspectSqliteFile } from '../../tiers/sqlite/inspect.js';
 export function registerDoctor(program: Command, globals: () => GlobalOptions): void {
   program
     .command('doctor')
-    .description("each tier's backend, the embedder, the queues, the turn log")
+    .description("each tier's backend, the embedder, the queues, the turn log, and the integrity of what is stored")
+    .option('--repair', 'remove entries, vectors and short-term copies of deleted memories, realign stale copies, re-enqueue unfinished jobs')
     .option('--json', 'print the report as JSON')
-    .action(async (o: { json?: boolean }) => {
-      await withMemory(globals(), { reconcile: false, runWorkers: false }, async (_m, s) => {
+    .action(async (o: { json?: boolean; repair?: boolean }) => {
+      // without Redis the re-enqueued jobs run here (the in-process queue); with Redis the workers run them
+      const runWorkers = o.repair === true && configFrom(globals()).redis_url === undefined;
+      await withMemory(globals(), { reconcile: false, runWorkers }, async (_m, s) => {
         await s.embedders.ready();
+        const integrity = await checkIntegrity(s, { repair: o.repair === true });
         const report = await healthReport(s);
         // the LLM is not a tier: shown here, probed briefly, and never a reason for /health to degrade
         const llm = { ...s.llm.describe(), reachable: s.llm.provider ? await s.llm.provider.ping(2000) : null };
@@ -26,8 +31,9 @@ export function registerDoctor(program: Command, globals: () => GlobalOptions): 
           ...s.archiver.status(),
         };
         // a process that cannot write the file cannot accept a turn: that is a failure, not a note
-        if (!sqlite.writable || report.status === 'down') process.exitCode = 1;
-        if (o.json) return printJson({ ...report, llm, sqlite, archival });
+        // so is stored data that must not exist (left by a delete racing a job in older builds)
+        if (!sqlite.writable || report.status === 'down' || integrity.problems > 0) process.exitCode = 1;
+        if (o.json) return printJson({ ...report, llm, sqlite, archival, integrity });
         const out: string[] = [];
         for (const [part, b] of Object.entries(report.backends)) out.push(`${part.padEnd(11)} ${b.backend} (${b.state})${b.detail ? ` — ${b.detail}` : ''}`);
         out.push(`llm         ${llm.summary}${llm.reachable === null ? '' : llm.reachable ? ' (reachable)' : ' (not reachable)'}`);
@@ -46,7 +52,30 @@ export function registerDoctor(program: Command, globals: () => GlobalOptions): 
         );
         out.push(`turn log    ${report.turn_log.total} turns; pending embed ${report.turn_log.pending_embed}, persist ${report.turn_log.pending_persist}`);
         for (const [q, c] of Object.entries(report.queues)) if (c) out.push(`queue ${q.padEnd(8)} waiting ${c.waiting}, active ${c.active}, delayed ${c.delayed}, failed ${c.failed}`);
+        out.push(...integrityLines(integrity));
         process.stdout.write(`${out.join('\n')}\n`);
       });
     });
+}
+
+function integrityLines(r: IntegrityReport): string[] {
+  const named = (f: Finding) => (f.sample.length > 0 ? ` (${f.sample.map((x) => `${x.user_id}/${x.id}`).join(', ')}${f.count > f.sample.length ? ', …' : ''})` : '');
+  const out: string[] = [];
+  const checks: Array<[string, Finding]> = [
+    ['long-term entries of deleted turns', r.orphan_entries],
+    [r.vectors_checked ? 'vectors of deleted memories' : 'vectors of deleted memories (Qdrant: not listed, not checked)', r.orphan_vectors],
+    ['short-term copies of deleted turns', r.orphan_short_term],
+    ['copies whose text differs from their memory', r.stale],
+    [`turns whose jobs have not finished after ${r.unfinished_after_s} s`, r.unfinished],
+  ];
+  for (const [what, f] of checks) out.push(`integrity   ${f.count === 0 ? 'ok' : 'PROBLEM'}: ${f.count} ${what}${named(f)}`);
+  if (r.duplicate_content.groups > 0) {
+    out.push(
+      `integrity   note: ${r.duplicate_content.groups} text(s) stored under several ids of one user (kept: each id is its own memory; ` +
+        'delete the ones you do not want with `neuralcleave memory delete <id> --user <user>`)',
+    );
+  }
+  if (r.repaired) out.push(`integrity   repaired: ${r.repaired.removed} removed, ${r.repaired.realigned} realigned, ${r.repaired.requeued} unfinished re-enqueued`);
+  else if (r.problems > 0) out.push('integrity   run `neuralcleave doctor --repair` to remove what was deleted, realign stale copies and re-enqueue unfinished jobs');
+  return out;
 }
