@@ -4,7 +4,7 @@ import type { Services } from '../app.js';
 import { KindSchema, type MemoryEntry } from '../domain/entry.js';
 import { contentHash } from '../domain/hash.js';
 import { scoreImportance } from '../domain/importance.js';
-import { MemoryIdSchema, RoleSchema, SessionIdSchema, StoredIdSchema, UserIdSchema, type Turn } from '../domain/turn.js';
+import { GENERATED_ID_MARK, RoleSchema, SessionIdSchema, StoredIdSchema, UserIdSchema, type Turn } from '../domain/turn.js';
 import { ValidationError, describeDetails, zodDetails, type ErrorDetail } from '../errors.js';
 import { rowToEntry } from '../tiers/sqlite/long-term.js';
 import { rowToTurn } from '../tiers/sqlite/turn-log.js';
@@ -43,7 +43,8 @@ export const ExportHeaderSchema = z.object({
 export type ExportHeader = z.infer<typeof ExportHeaderSchema>;
 
 const TurnFields = {
-  id: MemoryIdSchema,
+  // a short-term session may hold a summary (a generated id); a logged turn's id is a client id (checked by the write path)
+  id: StoredIdSchema,
   user_id: UserIdSchema,
   session_id: SessionIdSchema,
   role: RoleSchema,
@@ -241,11 +242,12 @@ async function validateAll(services: Services, records: Iterable<unknown> | Asyn
     throw new ValidationError(`invalid export, ${locate(i)}: ${describeDetails(details)}`, prefixed);
   };
   // the write path's own validation: max_turn_chars, control characters, metadata size, ids
-  const asTurn = (i: number, t: z.infer<z.ZodObject<typeof TurnFields>>, path: string): Turn => {
+  const asTurn = (i: number, t: z.infer<z.ZodObject<typeof TurnFields>>, path: string, allowGenerated = false): Turn => {
+    const generated = allowGenerated && t.id.includes(GENERATED_ID_MARK);
     try {
       const [turn] = services.writePath.validate([
         {
-          id: t.id,
+          ...(generated ? {} : { id: t.id }),
           user_id: t.user_id,
           session_id: t.session_id,
           role: t.role,
@@ -257,7 +259,7 @@ async function validateAll(services: Services, records: Iterable<unknown> | Asyn
           ...(t.metadata !== null ? { metadata: t.metadata } : {}),
         },
       ]);
-      return turn!;
+      return generated ? { ...turn!, id: t.id } : turn!;
     } catch (err) {
       if (err instanceof ValidationError) return fail(i, (err.details ?? []).map((d) => ({ ...d, path: path + d.path })));
       throw err;
@@ -290,7 +292,7 @@ async function validateAll(services: Services, records: Iterable<unknown> | Asyn
     } else {
       const turns = r.turns.map((t, j) => {
         if (t.user_id !== userId || t.session_id !== r.session_id) fail(i, [{ path: `turns.${j}`, message: `must belong to user "${userId}" and session "${r.session_id}"` }]);
-        return asTurn(i, t, `turns.${j}.`);
+        return asTurn(i, t, `turns.${j}.`, true);
       });
       out.shortTerm.push(turns);
     }

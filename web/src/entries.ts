@@ -75,11 +75,16 @@ function failed(what: string, err: unknown): void {
   toast(`Could not ${what}: ${msg}`, 'error');
 }
 
+/** A memory's path: ids are per user, so the owner goes with the id. */
+function byId(e: EntryLike): string {
+  return `/memory/${seg(e.id)}?user_id=${encodeURIComponent(e.user_id)}`;
+}
+
 async function edit(e: EntryLike, changed: () => void): Promise<void> {
   const patch = await editDialog(e);
   if (!patch) return;
   try {
-    await api.patch<MemoryEntry>(`/memory/${seg(e.id)}`, patch);
+    await api.patch<MemoryEntry>(byId(e), patch);
     toast('Saved.');
     changed();
   } catch (err) {
@@ -89,7 +94,7 @@ async function edit(e: EntryLike, changed: () => void): Promise<void> {
 
 async function pin(e: EntryLike, changed: () => void): Promise<void> {
   try {
-    await api.patch<MemoryEntry>(`/memory/${seg(e.id)}`, { pinned: !e.pinned });
+    await api.patch<MemoryEntry>(byId(e), { pinned: !e.pinned });
     toast(e.pinned ? 'Unpinned.' : 'Pinned: never pruned, archived or compacted away.');
     changed();
   } catch (err) {
@@ -101,7 +106,7 @@ async function remove(e: EntryLike, changed: () => void): Promise<void> {
   const preview = e.content.length > 300 ? e.content.slice(0, 300) + '…' : e.content;
   if (!(await confirmDialog('Delete this memory from every tier?', preview, 'Delete'))) return;
   try {
-    const r = await api.delete<DeleteResult>(`/memory/${seg(e.id)}`);
+    const r = await api.delete<DeleteResult>(byId(e));
     const from = Object.entries(r.removed)
       .filter(([, v]) => v)
       .map(([k]) => k.replace('_', '-'));

@@ -180,9 +180,11 @@ describe('MemoryClient against a running serve', () => {
       { id: 'conf-b', role: 'user', content: 'My favourite fruit is the mango.' },
     ]);
     await until('both to be persisted', async () => (await alice.recent({ session_id: 'c9' })).length === 2, 20_000);
-    const conflict = await alice.update('conf-b', { content: 'My favourite colour is teal.' }).catch((e: unknown) => e);
+    // an id re-sent with other content
+    const conflict = await alice.addTurns('c9', { id: 'conf-a', role: 'user', content: 'My favourite colour is green.' }).catch((e: unknown) => e);
     assert.ok(conflict instanceof ContentConflictError, String(conflict));
     assert.equal(conflict.status, 409);
+    assert.match(conflict.message, /"conf-a"/);
 
     const huge = await alice.addTurns('c9', { role: 'user', content: 'x'.repeat(MAX_BODY + 1) }).catch((e: unknown) => e);
     assert.ok(huge instanceof PayloadTooLargeError, String(huge));

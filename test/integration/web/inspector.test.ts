@@ -187,14 +187,14 @@ describe('memory inspector in headless Chromium', { skip: SKIP_REASON ?? false }
     await page.getByRole('status').filter({ hasText: 'Saved.' }).waitFor();
     await row('a-seat').filter({ hasText: 'aisle seats' }).waitFor();
 
-    const edited = await call(ADMIN, 'GET', '/memory/a-seat');
+    const edited = await call(ADMIN, 'GET', '/memory/a-seat?user_id=alice');
     assert.equal(edited.status, 200);
     assert.equal(edited.json.content, 'I prefer aisle seats on long flights');
     assert.equal(edited.json.importance, 0.55);
 
     await row('a-lisbon').getByRole('button', { name: 'Pin' }).click();
     await row('a-lisbon').getByRole('button', { name: 'Unpin' }).waitFor();
-    assert.equal((await call(ADMIN, 'GET', '/memory/a-lisbon')).json.pinned, true);
+    assert.equal((await call(ADMIN, 'GET', '/memory/a-lisbon?user_id=alice')).json.pinned, true);
     assert.equal(await row('a-lisbon').locator('[data-col="pinned"]').innerText(), 'pinned');
   });
 
@@ -204,7 +204,7 @@ describe('memory inspector in headless Chromium', { skip: SKIP_REASON ?? false }
     const confirm = page.getByRole('dialog', { name: 'Delete this memory from every tier?' });
     await confirm.getByText('mushroom risotto').waitFor();
     await confirm.getByRole('button', { name: 'Cancel' }).click();
-    assert.equal((await call(ADMIN, 'GET', '/memory/a-risotto')).status, 200, 'cancel deletes nothing');
+    assert.equal((await call(ADMIN, 'GET', '/memory/a-risotto?user_id=alice')).status, 200, 'cancel deletes nothing');
 
     await row('a-risotto').getByRole('button', { name: 'Delete' }).click();
     await confirm.getByRole('button', { name: 'Delete' }).click();
@@ -212,7 +212,7 @@ describe('memory inspector in headless Chromium', { skip: SKIP_REASON ?? false }
     await row('a-risotto').waitFor({ state: 'detached' });
     await row('a-allergy').waitFor();
 
-    assert.equal((await call(ADMIN, 'GET', '/memory/a-risotto')).status, 404);
+    assert.equal((await call(ADMIN, 'GET', '/memory/a-risotto?user_id=alice')).status, 404);
     assert.deepEqual((await call(ADMIN, 'GET', '/memory/search?q=risotto&user_id=alice')).json.entries, []);
     const retrieved = await call(ADMIN, 'POST', '/memory/retrieve', { query: 'mushroom risotto', user_id: 'alice', session_id: 'cooking' });
     assert.ok(!retrieved.json.results.some((r: { id: string }) => r.id === 'a-risotto'), 'no tier returns it any more');

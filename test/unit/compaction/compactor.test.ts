@@ -1,3 +1,4 @@
+import { subjectOf } from '../../../src/logger.js';
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import pino from 'pino';
@@ -256,7 +257,9 @@ describe('ConversationCompactor', () => {
     assert.equal(c.counters().failures, 1);
     const logged = lines.find((l) => l.msg === 'compaction failed; the session is unchanged');
     assert.equal(logged?.err, 'summarizer exploded');
-    assert.equal(logged?.session_id, s.session);
+    // which session, as a digest: logs never name users or sessions (they outlive an erasure)
+    assert.equal(logged?.subject, subjectOf(s.user, s.session));
+    assert.equal(logged?.session_id, undefined);
     // the session goes on: writes and retrieval work
     await services.writePath.addTurns([{ user_id: s.user, session_id: s.session, role: 'user', content: 'Still here, talking about Lisbon.' }]);
     const found = await services.retriever.retrieve({ query: 'Lisbon', user_id: s.user, session_id: s.session, top_k: 8 });
