@@ -222,7 +222,7 @@ export class ConversationCompactor {
       tokens_after: deps.tokens.session(after),
     };
     deps.log.info(
-      { user_id: userId, session_id: sessionId, reason, summary_id: summaryId, summarized: fresh.length, tokens_before: result.tokens_before, tokens_after: result.tokens_after, summarizer: result.summarizer },
+      { subject: subjectOf(userId, sessionId), reason, summary_id: summaryId, summarized: fresh.length, tokens_before: result.tokens_before, tokens_after: result.tokens_after, summarizer: result.summarizer },
       'session compacted',
     );
     return result;
@@ -280,7 +280,8 @@ export class ConversationCompactor {
       for (const t of [...fromLog.filter(left), ...rest]) byId.set(t.id, t);
       rest = [...byId.values()].sort((a, b) => a.created_at.localeCompare(b.created_at));
     }
-    const history = [summaryTurn, ...rest];
+    // a turn deleted while the summary was written must not come back with the new history
+    const history = [summaryTurn, ...rest.filter((t) => this.deps.turnLog.get(t.user_id, t.id) !== null)];
     await shortTerm.replace(summaryTurn.user_id, summaryTurn.session_id, history);
     return history;
   }
