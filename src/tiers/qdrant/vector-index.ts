@@ -23,12 +23,13 @@ export interface QdrantIndexOptions {
 }
 
 /** the payload fields we index, so filtered search does not scan */
-const INDEXED_FIELDS = ['user_id', 'session_id'] as const;
+// turn_id: deletes match the user's ids by payload (see delete)
+const INDEXED_FIELDS = ['user_id', 'session_id', 'turn_id'] as const;
 /** points per upsert/delete/retrieve request: bounded request bodies (384 floats ≈ 7 KB a point) */
 const CHUNK = 256;
 
 type Client = QdrantClient;
-type Filter = { must: Array<{ key: string; match: { value: string } }> };
+type Filter = { must: Array<{ key: string; match: { value: string } | { any: string[] } }> };
 
 /** Thrown by `connect()` when Qdrant does not answer; `app.ts` falls back to the embedded index. */
 export class QdrantUnreachableError extends Error {
@@ -134,14 +135,19 @@ export class QdrantVectorIndex implements VectorIndex {
     return out;
   }
 
+  /**
+   * Deletes by payload (the user's points whose turn_id is one of `ids`), not by point id: a point
+   * written before ids were scoped by user (named by the id alone) is matched too, so an upgraded
+   * deployment never keeps a deleted memory's vector searchable.
+   */
   async delete(userId: string, ids: readonly string[]): Promise<void> {
     if (ids.length === 0) return;
     const names = await this.ourCollections();
     await Promise.all(
       names.map(async (name) => {
         for (let i = 0; i < ids.length; i += CHUNK * 4) {
-          const points = ids.slice(i, i + CHUNK * 4).map((id) => pointId(userId, id));
-          await this.orEmpty('delete', name, () => this.writes.delete(name, { wait: true, points }));
+          const filter: Filter = { must: [{ key: 'user_id', match: { value: userId } }, { key: 'turn_id', match: { any: ids.slice(i, i + CHUNK * 4) } }] };
+          await this.orEmpty('delete', name, () => this.writes.delete(name, { wait: true, filter }));
         }
       }),
     );

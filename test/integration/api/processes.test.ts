@@ -73,9 +73,11 @@ describe('serve --processes 2 (node:cluster, no Redis)', () => {
       const found = (r.json as Retrieved).results.filter((x) => x.id === t.id).map((x) => x.tier);
       assert.ok(found.includes('short_term'), `turn ${t.id} is in its session's short-term tier right after its 202 (${found.join(', ') || 'absent'})`);
     }
-    const conflict = await post(base, '/sessions/s0/turns', { id: 't0', user_id: 'bob', role: 'user', content: 'not yours' });
-    assert.equal(conflict.status, 409, 'a turn id of another user is refused, as by one process');
-    assert.equal(conflict.json.error.code, 'id_conflict');
+    // the primary's conflict crosses to the HTTP process with its code and the field it names
+    const conflict = await post(base, '/sessions/s0/turns', { turns: [{ id: 'fresh', user_id: 'ann', role: 'user', content: 'a new one' }, { id: 't0', user_id: 'ann', role: 'user', content: 'other text' }] });
+    assert.equal(conflict.status, 409, 'an id re-sent with other content is refused, as by one process');
+    assert.equal(conflict.json.error.code, 'content_conflict');
+    assert.deepEqual(conflict.json.error.details.map((d: { path: string }) => d.path), ['turns.1.id']);
 
     const db = join(dir, 'shared.db');
     await until('every job done', () => readDb(db, (d) => (d.prepare('SELECT count(*) AS n FROM turns WHERE embedded_with IS NULL OR persisted_at IS NULL').get() as { n: number }).n) === 0, 60_000, 100);

@@ -48,7 +48,7 @@ describe('QdrantVectorIndex against a fake Qdrant HTTP server implementing the R
   const connect = (extra: Partial<Parameters<typeof QdrantVectorIndex.connect>[0]> = {}) =>
     QdrantVectorIndex.connect({ url: fake.url, apiKey: 'secret-key-for-tests', log, ...extra });
 
-  it('creates the embedder collection with cosine distance and keyword indexes on user_id and session_id', async () => {
+  it('creates the embedder collection with cosine distance and keyword indexes on user_id, session_id and turn_id', async () => {
     const ix = await connect({ prefix: 'create' });
     assert.equal(ix.serverVersion, '1.18.0', 'connect() read the version from GET /');
     await ix.upsert(TAG, [point('t1', 'u1', 's1', [1, 2, 3, 4])]);
@@ -56,7 +56,7 @@ describe('QdrantVectorIndex against a fake Qdrant HTTP server implementing the R
     assert.ok(c, 'the collection exists');
     assert.equal(c.size, 4);
     assert.equal(c.distance, 'Cosine');
-    assert.deepEqual(Object.fromEntries(c.payloadIndexes), { user_id: 'keyword', session_id: 'keyword' });
+    assert.deepEqual(Object.fromEntries(c.payloadIndexes), { user_id: 'keyword', session_id: 'keyword', turn_id: 'keyword' });
     // the point id is derived from the (user, turn id), which travel in the payload
     const stored = c.points.get(pointId('u1', 't1'));
     assert.equal(stored?.payload.turn_id, 't1');
@@ -84,6 +84,18 @@ describe('QdrantVectorIndex against a fake Qdrant HTTP server implementing the R
     assert.equal((await ix.has(tag, 'u', ['x'])).size, 0);
     assert.equal(await ix.count(tag), 0);
     assert.equal(fake.collections().has(ix.collectionFor(tag)), false);
+  });
+
+  it("deletes the user's points by payload: one written before ids were scoped (named by the id alone) goes too, another user's stays", async () => {
+    const ix = await connect({ prefix: 'legacy' });
+    await ix.upsert(TAG, [point('t9', 'u1', 's', [1, 0, 0, 0]), point('t9', 'u2', 's', [0, 1, 0, 0])]);
+    const c = fake.collections().get(ix.collectionFor(TAG))!;
+    // a point of an older build: its id derived from the turn id only
+    c.points.set('5f0c8d8e-0000-5000-8000-000000000001', { id: '5f0c8d8e-0000-5000-8000-000000000001', vector: [0, 0, 1, 0], payload: { ...point('t9', 'u1', 's', [0, 0, 1, 0]).payload, turn_id: 't9' } });
+    await ix.delete('u1', ['t9']);
+    const left = [...c.points.values()].map((p) => [p.payload.user_id, p.payload.turn_id]);
+    assert.deepEqual(left, [['u2', 't9']]);
+    await ix.close();
   });
 
   it('deleteAll drops only the collections of its own prefix', async () => {
