@@ -5,8 +5,9 @@ import { createHash } from 'node:crypto';
  * their user. A name-based UUID (RFC 9562 version 5: SHA-1 of a namespace and the name "user NUL id")
  * maps each (user, id) to the same point id every time, on every host, so an upsert replaces its point
  * instead of adding one, and two users' equal ids are two points. The original id travels in the
- * payload (`turn_id`, beside `user_id`). Points written before ids were scoped (named by the id
- * alone) are orphans: `memory reindex --force` rewrites every vector.
+ * payload (`turn_id`, beside `user_id`), and deletes match those (QdrantVectorIndex.delete), so a
+ * point written before ids were scoped (named by the id alone) is still found and deleted with its
+ * memory.
  */
 const NAMESPACE = Buffer.from('5f0c8d8e7b8a4c4f9a1e6b3d2c1a0f9e', 'hex'); // fixed for this project: never change it
 
