@@ -179,16 +179,27 @@ export async function measure(
   let hits8 = 0;
   let hits24 = 0;
   let skipped = 0;
+  // CPU time (user + system) of a pass and of its parts, summed: unlike wall time it hardly moves with
+  // the machine's load, so it is the profile of where a pass's time goes
+  const cpu = { retrieve: 0, semantic: 0, fts: 0, floor: 0 };
+  const cpuOf = async <T>(key: keyof typeof cpu, fn: () => T | Promise<T>): Promise<T> => {
+    const c0 = process.cpuUsage();
+    const out = await fn();
+    const d = process.cpuUsage(c0);
+    cpu[key] += (d.user + d.system) / 1000;
+    return out;
+  };
   for (const q of qs) {
     let t = performance.now();
-    const r = await services.retriever.retrieve({ query: q.text, user_id: q.user, session_id: sessionOf(q.user), top_k: 8 });
+    const r = await cpuOf('retrieve', () => services.retriever.retrieve({ query: q.text, user_id: q.user, session_id: sessionOf(q.user), top_k: 8 }));
     full.push(performance.now() - t);
+    await cpuOf('fts', () => services.longTerm.searchText(q.user, q.text, { limit: 24 }));
     if (r.tiers.semantic.status !== 'ok' || r.tiers.long_term.status !== 'ok') skipped++;
     for (const tier of ['short_term', 'semantic', 'long_term'] as const) tierMs[tier].push(r.tiers[tier].ms);
 
     const qv = c.embedder.embedOne(q.text);
     t = performance.now();
-    const got = await services.vectors.search(c.embedder, qv, { user_id: q.user }, 24);
+    const got = await cpuOf('semantic', () => services.vectors.search(c.embedder, qv, { user_id: q.user }, 24));
     semantic.push(performance.now() - t);
 
     const u = c.byUser.get(q.user)!;
@@ -196,7 +207,7 @@ export async function measure(
     const exact = bareScan(u, qv, 24);
     const scanMs = performance.now() - t;
     bareSemantic.push(scanMs);
-    int8Floor.push(floor.scan(q.user, u, qv));
+    int8Floor.push(await cpuOf('floor', () => floor.scan(q.user, u, qv)));
     const match = ftsMatchExpression(q.text);
     t = performance.now();
     if (match) bareFts.all({ match, user_id: q.user, limit: 24 });
@@ -225,6 +236,11 @@ export async function measure(
     report.add({
       ...base, metric: `semantic tier search p50 (k 24), ${label}`, value: s.p50, baseline: fl.p50, baselineLabel: 'int8 scan floor: the kernel alone over the same codes, p50', ratio: fl.p50 / s.p50,
       note: `p99 ${s.p99.toFixed(3)} ms (floor p99 ${fl.p99.toFixed(3)} ms); bare float32 JS scan p50 ${bs.p50.toFixed(3)} ms, p99 ${bs.p99.toFixed(3)} ms; the search also selects its candidates, reads their rows (payloads, float32 rerank) from SQLite and reranks`,
+    });
+    const per = (x: number) => (x / queries).toFixed(3);
+    report.add({
+      ...base, metric: `retrieve CPU time per pass, ${label}`, value: cpu.retrieve / queries,
+      note: `profile (CPU ms per pass, mean): semantic search ${per(cpu.semantic)} (int8 kernel alone ${per(cpu.floor)}), long-term FTS ${per(cpu.fts)}, the rest — query embedding, short-term, fusion and ranking, context lookups, budget timers — ${per(Math.max(0, cpu.retrieve - cpu.semantic - cpu.fts))}; the tiers run one after another on one thread, so a pass costs their sum`,
     });
     report.add({ section: 'retrieve', metric: `recall@8 vs exact scan, ${label}`, value: hits8 / queries, unit: '', target: '≥ 0.99', met: hits8 / queries >= 0.99, note: `recall@24: ${(hits24 / queries).toFixed(4)}` });
   }
