@@ -98,6 +98,21 @@ export class ContentConflictError extends NeuralCleaveError {
   }
 }
 
+/**
+ * A storage backend the request needs does not answer (the database is down, unreachable, or out of
+ * connections): 503, retry later. Nothing was acknowledged, so nothing is lost.
+ */
+export class BackendUnavailableError extends NeuralCleaveError {
+  constructor(
+    readonly backend: string,
+    message: string,
+    options?: ErrorOptions,
+  ) {
+    super('backend_unavailable', message, undefined, options);
+    this.name = 'BackendUnavailableError';
+  }
+}
+
 /** Why no LLM answered: nothing configured, not reachable, too slow, an HTTP error, or an unusable answer. */
 export type LlmFailure = 'not_configured' | 'unreachable' | 'timeout' | 'http_error' | 'bad_response';
 

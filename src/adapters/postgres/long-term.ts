@@ -1,0 +1,245 @@
+import type { MemoryEntry } from '../../domain/entry.js';
+import { contentHash } from '../../domain/hash.js';
+import { queryTerms } from '../../retrieval/query-terms.js';
+import type { EntryPatch, ListOptions, LongTermStore, MemoryRef, PruneCriteria, TextHit } from '../../tiers/long-term.js';
+import type { Postgres } from './pool.js';
+import { Coalescer } from './coalesce.js';
+import { bulkInsert, ENTRY_COLUMNS, entrySelect, likePattern, rowToEntry, unnestRows } from './rows.js';
+
+/** A word in at least this many of a user's entries is "common" for that user (see `terms`). */
+export const COMMON_TERM_DOCS = 2000;
+/** BM25 parameters, FTS5's defaults, so both backends rank alike */
+const K1 = 1.2;
+const B = 0.75;
+const STATS_CACHE_MS = 60_000;
+const CACHE_SIZE = 10_000;
+
+/** A lexeme as a tsquery operand: quoted, so user text is never read as query syntax. */
+function tsLexeme(lex: string): string {
+  return `'${lex.replace(/\\/g, '\\\\').replace(/'/g, "''")}'`;
+}
+
+/**
+ * Long-term store on PostgreSQL. Text search is BM25 computed in SQL over the `tsv` column — the
+ * formula FTS5 uses (k1 1.2, b 0.75; a participant-name hit weighs 2, a content hit 1; idf
+ * ln(1 + (N − df + 0.5)/(df + 0.5))), with the user's own entry count and document frequencies,
+ * so ranking does not depend on other tenants' data. PostgreSQL's own ts_rank has no idf: on the
+ * eval it let a frequent word outrank the rare one a question turns on.
+ *
+ * Cost control, as on SQLite: document frequencies are counted up to COMMON_TERM_DOCS and cached
+ * for a minute; words found in that many of a large user's entries are dropped from the match while
+ * a rarer word remains (their idf is near zero, and scoring every entry holding them costs tens of
+ * milliseconds). The GIN index is over (user_id, tsv): a query reads its user's postings only.
+ */
+export class PostgresLongTermStore implements LongTermStore {
+  private readonly lexemes = new Map<string, string[]>();
+  private readonly stats = new Map<string, { n: number; until: number }>();
+  private readonly persists = new Coalescer<MemoryEntry, boolean>((entries) => this.persistTurns(entries));
+
+  constructor(private readonly pg: Postgres) {}
+
+  /** returns the ids actually written (new) */
+  async upsert(entries: readonly MemoryEntry[]): Promise<string[]> {
+    if (entries.length === 0) return [];
+    const { sql, values } = bulkInsert('entries', ENTRY_COLUMNS, entries);
+    const rows = await this.pg.query<{ id: string }>(`${sql} ON CONFLICT (user_id, id) DO NOTHING RETURNING id`, values);
+    const written = new Set(rows.map((r) => r.id));
+    return entries.filter((e) => written.has(e.id)).map((e) => e.id);
+  }
+
+  /**
+   * Writes the entry of a logged turn only while the turn log holds (user_id, id) with its
+   * content_hash. The turn row is read FOR SHARE in the same statement: a delete or edit of the turn
+   * either commits before (nothing is written) or waits for this write to commit (and then removes
+   * the entry with the turn), so an erased turn never comes back as an entry. Concurrent calls (persist
+   * jobs) share one statement.
+   */
+  persistTurn(entry: MemoryEntry): Promise<boolean> {
+    return this.persists.call(entry);
+  }
+
+  private async persistTurns(entries: readonly MemoryEntry[]): Promise<boolean[]> {
+    const input = unnestRows(ENTRY_COLUMNS, entries);
+    const rows = await this.pg.query<{ user_id: string; id: string; content_hash: string }>(
+      `WITH input AS (${input.sql}),
+            held AS (SELECT t.user_id, t.id, t.content_hash FROM turns t
+                     JOIN (SELECT DISTINCT user_id, id, content_hash FROM input) i ON t.user_id = i.user_id AND t.id = i.id AND t.content_hash = i.content_hash
+                     FOR SHARE OF t),
+            written AS (INSERT INTO entries (${ENTRY_COLUMNS.join(', ')})
+                        SELECT i.* FROM input i JOIN held h ON h.user_id = i.user_id AND h.id = i.id AND h.content_hash = i.content_hash
+                        ON CONFLICT (user_id, id) DO NOTHING RETURNING 1)
+       SELECT user_id, id, content_hash FROM held`,
+      input.values,
+    );
+    const holds = new Set(rows.map((r) => `${r.user_id}\u0000${r.id}\u0000${r.content_hash}`));
+    return entries.map((e) => holds.has(`${e.user_id}\u0000${e.id}\u0000${e.content_hash}`));
+  }
+
+  async get(userId: string, id: string): Promise<MemoryEntry | null> {
+    const [row] = await this.pg.query(`SELECT ${entrySelect()} FROM entries WHERE user_id = $1 AND id = $2`, [userId, id]);
+    return row ? rowToEntry(row) : null;
+  }
+
+  async searchText(userId: string, query: string, o: ListOptions): Promise<TextHit[]> {
+    const terms = await this.terms(userId, query);
+    if (terms.length === 0) return [];
+    const rows = await this.pg.query<Record<string, unknown> & { score: number }>(
+      `WITH q AS (SELECT * FROM unnest($2::text[], $3::float8[]) AS q(lex, idf))
+       SELECT ${entrySelect('e.')}, s.score FROM entries e
+       CROSS JOIN LATERAL (
+         SELECT sum(q.idf * (x.tf * ${K1 + 1}) / (x.tf + ${K1} * (${1 - B} + ${B} * length(e.tsv) / $4::float8))) AS score
+         FROM (SELECT u.lexeme, cardinality(u.weights) + cardinality(array_positions(u.weights, 'A')) AS tf FROM unnest(e.tsv) u) x
+         JOIN q ON q.lex = x.lexeme
+       ) s
+       WHERE e.user_id = $1 AND e.tsv @@ $5::tsquery
+         AND ($6::text IS NULL OR e.session_id = $6)
+         AND ($7::timestamptz IS NULL OR e.created_at >= $7) AND ($8::timestamptz IS NULL OR e.created_at < $8)
+       ORDER BY s.score DESC, e.seq DESC LIMIT $9`,
+      [
+        userId,
+        terms.map((t) => t.lex),
+        terms.map((t) => t.idf),
+        await this.avgLength(userId),
+        terms.map((t) => tsLexeme(t.lex)).join(' | '),
+        o.sessionId ?? null,
+        o.createdFrom ?? null,
+        o.createdBefore ?? null,
+        o.limit,
+      ],
+    );
+    return rows.map((r) => ({ entry: rowToEntry(r), bm25: r.score }));
+  }
+
+  /**
+   * The lexemes of the query's words (through the index's own text-search configuration) with their
+   * idf for this user; the common ones dropped while a rarer one remains.
+   */
+  private async terms(userId: string, query: string): Promise<Array<{ lex: string; idf: number }>> {
+    const words = queryTerms(query);
+    if (words.length === 0) return [];
+    const missing = words.filter((w) => !this.lexemes.has(w));
+    if (missing.length > 0) {
+      const rows = await this.pg.query<{ w: string; lex: string[] }>(
+        "SELECT w, tsvector_to_array(to_tsvector('nc_english', w)) AS lex FROM unnest($1::text[]) w",
+        [missing],
+      );
+      if (this.lexemes.size + rows.length > CACHE_SIZE) this.lexemes.clear();
+      for (const r of rows) this.lexemes.set(r.w, r.lex);
+    }
+    const lexemes = [...new Set(words.flatMap((w) => this.lexemes.get(w) ?? []))];
+    if (lexemes.length === 0) return [];
+    const n = await this.cached(`n\u0000${userId}`, async () => {
+      const [r] = await this.pg.query<{ n: number }>('SELECT count(*) AS n FROM entries WHERE user_id = $1', [userId]);
+      return r!.n;
+    });
+    const df = await Promise.all(
+      lexemes.map((lex) =>
+        this.cached(`df\u0000${userId}\u0000${lex}`, async () => {
+          const [r] = await this.pg.query<{ n: number }>(
+            'SELECT count(*) AS n FROM (SELECT 1 FROM entries WHERE user_id = $1 AND tsv @@ $2::tsquery LIMIT $3) m',
+            [userId, tsLexeme(lex), COMMON_TERM_DOCS],
+          );
+          return r!.n;
+        }),
+      ),
+    );
+    const all = lexemes.map((lex, i) => ({ lex, df: df[i]!, idf: Math.log(1 + (Math.max(n, df[i]!) - df[i]! + 0.5) / (df[i]! + 0.5)) }));
+    const present = all.filter((t) => t.df > 0);
+    const rarer = present.filter((t) => t.df < COMMON_TERM_DOCS);
+    return rarer.length > 0 ? rarer : present;
+  }
+
+  /** the user's mean document length in lexemes, from a sample (BM25's length normalisation) */
+  private avgLength(userId: string): Promise<number> {
+    return this.cached(`len\u0000${userId}`, async () => {
+      const [r] = await this.pg.query<{ l: number | null }>(
+        'SELECT avg(length(tsv))::float8 AS l FROM (SELECT tsv FROM entries WHERE user_id = $1 LIMIT 1000) s',
+        [userId],
+      );
+      return Math.max(1, r!.l ?? 1);
+    });
+  }
+
+  private async cached(key: string, load: () => Promise<number>): Promise<number> {
+    const now = Date.now();
+    const hit = this.stats.get(key);
+    if (hit && hit.until > now) return hit.n;
+    const n = await load();
+    if (this.stats.size >= CACHE_SIZE) this.stats.clear();
+    this.stats.set(key, { n, until: now + STATS_CACHE_MS });
+    return n;
+  }
+
+  async searchSubstring(userId: string, q: string, o: ListOptions): Promise<MemoryEntry[]> {
+    const rows = await this.pg.query(
+      `SELECT ${entrySelect()} FROM entries WHERE user_id = $1 AND ($2::text IS NULL OR session_id = $2)
+         AND (content ILIKE $3 OR coalesce(name, '') ILIKE $3) ORDER BY created_at DESC, seq DESC LIMIT $4`,
+      [userId, o.sessionId ?? null, likePattern(q), o.limit],
+    );
+    return rows.map(rowToEntry);
+  }
+
+  async recent(userId: string, o: ListOptions): Promise<MemoryEntry[]> {
+    const rows = await this.pg.query(
+      `SELECT ${entrySelect()} FROM entries WHERE user_id = $1 AND ($2::text IS NULL OR session_id = $2)
+         AND ($3::timestamptz IS NULL OR created_at >= $3) AND ($4::timestamptz IS NULL OR created_at < $4)
+       ORDER BY created_at DESC, seq DESC LIMIT $5`,
+      [userId, o.sessionId ?? null, o.createdFrom ?? null, o.createdBefore ?? null, o.limit],
+    );
+    return rows.map(rowToEntry);
+  }
+
+  async update(userId: string, id: string, patch: EntryPatch): Promise<MemoryEntry | null> {
+    const [row] = await this.pg.query(
+      `UPDATE entries SET content = coalesce($3, content), content_hash = coalesce($4, content_hash),
+         importance = coalesce($5, importance), pinned = coalesce($6, pinned), updated_at = $7
+       WHERE user_id = $1 AND id = $2 RETURNING ${entrySelect()}`,
+      [userId, id, patch.content ?? null, patch.content === undefined ? null : contentHash(patch.content), patch.importance ?? null, patch.pinned ?? null, new Date().toISOString()],
+    );
+    return row ? rowToEntry(row) : null;
+  }
+
+  async delete(userId: string, ids: readonly string[]): Promise<number> {
+    return this.pg.run('DELETE FROM entries WHERE user_id = $1 AND id = ANY($2::text[])', [userId, ids]);
+  }
+
+  /** deletes matching unpinned entries (one user's, or every user's); no criterion deletes nothing (the user is a scope, not a criterion) */
+  async prune(c: PruneCriteria): Promise<MemoryRef[]> {
+    if (c.olderThanDays === undefined && c.belowImportance === undefined && c.sessionId === undefined) return [];
+    return this.pg.query<MemoryRef>(
+      `DELETE FROM entries WHERE NOT pinned AND ($1::text IS NULL OR user_id = $1) AND ($2::text IS NULL OR session_id = $2)
+         AND ($3::timestamptz IS NULL OR created_at < $3) AND ($4::float8 IS NULL OR importance < $4)
+       RETURNING user_id, id, session_id`,
+      [
+        c.userId ?? null,
+        c.sessionId ?? null,
+        c.olderThanDays === undefined ? null : new Date(Date.now() - c.olderThanDays * 86_400_000).toISOString(),
+        c.belowImportance ?? null,
+      ],
+    );
+  }
+
+  async deleteWhere(userId: string, sessionId?: string): Promise<string[]> {
+    const rows = await this.pg.query<{ id: string }>('DELETE FROM entries WHERE user_id = $1 AND ($2::text IS NULL OR session_id = $2) RETURNING id', [userId, sessionId ?? null]);
+    return rows.map((r) => r.id);
+  }
+
+  async count(userId?: string): Promise<number> {
+    const [row] = await this.pg.query<{ n: number }>('SELECT count(*) AS n FROM entries WHERE ($1::text IS NULL OR user_id = $1)', [userId ?? null]);
+    return row!.n;
+  }
+
+  /** Pages through every entry in insertion order (memory reindex, export). */
+  async *scan(batch = 1000, userId?: string): AsyncGenerator<MemoryEntry[]> {
+    let after = 0;
+    for (;;) {
+      const rows = await this.pg.query(
+        `SELECT ${entrySelect()}, seq FROM entries WHERE seq > $1 AND ($3::text IS NULL OR user_id = $3) ORDER BY seq LIMIT $2`,
+        [after, batch, userId ?? null],
+      );
+      if (rows.length === 0) return;
+      after = rows[rows.length - 1]!.seq as number;
+      yield rows.map(rowToEntry);
+    }
+  }
+}

@@ -1,0 +1,171 @@
+import pg from 'pg';
+import { BackendUnavailableError, NeuralCleaveError } from '../../errors.js';
+
+export interface PostgresOptions {
+  /** `postgres://user[:password]@host[:port]/database[?sslmode=…]` */
+  url: string;
+  /** connections at most (default 10): every process on every host opens its own pool */
+  max?: number;
+  /** a statement running longer is cancelled by the server (default 30 s) */
+  statementTimeoutMs?: number;
+  /** giving up on a connection, and waiting for a free one in the pool (default 5 s) */
+  connectTimeoutMs?: number;
+  /** an idle connection is closed after this long (default 30 s) */
+  idleTimeoutMs?: number;
+  /** shown in pg_stat_activity (default "neuralcleave") */
+  applicationName?: string;
+}
+
+/** The URL with its password masked: what errors, logs and `doctor` show. */
+export function redactUrl(url: string): string {
+  try {
+    const u = new URL(url);
+    if (u.password) u.password = '***';
+    return u.toString();
+  } catch {
+    return '(an unparsable database URL)';
+  }
+}
+
+/**
+ * Columns come back as this service's domain values: int8 (counts, seqs, epoch milliseconds) as
+ * numbers — they stay far below 2^53 — and timestamptz as the canonical ISO string
+ * (`Date#toISOString`), the form SQLite stores, so both backends hand out identical records.
+ */
+const parseTimestamptz = pg.types.getTypeParser(pg.types.builtins.TIMESTAMPTZ) as (s: string) => Date;
+const TYPES = {
+  getTypeParser(oid: number, format?: 'text' | 'binary') {
+    if (oid === pg.types.builtins.INT8) return Number;
+    if (oid === pg.types.builtins.TIMESTAMPTZ) return (s: string) => parseTimestamptz(s).toISOString();
+    return pg.types.getTypeParser(oid, format as 'text');
+  },
+} as pg.CustomTypesConfig;
+
+/** SQLSTATE classes and driver messages that mean "the database is not there right now". */
+const UNAVAILABLE_SQLSTATE = /^(08|53|57P0[1-4])/; // connection exception, insufficient resources, admin/crash shutdown, cannot connect now
+const UNAVAILABLE_ERRNO = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH', 'ENOTFOUND', 'EPIPE', 'EAI_AGAIN']);
+const UNAVAILABLE_MESSAGE = /Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error|Connection ended|terminating connection/i;
+
+/** True when the error says the database cannot be reached (as opposed to a bad statement or data). */
+export function isUnavailable(err: unknown): boolean {
+  if (err instanceof BackendUnavailableError) return true;
+  const e = err as { code?: unknown; message?: unknown } | null;
+  if (!e) return false;
+  if (typeof e.code === 'string' && (UNAVAILABLE_SQLSTATE.test(e.code) || UNAVAILABLE_ERRNO.has(e.code))) return true;
+  return typeof e.message === 'string' && UNAVAILABLE_MESSAGE.test(e.message);
+}
+
+/** A connection checked out for one transaction. */
+export interface Tx {
+  query<R = Record<string, unknown>>(text: string, values?: readonly unknown[]): Promise<R[]>;
+  /** rows changed by the statement */
+  run(text: string, values?: readonly unknown[]): Promise<number>;
+}
+
+/**
+ * One pool of connections to the PostgreSQL database, and the only door to it: every statement goes
+ * through `query`/`run`/`tx`, which turn "the database is gone" (refused, reset, shut down, no free
+ * connection within the connect timeout) into `BackendUnavailableError` — 503 `backend_unavailable`
+ * over HTTP, a retry for a job — and leave every other error as the driver raised it. A lost
+ * connection is dropped from the pool; the next query opens a new one, so the service recovers by
+ * itself when the database returns. Sessions run in UTC with the configured statement timeout.
+ */
+export class Postgres {
+  readonly pool: pg.Pool;
+  /** the URL without its password */
+  readonly where: string;
+
+  constructor(readonly options: PostgresOptions) {
+    this.where = redactUrl(options.url);
+    this.pool = new pg.Pool({
+      connectionString: options.url,
+      max: options.max ?? 10,
+      connectionTimeoutMillis: options.connectTimeoutMs ?? 5000,
+      idleTimeoutMillis: options.idleTimeoutMs ?? 30_000,
+      statement_timeout: options.statementTimeoutMs ?? 30_000,
+      application_name: options.applicationName ?? 'neuralcleave',
+      options: '-c TimeZone=UTC',
+      keepAlive: true,
+      types: TYPES,
+    });
+    // an idle connection the server closed (restart, failover): dropped by the pool; without a
+    // listener the 'error' event would end the process
+    this.pool.on('error', () => {});
+  }
+
+  async query<R = Record<string, unknown>>(text: string, values?: readonly unknown[]): Promise<R[]> {
+    try {
+      const r = await this.pool.query(text, values as unknown[]);
+      return r.rows as R[];
+    } catch (err) {
+      throw this.wrap(err);
+    }
+  }
+
+  async run(text: string, values?: readonly unknown[]): Promise<number> {
+    try {
+      return (await this.pool.query(text, values as unknown[])).rowCount ?? 0;
+    } catch (err) {
+      throw this.wrap(err);
+    }
+  }
+
+  /**
+   * Runs `fn` in one transaction (READ COMMITTED unless `serializable`), committed when it returns
+   * and rolled back when it throws.
+   */
+  async tx<T>(fn: (tx: Tx) => Promise<T>): Promise<T> {
+    let client: pg.PoolClient;
+    try {
+      client = await this.pool.connect();
+    } catch (err) {
+      throw this.wrap(err);
+    }
+    let broken = false;
+    const tx: Tx = {
+      query: async <R>(text: string, values?: readonly unknown[]) => (await client.query(text, values as unknown[])).rows as R[],
+      run: async (text, values) => (await client.query(text, values as unknown[])).rowCount ?? 0,
+    };
+    try {
+      await client.query('BEGIN');
+      const out = await fn(tx);
+      await client.query('COMMIT');
+      return out;
+    } catch (err) {
+      broken = isUnavailable(err);
+      if (!broken) await client.query('ROLLBACK').catch(() => (broken = true));
+      throw this.wrap(err);
+    } finally {
+      // a connection that failed mid-transaction is not handed to the next caller
+      client.release(broken ? true : undefined);
+    }
+  }
+
+  /** Holds one connection for `fn` (session-level advisory locks need the same connection throughout). */
+  async session<T>(fn: (c: pg.PoolClient) => Promise<T>): Promise<T> {
+    let client: pg.PoolClient;
+    try {
+      client = await this.pool.connect();
+    } catch (err) {
+      throw this.wrap(err);
+    }
+    let broken = false;
+    try {
+      return await fn(client);
+    } catch (err) {
+      broken = isUnavailable(err);
+      throw this.wrap(err);
+    } finally {
+      client.release(broken ? true : undefined);
+    }
+  }
+
+  close(): Promise<void> {
+    return this.pool.end();
+  }
+
+  private wrap(err: unknown): unknown {
+    if (err instanceof NeuralCleaveError || !isUnavailable(err)) return err;
+    return new BackendUnavailableError('postgres', `PostgreSQL at ${this.where} is unavailable: ${(err as Error).message}`, { cause: err });
+  }
+}

@@ -1,0 +1,216 @@
+import type { Turn } from '../../domain/turn.js';
+import { ContentConflictError } from '../../errors.js';
+import type { MemoryRef, PruneCriteria } from '../../tiers/long-term.js';
+import type { Postgres } from './pool.js';
+import { Coalescer } from './coalesce.js';
+import { bulkInsert, rowToTurn, turnSelect, TURN_COLUMNS } from './rows.js';
+
+export interface AppendResult {
+  /** turns written now */
+  accepted: Turn[];
+  /** ids already in the log for the same user (a retried write): stored once */
+  duplicates: string[];
+}
+
+type Held = Pick<Turn, 'session_id' | 'role' | 'name' | 'content'>;
+
+/** A re-send is the same turn when everything the client said is the same (a missing created_at is "now" each time). */
+function sameTurn(held: Held, t: Turn): boolean {
+  return held.session_id === t.session_id && held.role === t.role && (held.name ?? null) === (t.name ?? null) && held.content === t.content;
+}
+
+const PAGE = 1000;
+
+/**
+ * The turn log on PostgreSQL: the durable record of every accepted turn and the outbox of its jobs,
+ * shared by every API and worker process on every host. A turn is appended (committed) before it is
+ * acknowledged; `embedded_with` and `persisted_at` record which jobs have completed, so unfinished
+ * ones are re-enqueued after any crash. `seq` orders turns by acceptance (SQLite's rowid).
+ */
+export class PostgresTurnLog {
+  /** the jobs' bookkeeping: concurrent calls share one statement (see Coalescer) */
+  private readonly persisted = new Coalescer<{ user_id: string; id: string; importance: number; at: number }, void>(async (rows) => {
+    await this.pg.run(
+      `UPDATE turns t SET persisted_at = u.at, importance = coalesce(t.importance, u.importance)
+       FROM unnest($1::text[], $2::text[], $3::float8[], $4::int8[]) AS u(user_id, id, importance, at) WHERE t.user_id = u.user_id AND t.id = u.id`,
+      [rows.map((r) => r.user_id), rows.map((r) => r.id), rows.map((r) => r.importance), rows.map((r) => r.at)],
+    );
+    return rows.map(() => undefined);
+  });
+  private readonly embedded = new Coalescer<{ user_id: string; ids: readonly string[]; embedder: string }, void>(async (calls) => {
+    const flat = calls.flatMap((c) => c.ids.map((id) => [c.user_id, id, c.embedder] as const));
+    await this.pg.run(
+      `UPDATE turns t SET embedded_with = u.embedder FROM unnest($1::text[], $2::text[], $3::text[]) AS u(user_id, id, embedder)
+       WHERE t.user_id = u.user_id AND t.id = u.id`,
+      [flat.map((f) => f[0]), flat.map((f) => f[1]), flat.map((f) => f[2])],
+    );
+    return calls.map(() => undefined);
+  });
+
+  constructor(private readonly pg: Postgres) {}
+
+  /**
+   * Appends turns in one transaction: all are durable, or none is. An id the user already holds with
+   * the same session, role, name and content is a duplicate (stored once); with anything of that
+   * different it is a ContentConflictError naming the id, and nothing of the batch is written.
+   * Concurrent appends of one id (two API processes) meet at the primary key: the second waits for
+   * the first to commit, then compares.
+   */
+  async append(turns: readonly Turn[], acceptedAt = Date.now()): Promise<AppendResult> {
+    if (turns.length === 0) return { accepted: [], duplicates: [] };
+    const fresh = new Map<string, { turn: Turn; index: number }>();
+    const repeats: Array<{ turn: Turn; index: number }> = [];
+    turns.forEach((turn, index) => {
+      const key = `${turn.user_id}\u0000${turn.id}`;
+      const first = fresh.get(key);
+      if (!first) return fresh.set(key, { turn, index });
+      if (!sameTurn(first.turn, turn)) throw new ContentConflictError(turn.id, index);
+      repeats.push({ turn, index });
+    });
+    return this.pg.tx(async (tx) => {
+      const candidates = [...fresh.values()];
+      const { sql, values } = bulkInsert('turns', [...TURN_COLUMNS, 'accepted_at'], candidates.map((c) => ({ ...c.turn, accepted_at: acceptedAt })));
+      const inserted = await tx.query<{ user_id: string; id: string }>(`${sql} ON CONFLICT (user_id, id) DO NOTHING RETURNING user_id, id`, values);
+      const written = new Set(inserted.map((r) => `${r.user_id}\u0000${r.id}`));
+      const held = candidates.filter((c) => !written.has(`${c.turn.user_id}\u0000${c.turn.id}`));
+      const duplicates: string[] = [];
+      if (held.length > 0) {
+        const rows = await tx.query<Held & { user_id: string; id: string }>(
+          `SELECT t.user_id, t.id, t.session_id, t.role, t.name, t.content FROM turns t
+           JOIN unnest($1::text[], $2::text[]) AS k(user_id, id) ON t.user_id = k.user_id AND t.id = k.id`,
+          [held.map((c) => c.turn.user_id), held.map((c) => c.turn.id)],
+        );
+        const byKey = new Map(rows.map((r) => [`${r.user_id}\u0000${r.id}`, r]));
+        for (const c of held) {
+          const row = byKey.get(`${c.turn.user_id}\u0000${c.turn.id}`);
+          if (!row || !sameTurn(row, c.turn)) throw new ContentConflictError(c.turn.id, c.index);
+          duplicates.push(c.turn.id);
+        }
+      }
+      for (const r of repeats) duplicates.push(r.turn.id);
+      const accepted = turns.filter((t, i) => written.has(`${t.user_id}\u0000${t.id}`) && fresh.get(`${t.user_id}\u0000${t.id}`)!.index === i);
+      return { accepted, duplicates };
+    });
+  }
+
+  async get(userId: string, id: string): Promise<Turn | null> {
+    const [row] = await this.pg.query(`SELECT ${turnSelect()} FROM turns WHERE user_id = $1 AND id = $2`, [userId, id]);
+    return row ? rowToTurn(row) : null;
+  }
+
+  /** Pages through turns accepted at or before `acceptedBefore` whose `job` (`any`: either job) has not completed, in acceptance order. */
+  async *pending(job: 'embed' | 'persist' | 'any', acceptedBefore: number, batch = PAGE): AsyncGenerator<Turn[]> {
+    const open = job === 'embed' ? 'embedded_with IS NULL' : job === 'persist' ? 'persisted_at IS NULL' : '(embedded_with IS NULL OR persisted_at IS NULL)';
+    let after = 0;
+    for (;;) {
+      const rows = await this.pg.query(
+        `SELECT ${turnSelect()}, seq FROM turns WHERE ${open} AND accepted_at <= $1 AND seq > $2 ORDER BY seq LIMIT $3`,
+        [acceptedBefore, after, batch],
+      );
+      if (rows.length === 0) return;
+      after = rows[rows.length - 1]!.seq as number;
+      yield rows.map(rowToTurn);
+    }
+  }
+
+  /** How many of these turns still have a job to run (embed counted only when `withEmbed`). */
+  async unfinished(refs: ReadonlyArray<{ user_id: string; id: string }>, withEmbed: boolean): Promise<number> {
+    const [row] = await this.pg.query<{ n: number }>(
+      `SELECT count(*) AS n FROM turns t JOIN unnest($1::text[], $2::text[]) AS k(user_id, id) ON t.user_id = k.user_id AND t.id = k.id
+       WHERE t.persisted_at IS NULL ${withEmbed ? 'OR t.embedded_with IS NULL' : ''}`,
+      [refs.map((r) => r.user_id), refs.map((r) => r.id)],
+    );
+    return row!.n;
+  }
+
+  markEmbedded(userId: string, ids: readonly string[], embedderId: string): Promise<void> {
+    return this.embedded.call({ user_id: userId, ids, embedder: embedderId });
+  }
+
+  markPersisted(userId: string, id: string, importance: number, at = Date.now()): Promise<void> {
+    return this.persisted.call({ user_id: userId, id, importance, at });
+  }
+
+  async counts(): Promise<{ total: number; pending_embed: number; pending_persist: number }> {
+    const [row] = await this.pg.query<{ total: number; pending_embed: number; pending_persist: number }>(
+      `SELECT count(*) AS total, count(*) FILTER (WHERE embedded_with IS NULL) AS pending_embed,
+         count(*) FILTER (WHERE persisted_at IS NULL) AS pending_persist FROM turns`,
+    );
+    return row!;
+  }
+
+  async session(userId: string, sessionId: string): Promise<Turn[]> {
+    const rows = await this.pg.query(`SELECT ${turnSelect()} FROM turns WHERE user_id = $1 AND session_id = $2 ORDER BY created_at, seq`, [userId, sessionId]);
+    return rows.map(rowToTurn);
+  }
+
+  /** The turns just before (oldest first) and just after the user's turn `id` in its session; null when the turn is unknown. */
+  async neighbours(userId: string, id: string, before = 1, after = 1): Promise<{ before: Turn[]; after: Turn[] } | null> {
+    // one round trip: the anchor and both sides, through the (user_id, session_id, created_at, seq) index
+    const rows = await this.pg.query<Record<string, unknown> & { side: 'b' | 'a' }>(
+      `WITH anchor AS (SELECT user_id, session_id, created_at, seq FROM turns WHERE user_id = $1 AND id = $2)
+       (SELECT 'b' AS side, ${turnSelect('t.')} FROM turns t, anchor a
+         WHERE t.user_id = a.user_id AND t.session_id = a.session_id AND (t.created_at, t.seq) < (a.created_at, a.seq)
+         ORDER BY t.created_at DESC, t.seq DESC LIMIT $3)
+       UNION ALL
+       (SELECT 'a', ${turnSelect('t.')} FROM turns t, anchor a
+         WHERE t.user_id = a.user_id AND t.session_id = a.session_id AND (t.created_at, t.seq) > (a.created_at, a.seq)
+         ORDER BY t.created_at, t.seq LIMIT $4)
+       UNION ALL
+       SELECT 'x', ${TURN_COLUMNS.map(() => 'NULL').join(', ')} FROM anchor`,
+      [userId, id, before, after],
+    );
+    if (!rows.some((r) => r.side === ('x' as string))) return null;
+    return {
+      before: rows.filter((r) => r.side === 'b').map(rowToTurn).reverse(),
+      after: rows.filter((r) => r.side === 'a').map(rowToTurn),
+    };
+  }
+
+  /** Pages through every turn in acceptance order (reindex, export). */
+  async *scan(batch = PAGE, userId?: string): AsyncGenerator<Turn[]> {
+    let after = 0;
+    for (;;) {
+      const rows = await this.pg.query(
+        `SELECT ${turnSelect()}, seq FROM turns WHERE seq > $1 AND ($3::text IS NULL OR user_id = $3) ORDER BY seq LIMIT $2`,
+        [after, batch, userId ?? null],
+      );
+      if (rows.length === 0) return;
+      after = rows[rows.length - 1]!.seq as number;
+      yield rows.map(rowToTurn);
+    }
+  }
+
+  /** An edited turn must be re-embedded: its embed state is reset. */
+  async updateContent(userId: string, id: string, content: string, hash: string): Promise<boolean> {
+    return (await this.pg.run('UPDATE turns SET content = $3, content_hash = $4, embedded_with = NULL WHERE user_id = $1 AND id = $2', [userId, id, content, hash])) > 0;
+  }
+
+  async delete(userId: string, ids: readonly string[]): Promise<number> {
+    return this.pg.run('DELETE FROM turns WHERE user_id = $1 AND id = ANY($2::text[])', [userId, ids]);
+  }
+
+  /**
+   * Deletes the unpinned turns matching a prune (one user's, or every user's), except those whose
+   * long-term entry is pinned; returns which. No criterion deletes nothing.
+   */
+  async prune(c: PruneCriteria): Promise<MemoryRef[]> {
+    if (c.olderThanDays === undefined && c.belowImportance === undefined && c.sessionId === undefined) return [];
+    return this.pg.query<MemoryRef>(
+      `DELETE FROM turns t WHERE NOT t.pinned AND ($1::text IS NULL OR t.user_id = $1) AND ($2::text IS NULL OR t.session_id = $2)
+         AND ($3::timestamptz IS NULL OR t.created_at < $3) AND ($4::float8 IS NULL OR t.importance < $4)
+         AND NOT EXISTS (SELECT 1 FROM entries e WHERE e.user_id = t.user_id AND e.id = t.id AND e.pinned)
+       RETURNING t.user_id, t.id, t.session_id`,
+      [
+        c.userId ?? null,
+        c.sessionId ?? null,
+        c.olderThanDays === undefined ? null : new Date(Date.now() - c.olderThanDays * 86_400_000).toISOString(),
+        c.belowImportance ?? null,
+      ],
+    );
+  }
+
+  async deleteWhere(userId: string, sessionId?: string): Promise<number> {
+    return this.pg.run('DELETE FROM turns WHERE user_id = $1 AND ($2::text IS NULL OR session_id = $2)', [userId, sessionId ?? null]);
+  }
+}

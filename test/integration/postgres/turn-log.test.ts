@@ -1,0 +1,68 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { PostgresLongTermStore } from '../../../src/adapters/postgres/long-term.js';
+import { PostgresTurnLog } from '../../../src/adapters/postgres/turn-log.js';
+import { contentHash } from '../../../src/domain/hash.js';
+import type { Turn } from '../../../src/domain/turn.js';
+import { ContentConflictError } from '../../../src/errors.js';
+import { sharedPostgres } from '../../helpers/postgres.js';
+
+const pg = sharedPostgres();
+let n = 0;
+const uid = () => `u-${Math.random().toString(36).slice(2, 10)}`;
+function turn(user: string, content: string, extra: Partial<Turn> = {}): Turn {
+  n++;
+  return {
+    id: `t${n}`, user_id: user, session_id: 's1', role: 'user', name: null, content, content_hash: contentHash(content),
+    created_at: new Date(Date.UTC(2026, 0, 1) + n * 1000).toISOString(), importance: null, pinned: false, metadata: { n }, ...extra,
+  };
+}
+
+describe('PostgreSQL turn log (real database)', () => {
+  it('appends all or nothing; a re-send is a duplicate, other content under the same id a conflict; ids are per user', async () => {
+    const log = new PostgresTurnLog(await pg());
+    const [u, v] = [uid(), uid()];
+    const [a, b] = [turn(u, 'first'), turn(u, 'second')];
+    const r = await log.append([a, b, a]);
+    assert.deepEqual(r.accepted.map((t) => t.id), [a.id, b.id]);
+    assert.deepEqual(r.duplicates, [a.id]);
+    assert.deepEqual((await log.append([a])).duplicates, [a.id]);
+    const c = turn(u, 'third');
+    await assert.rejects(log.append([c, { ...b, content: 'changed' }]), ContentConflictError);
+    assert.equal(await log.get(u, c.id), null, 'nothing of a refused batch is written');
+    assert.deepEqual((await log.append([{ ...a, user_id: v }])).accepted.length, 1, "another user's equal id is their own turn");
+    assert.deepEqual(await log.get(u, a.id), a);
+    // concurrent appends of one id (two API processes): stored once
+    const d = turn(u, 'raced');
+    const both = await Promise.all([log.append([d]), log.append([d])]);
+    assert.equal(both.filter((x) => x.accepted.length === 1).length, 1);
+    assert.equal(both.filter((x) => x.duplicates.length === 1).length, 1);
+  });
+
+  it('tracks job state, pages what is pending, and reads neighbours in a session', async () => {
+    const db = await pg();
+    const log = new PostgresTurnLog(db);
+    const u = uid();
+    const turns = [turn(u, 'q: which hotel?', { role: 'assistant' }), turn(u, 'casa verde'), turn(u, 'thanks')];
+    await log.append(turns, 1000);
+    await Promise.all([log.markEmbedded(u, [turns[0]!.id], 'hash-v1'), log.markPersisted(u, turns[0]!.id, 0.4, 2000)]);
+    const pending: string[] = [];
+    for await (const page of log.pending('any', 1000, 1)) pending.push(...page.filter((t) => t.user_id === u).map((t) => t.id));
+    assert.deepEqual(pending, [turns[1]!.id, turns[2]!.id]);
+    assert.equal(await log.unfinished(turns.map((t) => ({ user_id: u, id: t.id })), true), 2);
+    const around = await log.neighbours(u, turns[1]!.id);
+    assert.deepEqual(around, { before: [{ ...turns[0], importance: 0.4 }], after: [turns[2]] }, 'the persist job recorded the importance it scored');
+    assert.equal(await log.neighbours(u, 'absent'), null);
+    assert.ok(await log.updateContent(u, turns[0]!.id, 'edited', contentHash('edited')));
+    assert.equal(await log.unfinished([{ user_id: u, id: turns[0]!.id }], true), 1, 'an edit resets the embed state');
+    // persistTurn checks the turn log in its own statement
+    const lt = new PostgresLongTermStore(db);
+    const entry = { ...turns[1]!, kind: 'turn' as const, importance: 0.6, covers: null, updated_at: turns[1]!.created_at };
+    assert.equal(await lt.persistTurn(entry), true);
+    assert.equal(await lt.persistTurn({ ...entry, content_hash: 'stale' }), false);
+    await log.delete(u, [turns[2]!.id]);
+    assert.equal(await lt.persistTurn({ ...turns[2]!, kind: 'turn', importance: 0.6, covers: null, updated_at: turns[2]!.created_at }), false, 'a deleted turn never comes back as an entry');
+    assert.deepEqual((await log.prune({ userId: u, belowImportance: 0.5 })).map((r) => r.id), [turns[0]!.id]);
+    assert.equal(await log.deleteWhere(u), 1);
+  });
+});
