@@ -1,52 +1,65 @@
 import type { EmbedJob } from '../queues/payloads.js';
+import type { VectorPayload } from '../src/tiers/vector-index.js';
 import type { ProcessorDeps } from './deps.js';
+
+/** a memory edited again and again while it is embedded is followed this many times, then left to the reconciler */
+const ROUNDS = 3;
 
 /**
  * Embeds one turn and upserts its vector, tagged with the embedder. Concurrent jobs share model calls
- * through the batching embedder. Idempotent: the upsert is keyed by turn id.
+ * through the batching embedder. Idempotent: the upsert is keyed by (user, turn id).
+ *
+ * After its write the job reads the memory again: deleted meanwhile, it removes the vector it wrote
+ * (the delete may have run before the write); edited meanwhile, it embeds the new text and writes
+ * that instead — never deleting, since the edit's own job may already have written the new vector,
+ * which a delete here would remove for good.
  */
 export async function processEmbed(job: EmbedJob, deps: ProcessorDeps): Promise<{ embedder: string } | { skipped: string }> {
   const embedder = await deps.embedders.ready();
   // No model on this worker: the turn stays un-embedded in the turn log (the semantic tier is skipped,
   // SPEC §5) rather than failing the job over and over; `memory reindex` embeds it once a model loads.
   if (!embedder) return { skipped: `embedding model "${deps.embedders.model}" is not loaded` };
-  if ((await currentHash(job, deps)) !== job.content_hash) return { skipped: 'deleted or edited since it was enqueued' };
-  const vector = await embedder.embedOne(job.content);
-  await deps.vectors.upsert(embedder, [
-    {
-      id: job.turn_id,
-      vector,
-      payload: {
-        user_id: job.user_id,
-        session_id: job.session_id,
-        role: job.role,
-        name: job.name,
-        kind: job.kind,
-        content: job.content,
-        content_hash: job.content_hash,
-        created_at: job.created_at,
-      },
-    },
-  ]);
-  // a delete or edit that landed while the model ran must not be undone by this late vector
-  if ((await currentHash(job, deps)) !== job.content_hash) {
-    await deps.vectors.delete(job.user_id, [job.turn_id]);
-    return { skipped: 'deleted or edited while it was embedded' };
+  if ((await current(job, deps))?.content_hash !== job.content_hash) return { skipped: 'deleted or edited since it was enqueued' };
+  let payload: VectorPayload = {
+    user_id: job.user_id,
+    session_id: job.session_id,
+    role: job.role,
+    name: job.name,
+    kind: job.kind,
+    content: job.content,
+    content_hash: job.content_hash,
+    created_at: job.created_at,
+  };
+  for (let round = 0; round < ROUNDS; round++) {
+    const vector = await embedder.embedOne(payload.content);
+    await deps.vectors.upsert(embedder, [{ id: job.turn_id, vector, payload }]);
+    const now = await current(job, deps);
+    if (!now) {
+      await deps.vectors.delete(job.user_id, [job.turn_id]);
+      return { skipped: 'deleted while it was embedded' };
+    }
+    if (now.content_hash === payload.content_hash) {
+      const turnLog = deps.turnLog;
+      if (turnLog) await turnLog.writes.run(() => turnLog.markEmbedded(job.user_id, [job.turn_id], embedder.id));
+      return { embedder: embedder.id };
+    }
+    payload = now;
   }
-  const turnLog = deps.turnLog;
-  if (turnLog) await turnLog.writes.run(() => turnLog.markEmbedded(job.user_id, [job.turn_id], embedder.id));
-  return { embedder: embedder.id };
+  return { skipped: 'edited again while it was embedded; left to the edit\'s own job and the reconciler' };
 }
 
 /**
- * The content hash the memory has now, or null when it is gone. A worker on a host without the SQLite
- * file cannot tell, and trusts the job (the reconciler on the file's host repairs what it must).
+ * The memory as it is now (its vector payload), or null when it is gone. A worker on a host without
+ * the SQLite file cannot tell, and trusts the job (the reconciler on the file's host repairs what it must).
  */
-async function currentHash(job: EmbedJob, deps: ProcessorDeps): Promise<string | null> {
+async function current(job: EmbedJob, deps: ProcessorDeps): Promise<VectorPayload | null> {
+  const fromJob: VectorPayload = { user_id: job.user_id, session_id: job.session_id, role: job.role, name: job.name, kind: job.kind, content: job.content, content_hash: job.content_hash, created_at: job.created_at };
   if (job.kind === 'turn') {
-    if (!deps.turnLog) return job.content_hash;
-    return deps.turnLog.get(job.user_id, job.turn_id)?.content_hash ?? null;
+    if (!deps.turnLog) return fromJob;
+    const t = deps.turnLog.get(job.user_id, job.turn_id);
+    return t ? { ...fromJob, session_id: t.session_id, role: t.role, name: t.name, content: t.content, content_hash: t.content_hash, created_at: t.created_at } : null;
   }
-  if (!deps.longTerm) return job.content_hash;
-  return (await deps.longTerm.get(job.user_id, job.turn_id))?.content_hash ?? null;
+  if (!deps.longTerm) return fromJob;
+  const e = await deps.longTerm.get(job.user_id, job.turn_id);
+  return e ? { ...fromJob, session_id: e.session_id, role: e.role, name: e.name, content: e.content, content_hash: e.content_hash, created_at: e.created_at } : null;
 }
