@@ -3,7 +3,7 @@
 // service's query-term extraction, so the comparison measures ranking, not tokenizing.
 import Database from 'better-sqlite3';
 import { ftsMatchExpression, queryTerms } from '../src/retrieval/query-terms.js';
-import { likePattern } from '../src/tiers/sqlite/long-term.js';
+import { likePattern } from '../src/adapters/sqlite/long-term.js';
 import type { EvalTurn } from './dataset.js';
 
 export class KeywordBaselines {

@@ -7,6 +7,6 @@ export * from './payloads.js';
 export { jobIdFor } from './job-ids.js';
 export { JOB_DEFAULTS } from './defaults.js';
 export type { JobQueue, JobSpec, JobCounts, FailedJob, Processor, ProcessorMap, ConsumeOptions } from './queue.js';
-export { BullMqQueue } from './bullmq.js';
-export { InProcessQueue } from './in-process.js';
+export { BullMqQueue } from '../src/adapters/bullmq/queue.js';
+export { InProcessQueue } from '../src/adapters/in-process/queue.js';
 export { embedJob, persistJob, type Embeddable } from './producers.js';

@@ -2,9 +2,9 @@ import type { Archiver } from '../src/archival/archiver.js';
 import type { ConversationCompactor } from '../src/compaction/compactor.js';
 import type { EmbedderProvider } from '../src/embedding/provider.js';
 import type { Logger } from '../src/logger.js';
-import type { LongTermStore } from '../src/tiers/long-term.js';
-import type { TurnLog } from '../src/tiers/sqlite/turn-log.js';
-import type { VectorIndex } from '../src/tiers/vector-index.js';
+import type { LongTermStore } from '../src/ports/long-term.js';
+import type { TurnLog } from '../src/adapters/sqlite/turn-log.js';
+import type { VectorIndex } from '../src/ports/vector-index.js';
 
 /** What the processors need, passed in (never imported as globals). */
 export interface ProcessorDeps {

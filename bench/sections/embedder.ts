@@ -10,7 +10,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { BatchingEmbedder } from '../../src/embedding/batching.js';
-import { TransformersEmbedder } from '../../src/embedding/transformers.js';
+import { TransformersEmbedder } from '../../src/adapters/transformers/embedder.js';
 import { writeTinyModel } from '../../test/fixtures/tiny-model.js';
 import type { Report, Section } from '../report.js';
 

@@ -15,8 +15,8 @@ import { wire } from '../../src/app.js';
 import { parseConfig } from '../../src/config/load.js';
 import { contentHash } from '../../src/domain/hash.js';
 import { HashEmbedder } from '../../src/embedding/hash.js';
-import { toBlob } from '../../src/tiers/embedded/rows.js';
-import { openDatabase } from '../../src/tiers/sqlite/db.js';
+import { toBlob } from '../../src/adapters/embedded/rows.js';
+import { openDatabase } from '../../src/adapters/sqlite/db.js';
 import type { Report, Section } from '../report.js';
 import { ChatText } from './chat-text.js';
 

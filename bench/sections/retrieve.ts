@@ -19,11 +19,11 @@ import { contentHash } from '../../src/domain/hash.js';
 import type { Turn } from '../../src/domain/turn.js';
 import { HashEmbedder } from '../../src/embedding/hash.js';
 import { ftsMatchExpression } from '../../src/retrieval/query-terms.js';
-import { Arena } from '../../src/tiers/embedded/arena.js';
-import { quantizeInto, strideFor } from '../../src/tiers/embedded/quantize.js';
-import { EmbeddedVectorIndex } from '../../src/tiers/embedded/vector-index.js';
-import { TopK } from '../../src/tiers/embedded/top-k.js';
-import type { VectorPoint } from '../../src/tiers/vector-index.js';
+import { Arena } from '../../src/adapters/embedded/arena.js';
+import { quantizeInto, strideFor } from '../../src/adapters/embedded/quantize.js';
+import { EmbeddedVectorIndex } from '../../src/adapters/embedded/vector-index.js';
+import { TopK } from '../../src/adapters/embedded/top-k.js';
+import type { VectorPoint } from '../../src/ports/vector-index.js';
 import { percentile, type Report, type Section } from '../report.js';
 import { ChatText } from './chat-text.js';
 

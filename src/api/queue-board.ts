@@ -8,8 +8,8 @@ import { Router, type Express, type NextFunction, type Request, type Response } 
 import { QUEUE_NAMES } from '../../queues/names.js';
 import type { Services } from '../app.js';
 import { NeuralCleaveError, UnauthorizedError } from '../errors.js';
-import { sharedConnectionOptions } from '../tiers/redis/connection.js';
-import { RedisKeys } from '../tiers/redis/keys.js';
+import { sharedConnectionOptions } from '../adapters/redis/connection.js';
+import { RedisKeys } from '../adapters/redis/keys.js';
 import { isAdmin, type KeyTable, type Principal } from './auth.js';
 
 export const BOARD_PATH = '/admin/queues';

@@ -8,9 +8,9 @@ import { byUser } from '../domain/refs.js';
 import { generatedId, type Role } from '../domain/turn.js';
 import type { EmbedderProvider } from '../embedding/provider.js';
 import { subjectOf, type Logger } from '../logger.js';
-import type { ShortTermStore } from '../tiers/short-term.js';
-import type { VectorIndex } from '../tiers/vector-index.js';
-import type { ArchiveRun, ArchiveStore, RunTrigger, SessionContents, SessionRef } from './store.js';
+import type { ShortTermStore } from '../ports/short-term.js';
+import type { VectorIndex } from '../ports/vector-index.js';
+import type { ArchiveRun, ArchiveStore, RunTrigger, SessionContents, SessionRef } from '../adapters/sqlite/archive-store.js';
 import { ARCHIVE_HEADING } from './summarize.js';
 
 /** One thing an archive condenses: a turn, an entry, or the session's earlier archive. */

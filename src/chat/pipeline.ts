@@ -4,12 +4,12 @@ import type { TokenCounter } from '../compaction/tokens.js';
 import type { RetrievalResult } from '../domain/entry.js';
 import type { Turn } from '../domain/turn.js';
 import { LlmUnavailableError, ValidationError, describeDetails } from '../errors.js';
-import type { ChatMessage, ChatReply, LlmProvider } from '../llm/provider.js';
+import type { ChatMessage, ChatReply, LlmProvider } from '../ports/llm.js';
 import type { Logger } from '../logger.js';
 import type { WritePath } from '../memory/write-path.js';
 import { formatPromptBlocks } from '../retrieval/prompt-blocks.js';
 import type { Retriever } from '../retrieval/retrieve.js';
-import type { ShortTermStore } from '../tiers/short-term.js';
+import type { ShortTermStore } from '../ports/short-term.js';
 import { parseOrThrow } from '../validate.js';
 import { chatRequestSchema, type ChatRequestInput } from './request.js';
 

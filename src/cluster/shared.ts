@@ -1,5 +1,5 @@
 import type { JobQueue } from '../../queues/queue.js';
-import type { ShortTermStore } from '../tiers/short-term.js';
+import type { ShortTermStore } from '../ports/short-term.js';
 import type { PrimaryCalls } from './ipc.js';
 
 /**

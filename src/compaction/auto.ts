@@ -2,7 +2,7 @@ import { jobIdFor } from '../../queues/job-ids.js';
 import type { JobQueue } from '../../queues/queue.js';
 import type { Turn } from '../domain/turn.js';
 import { subjectOf, type Logger } from '../logger.js';
-import type { ShortTermStore } from '../tiers/short-term.js';
+import type { ShortTermStore } from '../ports/short-term.js';
 import type { TokenCounter } from './tokens.js';
 
 export interface AutoCompactionDeps {

@@ -4,9 +4,9 @@ import type { MemoryEntry } from '../domain/entry.js';
 import { contentHash, shortHash } from '../domain/hash.js';
 import { generatedId, storableGenerated, type Turn } from '../domain/turn.js';
 import { subjectOf, type Logger } from '../logger.js';
-import type { LongTermStore } from '../tiers/long-term.js';
-import type { ShortTermStore } from '../tiers/short-term.js';
-import type { TurnLog } from '../tiers/sqlite/turn-log.js';
+import type { LongTermStore } from '../ports/long-term.js';
+import type { ShortTermStore } from '../ports/short-term.js';
+import type { TurnLog } from '../adapters/sqlite/turn-log.js';
 import { SUMMARY_HEADING, isSummaryTurn, type Summarizer } from './summarizers/summarizer.js';
 import type { TokenCounter } from './tokens.js';
 

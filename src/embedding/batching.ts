@@ -1,4 +1,4 @@
-import type { Embedder } from './embedder.js';
+import type { Embedder } from '../ports/embedder.js';
 
 interface Waiter {
   text: string;

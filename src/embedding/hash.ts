@@ -1,5 +1,5 @@
 import { STOPWORDS, words } from '../retrieval/query-terms.js';
-import { normalize, type Embedder } from './embedder.js';
+import { normalize, type Embedder } from '../ports/embedder.js';
 
 export const HASH_EMBEDDER_ID = 'hash-v1';
 

@@ -1,6 +1,6 @@
 import type { Logger } from '../logger.js';
 import { BatchingEmbedder } from './batching.js';
-import type { Embedder } from './embedder.js';
+import type { Embedder } from '../ports/embedder.js';
 
 export type EmbedderStatus = 'loading' | 'ready' | 'failed';
 

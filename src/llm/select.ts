@@ -1,8 +1,8 @@
 import type { Config } from '../config/schema.js';
 import type { Logger } from '../logger.js';
-import { OllamaProvider } from './ollama.js';
-import { OpenAiProvider } from './openai.js';
-import type { FetchFn, LlmProvider } from './provider.js';
+import { OllamaProvider } from '../adapters/llm/ollama.js';
+import { OpenAiProvider } from '../adapters/llm/openai.js';
+import type { FetchFn, LlmProvider } from '../ports/llm.js';
 
 /** the OpenAI API, when llm_provider = "openai" names no base URL */
 export const OPENAI_DEFAULT_BASE_URL = 'https://api.openai.com';

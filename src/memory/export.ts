@@ -6,8 +6,8 @@ import { contentHash } from '../domain/hash.js';
 import { scoreImportance } from '../domain/importance.js';
 import { GENERATED_ID_MARK, RoleSchema, SessionIdSchema, StoredIdSchema, UserIdSchema, type Turn } from '../domain/turn.js';
 import { ValidationError, describeDetails, zodDetails, type ErrorDetail } from '../errors.js';
-import { rowToEntry } from '../tiers/sqlite/long-term.js';
-import { rowToTurn } from '../tiers/sqlite/turn-log.js';
+import { rowToEntry } from '../adapters/sqlite/long-term.js';
+import { rowToTurn } from '../adapters/sqlite/turn-log.js';
 
 /**
  * The portable export of one user's memories (SPEC §9), JSON Lines, version 1:

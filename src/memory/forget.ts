@@ -2,7 +2,7 @@ import { QUEUE_NAMES } from '../../queues/names.js';
 import type { Services } from '../app.js';
 import { KINDS, type Kind } from '../domain/entry.js';
 import type { Logger } from '../logger.js';
-import type { Db } from '../tiers/sqlite/db.js';
+import type { Db } from '../adapters/sqlite/db.js';
 
 /** What an erasure (forget, clear) removed, tier by tier; the CLI prints it. */
 export interface ErasureReport {

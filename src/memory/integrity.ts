@@ -1,7 +1,7 @@
 import { embedJob } from '../../queues/producers.js';
 import type { Services } from '../app.js';
 import { byUser } from '../domain/refs.js';
-import { SqliteIntegrity, type DuplicateGroup, type Found } from '../tiers/sqlite/integrity.js';
+import { SqliteIntegrity, type DuplicateGroup, type Found } from '../adapters/sqlite/integrity.js';
 
 /** One finding of `doctor`: how many, and the first few (owner and id, for the operator). */
 export interface Finding {

@@ -7,7 +7,7 @@ import { NotFoundError } from '../errors.js';
 import { formatPromptBlocks } from '../retrieval/prompt-blocks.js';
 import { RetrieveRequestSchema, type RetrieveRequestInput } from '../retrieval/request.js';
 import type { RetrieveResponse } from '../retrieval/retrieve.js';
-import type { EntryPatch, MemoryRef, PruneCriteria } from '../tiers/long-term.js';
+import type { EntryPatch, MemoryRef, PruneCriteria } from '../ports/long-term.js';
 import { parseOrThrow } from '../validate.js';
 import type { AddTurnsResult } from './write-path.js';
 import { exportUser, importRecords, type ExportHeader, type ExportRecord, type ImportOptions, type ImportReport } from './export.js';

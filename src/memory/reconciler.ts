@@ -2,9 +2,9 @@ import { byUser } from '../domain/refs.js';
 import type { Turn } from '../domain/turn.js';
 import type { EmbedderProvider } from '../embedding/provider.js';
 import type { Logger } from '../logger.js';
-import type { ShortTermStore } from '../tiers/short-term.js';
-import type { TurnLog } from '../tiers/sqlite/turn-log.js';
-import type { VectorIndex } from '../tiers/vector-index.js';
+import type { ShortTermStore } from '../ports/short-term.js';
+import type { TurnLog } from '../adapters/sqlite/turn-log.js';
+import type { VectorIndex } from '../ports/vector-index.js';
 import type { WritePath } from './write-path.js';
 
 export interface ReconcilerDeps {

@@ -1,10 +1,10 @@
 import { byUser } from '../domain/refs.js';
 import type { MemoryEntry } from '../domain/entry.js';
 import type { Turn } from '../domain/turn.js';
-import type { Embedder } from '../embedding/embedder.js';
+import type { Embedder } from '../ports/embedder.js';
 import type { Logger } from '../logger.js';
-import type { TurnLog } from '../tiers/sqlite/turn-log.js';
-import type { VectorIndex, VectorPayload, VectorPoint } from '../tiers/vector-index.js';
+import type { TurnLog } from '../adapters/sqlite/turn-log.js';
+import type { VectorIndex, VectorPayload, VectorPoint } from '../ports/vector-index.js';
 
 export interface ReindexDeps {
   turnLog: Pick<TurnLog, 'scan' | 'counts' | 'get' | 'markEmbedded'>;

@@ -5,8 +5,8 @@ import { contentHash } from '../domain/hash.js';
 import { MAX_TURNS_PER_WRITE, type Turn, type TurnInputSchema } from '../domain/turn.js';
 import { ContentConflictError, NeuralCleaveError, ValidationError, zodDetails, describeDetails, type ErrorDetail } from '../errors.js';
 import type { Logger } from '../logger.js';
-import type { ShortTermStore } from '../tiers/short-term.js';
-import type { TurnLog } from '../tiers/sqlite/turn-log.js';
+import type { ShortTermStore } from '../ports/short-term.js';
+import type { TurnLog } from '../adapters/sqlite/turn-log.js';
 
 export interface AddTurnsResult {
   /** the id of every turn sent, in order (a duplicate's id is the stored one) */

@@ -1,8 +1,8 @@
 import { join } from 'node:path';
 import { contentHash } from '../../src/domain/hash.js';
-import { openDatabase } from '../../src/tiers/sqlite/db.js';
-import { SqliteLongTermStore } from '../../src/tiers/sqlite/long-term.js';
-import { TurnLog } from '../../src/tiers/sqlite/turn-log.js';
+import { openDatabase } from '../../src/adapters/sqlite/db.js';
+import { SqliteLongTermStore } from '../../src/adapters/sqlite/long-term.js';
+import { TurnLog } from '../../src/adapters/sqlite/turn-log.js';
 import { tmpDir } from '../helpers/tmp.js';
 import { longTermContract } from './long-term.contract.js';
 

@@ -3,7 +3,7 @@ import { describe, it } from 'node:test';
 import type { MemoryEntry } from '../../src/domain/entry.js';
 import { contentHash } from '../../src/domain/hash.js';
 import type { Turn } from '../../src/domain/turn.js';
-import type { LongTermStore } from '../../src/tiers/long-term.js';
+import type { LongTermStore } from '../../src/ports/long-term.js';
 
 let n = 0;
 export function entry(user: string, content: string, extra: Partial<MemoryEntry> = {}): MemoryEntry {

@@ -1,4 +1,4 @@
-import { InProcessShortTermStore } from '../../src/tiers/memory/short-term.js';
+import { InProcessShortTermStore } from '../../src/adapters/in-process/short-term.js';
 import { shortTermContract } from './short-term.contract.js';
 
 shortTermContract('in-process', async (o) => new InProcessShortTermStore(o));

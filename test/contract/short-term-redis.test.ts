@@ -1,7 +1,7 @@
 import { after } from 'node:test';
 import { Redis } from 'ioredis';
-import { RedisKeys } from '../../src/tiers/redis/keys.js';
-import { RedisShortTermStore } from '../../src/tiers/redis/short-term.js';
+import { RedisKeys } from '../../src/adapters/redis/keys.js';
+import { RedisShortTermStore } from '../../src/adapters/redis/short-term.js';
 import { startRedis } from '../helpers/redis.js';
 import { shortTermContract } from './short-term.contract.js';
 

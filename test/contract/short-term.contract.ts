@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { Turn } from '../../src/domain/turn.js';
 import { contentHash } from '../../src/domain/hash.js';
-import type { ShortTermOptions, ShortTermStore } from '../../src/tiers/short-term.js';
+import type { ShortTermOptions, ShortTermStore } from '../../src/ports/short-term.js';
 
 let seq = 0;
 export function turn(user: string, session: string, content: string, extra: Partial<Turn> = {}): Turn {

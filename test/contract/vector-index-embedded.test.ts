@@ -1,6 +1,6 @@
 import { join } from 'node:path';
-import { openDatabase } from '../../src/tiers/sqlite/db.js';
-import { EmbeddedVectorIndex } from '../../src/tiers/embedded/vector-index.js';
+import { openDatabase } from '../../src/adapters/sqlite/db.js';
+import { EmbeddedVectorIndex } from '../../src/adapters/embedded/vector-index.js';
 import { tmpDir } from '../helpers/tmp.js';
 import { vectorIndexContract } from './vector-index.contract.js';
 

@@ -1,6 +1,6 @@
 import { after, before } from 'node:test';
 import pino from 'pino';
-import { QdrantVectorIndex } from '../../src/tiers/qdrant/vector-index.js';
+import { QdrantVectorIndex } from '../../src/adapters/qdrant/vector-index.js';
 import { startFakeQdrant, type FakeQdrant } from '../helpers/fake-qdrant.js';
 import { vectorIndexContract } from './vector-index.contract.js';
 

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import type { EmbedderTag, VectorIndex, VectorPayload, VectorPoint } from '../../src/tiers/vector-index.js';
+import type { EmbedderTag, VectorIndex, VectorPayload, VectorPoint } from '../../src/ports/vector-index.js';
 
 const DIM = 8;
 const A: EmbedderTag = { id: 'contract-a', dim: DIM };

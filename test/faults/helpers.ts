@@ -12,7 +12,7 @@ import { writeFileSync } from 'node:fs';
 import { request as httpRequest } from 'node:http';
 import Database from 'better-sqlite3';
 import { Redis } from 'ioredis';
-import { RedisKeys } from '../../src/tiers/redis/keys.js';
+import { RedisKeys } from '../../src/adapters/redis/keys.js';
 import { after, before } from 'node:test';
 import { startCli, stop } from '../helpers/cli.js';
 import { startRedis, type RedisHandle } from '../helpers/redis.js';

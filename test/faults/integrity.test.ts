@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { Redis } from 'ioredis';
 import { archiveIdFor } from '../../src/archival/archiver.js';
-import { RedisKeys } from '../../src/tiers/redis/keys.js';
+import { RedisKeys } from '../../src/adapters/redis/keys.js';
 import { runCli } from '../helpers/cli.js';
 import { isSummaryRequest, startFakeOllama } from '../helpers/fake-llm.js';
 import { faultEnv, faultRig, readDb, until, withQueues, type Proc } from './helpers.js';

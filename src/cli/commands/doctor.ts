@@ -3,7 +3,7 @@ import { configFrom, printJson, withMemory, type GlobalOptions } from '../contex
 import { checkIntegrity, type Finding, type IntegrityReport } from '../../memory/integrity.js';
 import { healthReport } from '../../health.js';
 import { nextArchival } from '../../archival/schedule.js';
-import { inspectSqliteFile } from '../../tiers/sqlite/inspect.js';
+import { inspectSqliteFile } from '../../adapters/sqlite/inspect.js';
 
 export function registerDoctor(program: Command, globals: () => GlobalOptions): void {
   program

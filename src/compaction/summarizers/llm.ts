@@ -1,4 +1,4 @@
-import type { LlmProvider } from '../../llm/provider.js';
+import type { LlmProvider } from '../../ports/llm.js';
 import type { TokenCounter } from '../tokens.js';
 import { isSummaryTurn, speaker, type Summarizer, type SummaryInput, type SummaryOutput } from './summarizer.js';
 

@@ -1,6 +1,6 @@
 import type { Config } from '../../config/schema.js';
 import { LlmUnavailableError } from '../../errors.js';
-import type { LlmProvider } from '../../llm/provider.js';
+import type { LlmProvider } from '../../ports/llm.js';
 import type { Logger } from '../../logger.js';
 import type { TokenCounter } from '../tokens.js';
 import { ExtractiveSummarizer } from './extractive.js';

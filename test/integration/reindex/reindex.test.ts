@@ -5,7 +5,7 @@ import { jobIdFor } from '../../../queues/job-ids.js';
 import type { Services, WireOptions } from '../../../src/app.js';
 import type { MemoryEntry } from '../../../src/domain/entry.js';
 import { contentHash } from '../../../src/domain/hash.js';
-import type { Embedder } from '../../../src/embedding/embedder.js';
+import type { Embedder } from '../../../src/ports/embedder.js';
 import { HashEmbedder } from '../../../src/embedding/hash.js';
 import { reindex } from '../../../src/memory/reindex.js';
 import { writeTinyModel } from '../../fixtures/tiny-model.js';

@@ -5,7 +5,7 @@ import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
 import type { Services } from '../../../src/app.js';
 import type { Memory } from '../../../src/memory/memory.js';
-import { RedisKeys } from '../../../src/tiers/redis/keys.js';
+import { RedisKeys } from '../../../src/adapters/redis/keys.js';
 import { startRedis, type RedisHandle } from '../../helpers/redis.js';
 import { testMemory } from '../../helpers/services.js';
 import { tmpDir } from '../../helpers/tmp.js';

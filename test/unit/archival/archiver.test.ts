@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { Services } from '../../../src/app.js';
 import { Archiver, archiveIdFor, type ArchiveSummarizer } from '../../../src/archival/archiver.js';
-import { ArchiveStore } from '../../../src/archival/store.js';
+import { ArchiveStore } from '../../../src/adapters/sqlite/archive-store.js';
 import { testMemory, silentLogger } from '../../helpers/services.js';
 
 const DAY = 86_400_000;

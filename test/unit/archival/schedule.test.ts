@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { InProcessQueue } from '../../../queues/in-process.js';
+import { InProcessQueue } from '../../../src/adapters/in-process/queue.js';
 import { nextArchival, scheduleArchival } from '../../../src/archival/schedule.js';
 import { cronProblem, timezoneProblem } from '../../../src/archival/cron.js';
 import { parseConfig } from '../../../src/config/load.js';

@@ -1,10 +1,10 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import pino from 'pino';
-import { InProcessQueue } from '../../../queues/in-process.js';
+import { InProcessQueue } from '../../../src/adapters/in-process/queue.js';
 import { AutoCompactor } from '../../../src/compaction/auto.js';
 import { TokenCounter } from '../../../src/compaction/tokens.js';
-import { InProcessShortTermStore } from '../../../src/tiers/memory/short-term.js';
+import { InProcessShortTermStore } from '../../../src/adapters/in-process/short-term.js';
 import { createProcessors } from '../../../workers/processors.js';
 import { testMemory } from '../../helpers/services.js';
 

@@ -8,8 +8,8 @@ import { ExtractiveSummarizer } from '../../../src/compaction/summarizers/extrac
 import { createSummarizer } from '../../../src/compaction/summarizers/select.js';
 import type { Summarizer, SummaryInput, SummaryOutput } from '../../../src/compaction/summarizers/summarizer.js';
 import { parseConfig } from '../../../src/config/load.js';
-import { OllamaProvider } from '../../../src/llm/ollama.js';
-import type { ShortTermStore } from '../../../src/tiers/short-term.js';
+import { OllamaProvider } from '../../../src/adapters/llm/ollama.js';
+import type { ShortTermStore } from '../../../src/ports/short-term.js';
 import { startFakeOllama, type FakeLlm } from '../../helpers/fake-llm.js';
 import { testMemory } from '../../helpers/services.js';
 

@@ -6,7 +6,7 @@ import { existsSync, readFileSync, statSync } from 'node:fs';
 import { createServer } from 'node:http';
 import { join, normalize } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { MODEL_FILES, TransformersEmbedder } from '../../../src/embedding/transformers.js';
+import { MODEL_FILES, TransformersEmbedder } from '../../../src/adapters/transformers/embedder.js';
 import { writeTinyModel } from '../../fixtures/tiny-model.js';
 import { tmpDir } from '../../helpers/tmp.js';
 

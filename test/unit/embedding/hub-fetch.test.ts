@@ -2,7 +2,7 @@
 import assert from 'node:assert/strict';
 import { createServer, type ServerResponse } from 'node:http';
 import { after, before, describe, it } from 'node:test';
-import { fetchWithIdleTimeout } from '../../../src/embedding/transformers.js';
+import { fetchWithIdleTimeout } from '../../../src/adapters/transformers/embedder.js';
 
 describe('fetchWithIdleTimeout', () => {
   const open = new Set<ServerResponse>();

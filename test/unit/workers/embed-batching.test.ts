@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, describe, it } from 'node:test';
-import type { Embedder } from '../../../src/embedding/embedder.js';
+import type { Embedder } from '../../../src/ports/embedder.js';
 import { HashEmbedder } from '../../../src/embedding/hash.js';
 import { testMemory } from '../../helpers/services.js';
 

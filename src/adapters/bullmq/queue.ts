@@ -1,0 +1,326 @@
+import { Queue, UnrecoverableError, Worker, type Job } from 'bullmq';
+import type { Redis } from 'ioredis';
+import { describeDetails, zodDetails } from '../../errors.js';
+import type { Logger } from '../../logger.js';
+import { workerConnectionOptions } from '../redis/connection.js';
+import { parseOrThrow } from '../../validate.js';
+import { JOB_DEFAULTS } from '../../../queues/defaults.js';
+import { QUEUE_NAMES, type QueueName } from '../../../queues/names.js';
+import { JOB_SCHEMAS, type JobPayload } from '../../../queues/payloads.js';
+import type { ConsumeOptions, FailedJob, JobCounts, JobQueue, JobSpec, Processor, ProcessorMap } from '../../../queues/queue.js';
+
+export interface BullMqQueueOptions {
+  /** the process's one shared connection, used by every producer; the queue never closes it */
+  connection: Redis;
+  /** BullMQ's key prefix (RedisKeys.bullPrefix) */
+  prefix: string;
+  log: Logger;
+  /** tries per job before it is kept as failed (default JOB_DEFAULTS.attempts) */
+  attempts?: number;
+  /** first retry delay, doubled each retry (default JOB_DEFAULTS.backoffMs) */
+  backoffMs?: number;
+  keepCompleted?: number;
+  keepFailed?: number;
+  /** a running job's lock; a worker that dies holds its jobs this long at most (default 30 s) */
+  lockDurationMs?: number;
+  /** how often workers look for jobs whose lock expired and hand them to others (default 30 s) */
+  stalledIntervalMs?: number;
+  /** how long `close` waits for in-flight jobs before handing them back (default 20 s) */
+  shutdownTimeoutMs?: number;
+}
+
+/** addBulk is one MULTI; chunks keep each under a few hundred KB of payload. */
+const ADD_CHUNK = 500;
+const IDLE_POLL_MS = 100;
+/** worker connection errors repeat on every retry while Redis is away: log one per interval */
+const ERROR_LOG_INTERVAL_MS = 10_000;
+
+interface InFlight {
+  job: Job;
+  token: string | undefined;
+}
+
+/**
+ * The JobQueue on BullMQ: one Queue per name, created once and sharing the process's connection;
+ * Workers (each with the two connections BullMQ needs, duplicated from one template) consume the
+ * queues this process was asked to run. Payloads are validated on both sides: a producer gets a
+ * ValidationError naming the field, and a malformed job met by a worker fails at once as an
+ * UnrecoverableError instead of being retried.
+ *
+ * A worker that dies mid-job leaves the job locked for `lockDurationMs`; then the stalled check of
+ * any other worker moves it back to wait, and it runs again (processors are idempotent).
+ */
+export class BullMqQueue implements JobQueue {
+  readonly backend = 'bullmq' as const;
+  private readonly queues = new Map<QueueName, Queue>();
+  private readonly workers = new Map<QueueName, Worker>();
+  private readonly inFlight = new Map<string, InFlight>();
+  private workerTemplate: Redis | null = null;
+  private closed = false;
+  private readonly attempts: number;
+  private readonly lastErrorLog = new Map<string, number>();
+
+  /** Creates the queues and waits until they answer; rejects when Redis does not. */
+  static async create(options: BullMqQueueOptions): Promise<BullMqQueue> {
+    const q = new BullMqQueue(options);
+    try {
+      await Promise.all([...q.queues.values()].map((queue) => queue.waitUntilReady()));
+    } catch (err) {
+      await q.close();
+      throw err;
+    }
+    return q;
+  }
+
+  private constructor(private readonly o: BullMqQueueOptions) {
+    this.attempts = o.attempts ?? JOB_DEFAULTS.attempts;
+    for (const name of QUEUE_NAMES) {
+      const queue = new Queue(name, {
+        connection: o.connection,
+        prefix: o.prefix,
+        defaultJobOptions: {
+          attempts: this.attempts,
+          backoff: { type: 'exponential', delay: o.backoffMs ?? JOB_DEFAULTS.backoffMs },
+          removeOnComplete: { count: o.keepCompleted ?? JOB_DEFAULTS.keepCompleted },
+          removeOnFail: { count: o.keepFailed ?? JOB_DEFAULTS.keepFailed },
+        },
+      });
+      queue.on('error', (err) => this.logError(`queue:${name}`, err, 'BullMQ queue error'));
+      this.queues.set(name, queue);
+    }
+  }
+
+  private queue(name: QueueName): Queue {
+    return this.queues.get(name)!;
+  }
+
+  private logError(source: string, err: unknown, msg: string): void {
+    const now = Date.now();
+    if (now - (this.lastErrorLog.get(source) ?? 0) < ERROR_LOG_INTERVAL_MS) return;
+    this.lastErrorLog.set(source, now);
+    this.o.log.warn({ source, err: err instanceof Error ? err.message : String(err) }, msg);
+  }
+
+  async add<Q extends QueueName>(queue: Q, jobs: ReadonlyArray<JobSpec<Q>>): Promise<void> {
+    if (this.closed) throw new Error('queue is closed');
+    // every payload is validated before any is added: a bad batch adds nothing
+    const seen = new Set<string>();
+    const bulk: Array<{ name: string; data: unknown; opts: { jobId: string } }> = [];
+    for (const j of jobs) {
+      const data = parseOrThrow(JOB_SCHEMAS[queue], j.data, `${queue} job ${j.jobId}`);
+      if (seen.has(j.jobId)) continue;
+      seen.add(j.jobId);
+      bulk.push({ name: queue, data, opts: { jobId: j.jobId } });
+    }
+    for (let i = 0; i < bulk.length; i += ADD_CHUNK) await this.queue(queue).addBulk(bulk.slice(i, i + ADD_CHUNK));
+  }
+
+  async requeue<Q extends QueueName>(queue: Q, jobs: ReadonlyArray<JobSpec<Q>>): Promise<void> {
+    if (this.closed) throw new Error('queue is closed');
+    const q = this.queue(queue);
+    // BullMQ ignores an add whose id is held by a failed job: such a job is removed first. One state
+    // lookup per job, sent together; only the reconciler's pages of pending turns come this way.
+    const states = await Promise.all(jobs.map((j) => q.getJobState(j.jobId)));
+    const failed = jobs.filter((_, i) => states[i] === 'failed').map((j) => j.jobId);
+    let removed = 0;
+    for (const id of failed) removed += await q.remove(id);
+    if (removed > 0) this.o.log.warn({ queue, jobs: removed }, 'failed jobs of turns still unfinished in the turn log are run again');
+    await this.add(queue, jobs);
+  }
+
+  async consume(processors: ProcessorMap, options: ConsumeOptions): Promise<void> {
+    if (this.closed) throw new Error('queue is closed');
+    // BullMQ duplicates this for each Worker (a command and a blocking connection); the template
+    // itself never connects
+    this.workerTemplate ??= this.o.connection.duplicate({ ...workerConnectionOptions(), lazyConnect: true });
+    const started: Worker[] = [];
+    for (const name of options.queues) {
+      const processor = processors[name] as Processor<QueueName> | undefined;
+      if (!processor || this.workers.has(name)) continue;
+      const worker = new Worker(name, (job: Job, token?: string) => this.run(name, processor, job, token), {
+        connection: this.workerTemplate,
+        prefix: this.o.prefix,
+        concurrency: options.concurrency,
+        lockDuration: this.o.lockDurationMs ?? 30_000,
+        stalledInterval: this.o.stalledIntervalMs ?? 30_000,
+        maxStalledCount: 1,
+        autorun: true,
+      });
+      worker.on('error', (err) => this.logError(`worker:${name}`, err, 'BullMQ worker error'));
+      worker.on('stalled', (jobId) => this.o.log.warn({ queue: name, jobId }, 'job stalled (its worker died or blocked); moved back to wait'));
+      worker.on('failed', (job, err) => {
+        if (!job) return;
+        const final = err instanceof UnrecoverableError || err.name === 'UnrecoverableError' || job.attemptsMade >= (job.opts.attempts ?? 1);
+        const fields = { queue: name, jobId: job.id, attempt: job.attemptsMade, err: err.message };
+        if (final) this.o.log.error(fields, 'job failed permanently; kept as failed (neuralcleave jobs failed / jobs retry)');
+        else this.o.log.warn(fields, 'job failed; retrying with backoff');
+      });
+      this.workers.set(name, worker);
+      started.push(worker);
+    }
+    await Promise.all(started.map((w) => w.waitUntilReady()));
+  }
+
+  private async run(name: QueueName, processor: Processor<QueueName>, job: Job, token: string | undefined): Promise<unknown> {
+    const parsed = JOB_SCHEMAS[name].safeParse(job.data);
+    if (!parsed.success) {
+      throw new UnrecoverableError(`invalid ${name} job payload: ${describeDetails(zodDetails(parsed.error.issues))}`);
+    }
+    const key = `${name}/${job.id}`;
+    this.inFlight.set(key, { job, token });
+    try {
+      return await (processor as (d: unknown, m: { jobId: string; attempt: number }) => Promise<unknown>)(parsed.data, {
+        jobId: job.id!,
+        attempt: job.attemptsMade + 1,
+      });
+    } finally {
+      this.inFlight.delete(key);
+    }
+  }
+
+  async counts(): Promise<Record<QueueName, JobCounts>> {
+    const entries = await Promise.all(
+      QUEUE_NAMES.map(async (name) => {
+        const c = await this.queue(name).getJobCounts('waiting', 'prioritized', 'active', 'delayed', 'failed', 'completed');
+        const counts: JobCounts = {
+          waiting: (c.waiting ?? 0) + (c.prioritized ?? 0),
+          active: c.active ?? 0,
+          delayed: c.delayed ?? 0,
+          failed: c.failed ?? 0,
+          completed: c.completed ?? 0,
+        };
+        return [name, counts] as const;
+      }),
+    );
+    return Object.fromEntries(entries) as Record<QueueName, JobCounts>;
+  }
+
+  async failed(queue: QueueName, limit: number): Promise<FailedJob[]> {
+    if (limit <= 0) return [];
+    const jobs = await this.queue(queue).getFailed(0, limit - 1);
+    return jobs.filter(Boolean).map((j) => ({
+      queue,
+      jobId: j.id ?? '',
+      attempts: j.attemptsMade,
+      reason: j.failedReason ?? '',
+      failedAt: j.finishedOn ? new Date(j.finishedOn).toISOString() : null,
+      data: j.data,
+    }));
+  }
+
+  /** ids of the failed jobs now (a snapshot: retrying moves them while we iterate) */
+  private failedIds(queue: QueueName): Promise<string[]> {
+    return this.queue(queue).getRanges(['failed'], 0, -1);
+  }
+
+  async retryFailed(queue: QueueName): Promise<number> {
+    const q = this.queue(queue);
+    let retried = 0;
+    const ids = await this.failedIds(queue);
+    for (let i = 0; i < ids.length; i += 100) {
+      const results = await Promise.allSettled(
+        ids.slice(i, i + 100).map(async (id) => {
+          const job = await q.getJob(id);
+          // a retried job gets its full set of attempts again
+          if (job) await job.retry('failed', { resetAttemptsMade: true, resetAttemptsStarted: true });
+          return Boolean(job);
+        }),
+      );
+      retried += results.filter((r) => r.status === 'fulfilled' && r.value).length;
+    }
+    return retried;
+  }
+
+  async removeFailed(queue: QueueName, match: (data: unknown) => boolean): Promise<number> {
+    const q = this.queue(queue);
+    let removed = 0;
+    for (const id of await this.failedIds(queue)) {
+      const job = await q.getJob(id);
+      if (!job || !match(job.data)) continue;
+      await job.remove();
+      removed++;
+    }
+    return removed;
+  }
+
+  async removeJobs(queue: QueueName, match: (data: unknown) => boolean): Promise<{ removed: number; active: number }> {
+    const q = this.queue(queue);
+    let removed = 0;
+    let active = 0;
+    // ids first (a snapshot): removing while paging through jobs would shift the pages
+    const ids = await q.getRanges(['waiting', 'prioritized', 'delayed', 'waiting-children', 'completed', 'failed', 'active'], 0, -1);
+    for (const id of new Set(ids)) {
+      const job = await q.getJob(id);
+      if (!job || !match(job.data)) continue;
+      try {
+        await job.remove();
+        removed++;
+      } catch {
+        // locked by a worker: it is running now; the caller waits and calls again
+        active++;
+      }
+    }
+    // the event stream keeps each completed job's return value (a compaction returns its summary) after
+    // the job itself is gone, and cannot be told apart by user: an erasure empties the queue's history
+    await q.trimEvents(0);
+    return { removed, active };
+  }
+
+  async schedule<Q extends QueueName>(queue: Q, pattern: string, timezone: string, data: JobPayload<Q>): Promise<void> {
+    const payload = parseOrThrow(JOB_SCHEMAS[queue], data, `${queue} schedule`);
+    // one scheduler per queue: every worker upserting it at start leaves one, and BullMQ yields one
+    // job per occurrence however many workers run
+    await this.queue(queue).upsertJobScheduler(
+      `${queue}-schedule`,
+      { pattern, tz: timezone },
+      {
+        name: queue,
+        data: payload,
+        opts: {
+          attempts: this.attempts,
+          backoff: { type: 'exponential', delay: this.o.backoffMs ?? JOB_DEFAULTS.backoffMs },
+          removeOnComplete: { count: this.o.keepCompleted ?? JOB_DEFAULTS.keepCompleted },
+          removeOnFail: { count: this.o.keepFailed ?? JOB_DEFAULTS.keepFailed },
+        },
+      },
+    );
+    this.o.log.info({ queue, pattern, timezone }, 'BullMQ job scheduler set');
+  }
+
+  async idle(): Promise<void> {
+    for (;;) {
+      const counts = await this.counts();
+      if (Object.values(counts).every((c) => c.waiting + c.active + c.delayed === 0)) return;
+      await new Promise((r) => setTimeout(r, IDLE_POLL_MS));
+    }
+  }
+
+  /**
+   * Graceful: workers stop taking jobs and finish the ones they run; jobs still running after
+   * `shutdownTimeoutMs` are handed back (moved to wait for another worker). Then the queues close.
+   * The shared connection stays open: its owner closes it.
+   */
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    const workers = [...this.workers.values()];
+    if (workers.length > 0) {
+      const graceful = Promise.allSettled(workers.map((w) => w.close()));
+      let timer: NodeJS.Timeout | undefined;
+      const timeout = this.o.shutdownTimeoutMs ?? 20_000;
+      const timedOut = await Promise.race([
+        graceful.then(() => false),
+        new Promise<boolean>((r) => (timer = setTimeout(() => r(true), timeout))),
+      ]);
+      clearTimeout(timer);
+      if (timedOut) {
+        const handBack = [...this.inFlight.values()];
+        this.o.log.warn({ jobs: handBack.length, timeoutMs: timeout }, 'in-flight jobs did not finish in time; handing them back to the queue');
+        await Promise.allSettled(handBack.map(({ job, token }) => job.moveToWait(token)));
+        await Promise.allSettled(workers.map((w) => w.disconnect()));
+      }
+    }
+    await Promise.allSettled([...this.queues.values()].map((q) => q.close()));
+    this.workerTemplate?.disconnect();
+  }
+}

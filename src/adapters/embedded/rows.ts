@@ -1,0 +1,140 @@
+import type { Db } from '../sqlite/db.js';
+import type { EmbedderTag, VectorFilter, VectorPayload, VectorPoint } from '../../ports/vector-index.js';
+
+/** A row of `vectors` as the in-memory index needs it. */
+export interface IndexRow {
+  rowid: number;
+  id: string;
+  user_id: string;
+  session_id: string;
+  vector: Buffer;
+}
+
+/** A row a delete removed. */
+export interface RemovedRow {
+  user_id: string;
+  id: string;
+  embedder: string;
+}
+
+/** A full row, read for the few candidates a search reranks. */
+export interface FullRow extends VectorPayload {
+  id: string;
+  embedder: string;
+  vector: Buffer;
+}
+
+const PAYLOAD = 'user_id, session_id, role, name, kind, content, content_hash, created_at';
+
+/** float32 little-endian, as stored; copied when the blob is not 4-byte aligned */
+export function toFloat32(blob: Buffer): Float32Array {
+  if (blob.byteOffset % 4 === 0) return new Float32Array(blob.buffer, blob.byteOffset, blob.byteLength / 4);
+  const copy = new Float32Array(blob.byteLength / 4);
+  new Uint8Array(copy.buffer).set(blob);
+  return copy;
+}
+
+export function toBlob(v: Float32Array): Buffer {
+  return Buffer.from(v.buffer, v.byteOffset, v.byteLength);
+}
+
+/**
+ * The statements over the `vectors` table (migration 1; one row per memory and embedder), prepared
+ * once. Every write here is also recorded in `vector_changes` by the table's triggers.
+ */
+export class VectorRows {
+  private readonly s;
+  /** `byRowids` statements by how many rowids they take (a search asks for the same few counts) */
+  private readonly byRowidsOf = new Map<number, ReturnType<Db['prepare']>>();
+
+  constructor(private readonly db: Db) {
+    this.s = {
+      upsert: db.prepare(
+        `INSERT INTO vectors (id, embedder, dim, ${PAYLOAD}, vector)
+         VALUES (@id, @embedder, @dim, @user_id, @session_id, @role, @name, @kind, @content, @content_hash, @created_at, @vector)
+         ON CONFLICT (user_id, id, embedder) DO UPDATE SET dim = excluded.dim, session_id = excluded.session_id,
+           role = excluded.role, name = excluded.name, kind = excluded.kind, content = excluded.content,
+           content_hash = excluded.content_hash, created_at = excluded.created_at, vector = excluded.vector
+         RETURNING rowid`,
+      ),
+      current: db.prepare('SELECT rowid, id, user_id, session_id, vector FROM vectors WHERE user_id = ? AND id = ? AND embedder = ?'),
+      ofEmbedder: db.prepare('SELECT rowid, id, user_id, session_id, vector FROM vectors WHERE embedder = ? AND dim = ?').raw(),
+      // covered by the (embedder, user_id) index: no table reads
+      usersOf: db.prepare('SELECT user_id, count(*) AS n FROM vectors WHERE embedder = ? GROUP BY user_id'),
+      has: db.prepare('SELECT 1 FROM vectors WHERE user_id = ? AND id = ? AND embedder = ?').pluck(),
+      delete: db.prepare('DELETE FROM vectors WHERE user_id = ? AND id = ? RETURNING user_id, id, embedder'),
+      deleteWhere: db.prepare('DELETE FROM vectors WHERE user_id = @user_id AND (@session_id IS NULL OR session_id = @session_id) RETURNING user_id, id, embedder'),
+      deleteAll: db.prepare('DELETE FROM vectors'),
+      deleteOthers: db.prepare('DELETE FROM vectors WHERE embedder != ?'),
+      count: db.prepare(
+        'SELECT count(*) FROM vectors WHERE (@e IS NULL OR embedder = @e) AND (@u IS NULL OR user_id = @u) AND (@s IS NULL OR session_id = @s)',
+      ).pluck(),
+    };
+  }
+
+  /** Inserts or replaces one point; returns its rowid (stable across replaces). */
+  upsert(tag: EmbedderTag, p: VectorPoint): number {
+    const row = this.s.upsert.get({ id: p.id, embedder: tag.id, dim: tag.dim, ...p.payload, vector: toBlob(p.vector) }) as { rowid: number };
+    return row.rowid;
+  }
+
+  current(userId: string, id: string, embedder: string): IndexRow | undefined {
+    return this.s.current.get(userId, id, embedder) as IndexRow | undefined;
+  }
+
+  /** every row of the embedder, as [rowid, id, user_id, session_id, vector] arrays (no object per row) */
+  ofEmbedder(tag: EmbedderTag): IterableIterator<[number, string, string, string, Buffer]> {
+    return this.s.ofEmbedder.iterate(tag.id, tag.dim) as IterableIterator<[number, string, string, string, Buffer]>;
+  }
+
+  /** how many vectors each user holds under the embedder */
+  usersOf(tag: EmbedderTag): Array<{ user_id: string; n: number }> {
+    return this.s.usersOf.all(tag.id) as Array<{ user_id: string; n: number }>;
+  }
+
+  /** The rows of a search's candidates in one statement (one B-tree descent each, one call). */
+  byRowids(rowids: readonly number[]): Map<number, FullRow> {
+    const out = new Map<number, FullRow>();
+    if (rowids.length === 0) return out;
+    let st = this.byRowidsOf.get(rowids.length);
+    if (!st) {
+      st = this.db.prepare(`SELECT rowid AS rowid_, id, embedder, ${PAYLOAD}, vector FROM vectors WHERE rowid IN (${rowids.map(() => '?').join(', ')})`);
+      if (this.byRowidsOf.size < 64) this.byRowidsOf.set(rowids.length, st);
+    }
+    for (const row of st.all(rowids) as Array<FullRow & { rowid_: number }>) out.set(row.rowid_, row);
+    return out;
+  }
+
+  has(tag: EmbedderTag, userId: string, ids: readonly string[]): Set<string> {
+    const out = new Set<string>();
+    for (const id of ids) if (this.s.has.get(userId, id, tag.id)) out.add(id);
+    return out;
+  }
+
+  /** Deletes under every embedder; returns what was removed. */
+  delete(userId: string, ids: readonly string[]): RemovedRow[] {
+    const out: RemovedRow[] = [];
+    for (const id of ids) out.push(...(this.s.delete.all(userId, id) as RemovedRow[]));
+    return out;
+  }
+
+  deleteWhere(filter: VectorFilter): RemovedRow[] {
+    return this.s.deleteWhere.all({ user_id: filter.user_id, session_id: filter.session_id ?? null }) as RemovedRow[];
+  }
+
+  deleteAll(): number {
+    return this.s.deleteAll.run().changes;
+  }
+
+  deleteOtherEmbedders(keep: EmbedderTag): number {
+    return this.s.deleteOthers.run(keep.id).changes;
+  }
+
+  count(tag?: EmbedderTag, filter?: VectorFilter): number {
+    return this.s.count.get({ e: tag?.id ?? null, u: filter?.user_id ?? null, s: filter?.session_id ?? null }) as number;
+  }
+
+  transaction<T>(fn: () => T): T {
+    return this.db.transaction(fn).immediate();
+  }
+}

@@ -1,0 +1,239 @@
+import type { MemoryEntry } from '../../domain/entry.js';
+import { contentHash } from '../../domain/hash.js';
+import type { Turn } from '../../domain/turn.js';
+import type { Db } from './db.js';
+import { rowToEntry } from './long-term.js';
+import { rowToTurn } from './turn-log.js';
+
+/** A session and the time of its last turn (turn log and long-term entries). */
+export interface SessionRef {
+  user_id: string;
+  session_id: string;
+  last_at: string;
+}
+
+/** What archiving one session would replace, read in one snapshot. */
+export interface SessionContents {
+  ref: SessionRef;
+  /** unpinned turn-log rows, oldest first */
+  turns: Turn[];
+  /** unpinned long-term entries of kind turn or summary, oldest first */
+  entries: MemoryEntry[];
+  /** the session's earlier archive, when it was archived before and became active again */
+  previous: MemoryEntry | null;
+  /** ids left alone because they are pinned (in the turn log or the long-term store) */
+  pinned: string[];
+  /** changes whenever any of the above changes: the write re-checks it */
+  fingerprint: string;
+}
+
+export type RunTrigger = 'schedule' | 'manual';
+export type RunOutcome = 'running' | 'done' | 'failed' | 'duplicate';
+
+export interface ArchiveRun {
+  seq: number;
+  run_id: string;
+  trigger: RunTrigger;
+  outcome: RunOutcome;
+  dry_run: boolean;
+  cutoff: string;
+  sessions: number;
+  replaced: number;
+  error: string | null;
+  pid: number;
+  started_at: string;
+  finished_at: string | null;
+}
+
+const TURN_COLUMNS = 'id, user_id, session_id, role, name, content, content_hash, created_at, importance, pinned, metadata';
+const ENTRY_COLUMNS =
+  'id, user_id, session_id, role, name, kind, content, content_hash, importance, pinned, metadata, covers, created_at, updated_at';
+const PROTECTED = `(SELECT id FROM turns WHERE user_id = @user_id AND session_id = @session_id AND pinned = 1
+                    UNION SELECT id FROM entries WHERE user_id = @user_id AND session_id = @session_id AND pinned = 1)`;
+
+/**
+ * The SQL of archival, on the shared SQLite file (archive jobs run on the host that holds it, SPEC
+ * §1). Statements are prepared once. The replacement of a session is one IMMEDIATE transaction that
+ * re-reads the session first, so a turn arriving while the summary was being written aborts it.
+ */
+export class ArchiveStore {
+  private readonly s;
+
+  constructor(private readonly db: Db) {
+    this.s = {
+      candidates: db.prepare(
+        `WITH activity AS (
+           SELECT user_id, session_id, max(created_at) AS last_at FROM (
+             SELECT user_id, session_id, created_at FROM turns
+             UNION ALL SELECT user_id, session_id, created_at FROM entries
+           ) GROUP BY user_id, session_id
+         )
+         SELECT a.user_id, a.session_id, a.last_at FROM activity a
+         WHERE a.last_at < @cutoff AND (@user_id IS NULL OR a.user_id = @user_id) AND (
+           EXISTS (SELECT 1 FROM turns t WHERE t.user_id = a.user_id AND t.session_id = a.session_id AND t.pinned = 0)
+           OR EXISTS (SELECT 1 FROM entries e WHERE e.user_id = a.user_id AND e.session_id = a.session_id AND e.pinned = 0
+                        AND e.kind IN ('turn', 'summary')))
+         ORDER BY a.user_id, a.session_id`,
+      ),
+      lastAt: db.prepare(
+        `SELECT max(created_at) AS last_at FROM (
+           SELECT created_at FROM turns WHERE user_id = @user_id AND session_id = @session_id
+           UNION ALL SELECT created_at FROM entries WHERE user_id = @user_id AND session_id = @session_id)`,
+      ),
+      turns: db.prepare(
+        `SELECT ${TURN_COLUMNS} FROM turns WHERE user_id = @user_id AND session_id = @session_id
+           AND id NOT IN ${PROTECTED} ORDER BY created_at, rowid`,
+      ),
+      entries: db.prepare(
+        `SELECT ${ENTRY_COLUMNS} FROM entries WHERE user_id = @user_id AND session_id = @session_id
+           AND kind IN ('turn', 'summary') AND id NOT IN ${PROTECTED} ORDER BY created_at, rowid`,
+      ),
+      pinned: db.prepare(`SELECT id FROM ${PROTECTED} ORDER BY id`),
+      entry: db.prepare(`SELECT ${ENTRY_COLUMNS} FROM entries WHERE user_id = ? AND id = ?`),
+      deleteEntry: db.prepare('DELETE FROM entries WHERE user_id = ? AND id = ?'),
+      deleteTurn: db.prepare('DELETE FROM turns WHERE user_id = ? AND id = ?'),
+      insertEntry: db.prepare(
+        `INSERT INTO entries (${ENTRY_COLUMNS}) VALUES (@id, @user_id, @session_id, @role, @name, @kind, @content,
+           @content_hash, @importance, @pinned, @metadata, @covers, @created_at, @updated_at)`,
+      ),
+      queueVectorDelete: db.prepare('INSERT OR IGNORE INTO vector_deletes (user_id, id, queued_at) VALUES (?, ?, ?)'),
+      pendingVectorDeletes: db.prepare(
+        `SELECT v.user_id, v.id, (EXISTS (SELECT 1 FROM turns t WHERE t.user_id = v.user_id AND t.id = v.id)
+                   OR EXISTS (SELECT 1 FROM entries e WHERE e.user_id = v.user_id AND e.id = v.id)) AS live
+         FROM vector_deletes v ORDER BY v.queued_at, v.user_id, v.id LIMIT ?`,
+      ),
+      doneVectorDelete: db.prepare('DELETE FROM vector_deletes WHERE user_id = ? AND id = ?'),
+      countVectorDeletes: db.prepare('SELECT count(*) AS n FROM vector_deletes'),
+      archivesAfter: db.prepare(`SELECT ${ENTRY_COLUMNS}, rowid FROM entries WHERE kind = 'archive' AND rowid > ? ORDER BY rowid LIMIT ?`),
+      finishedRun: db.prepare(`SELECT seq FROM archive_runs WHERE run_id = ? AND outcome = 'done' LIMIT 1`),
+      insertRun: db.prepare(
+        `INSERT INTO archive_runs (run_id, trigger, outcome, dry_run, cutoff, pid, started_at, finished_at)
+         VALUES (@run_id, @trigger, @outcome, @dry_run, @cutoff, @pid, @started_at, @finished_at)`,
+      ),
+      finishRun: db.prepare(
+        `UPDATE archive_runs SET outcome = @outcome, sessions = @sessions, replaced = @replaced, error = @error, finished_at = @finished_at
+         WHERE seq = @seq`,
+      ),
+      lastRuns: db.prepare('SELECT * FROM archive_runs ORDER BY seq DESC LIMIT ?'),
+      runsOf: db.prepare("SELECT * FROM archive_runs WHERE run_id LIKE ? ESCAPE '\\' ORDER BY seq"),
+    };
+  }
+
+  /** Sessions whose last turn is older than `cutoff` and that still hold something to archive. */
+  candidates(cutoff: string, userId?: string): SessionRef[] {
+    return this.s.candidates.all({ cutoff, user_id: userId ?? null }) as SessionRef[];
+  }
+
+  contents(ref: SessionRef, previousId: string): SessionContents {
+    const key = { user_id: ref.user_id, session_id: ref.session_id };
+    const turns = (this.s.turns.all(key) as Parameters<typeof rowToTurn>[0][]).map(rowToTurn);
+    const entries = (this.s.entries.all(key) as Parameters<typeof rowToEntry>[0][]).map(rowToEntry);
+    const pinned = (this.s.pinned.all(key) as Array<{ id: string }>).map((r) => r.id);
+    const prevRow = this.s.entry.get(ref.user_id, previousId) as Parameters<typeof rowToEntry>[0] | undefined;
+    const previous = prevRow && prevRow.session_id === ref.session_id && prevRow.kind === 'archive' ? rowToEntry(prevRow) : null;
+    const lastAt = (this.s.lastAt.get(key) as { last_at: string | null }).last_at ?? ref.last_at;
+    const fingerprint = contentHash(
+      JSON.stringify([
+        lastAt,
+        turns.map((t) => [t.id, t.content_hash]),
+        entries.map((e) => [e.id, e.content_hash, e.updated_at]),
+        previous ? [previous.id, previous.content_hash] : null,
+        pinned,
+      ]),
+    );
+    return { ref: { ...ref, last_at: lastAt }, turns, entries, previous, pinned, fingerprint };
+  }
+
+  /**
+   * Replaces what `expected` holds with `archive`, atomically: removes the unpinned turn-log rows and
+   * entries, the earlier archive, writes the new one and queues the removed ids' vectors for deletion.
+   * Returns null (and changes nothing) when the session changed since `expected` was read.
+   */
+  replace(expected: SessionContents, archive: MemoryEntry, cutoff: string): { archive: MemoryEntry; removed: string[] } | null {
+    return this.db
+      .transaction(() => {
+        const now = this.contents(expected.ref, archive.id);
+        if (now.fingerprint !== expected.fingerprint || !(now.ref.last_at < cutoff)) return null;
+        const user = expected.ref.user_id;
+        const removed = new Set<string>();
+        for (const e of expected.entries) if (this.s.deleteEntry.run(user, e.id).changes > 0) removed.add(e.id);
+        for (const t of expected.turns) if (this.s.deleteTurn.run(user, t.id).changes > 0) removed.add(t.id);
+        if (expected.previous) this.s.deleteEntry.run(user, expected.previous.id);
+
+        const final = archive;
+        this.s.insertEntry.run({
+          ...final,
+          pinned: final.pinned ? 1 : 0,
+          metadata: final.metadata ? JSON.stringify(final.metadata) : null,
+          covers: final.covers ? JSON.stringify(final.covers) : null,
+        });
+        const at = Date.now();
+        for (const id of removed) if (id !== final.id) this.s.queueVectorDelete.run(user, id, at);
+        return { archive: final, removed: [...removed] };
+      })
+      .immediate();
+  }
+
+  /** Ids whose vectors are still to be deleted; `live` ones were written again since and must be kept. */
+  pendingVectorDeletes(limit: number): Array<{ user_id: string; id: string; live: boolean }> {
+    return (this.s.pendingVectorDeletes.all(limit) as Array<{ user_id: string; id: string; live: number }>).map((r) => ({ user_id: r.user_id, id: r.id, live: r.live === 1 }));
+  }
+
+  vectorDeletesDone(refs: ReadonlyArray<{ user_id: string; id: string }>): void {
+    this.db.transaction(() => refs.forEach((r) => this.s.doneVectorDelete.run(r.user_id, r.id)))();
+  }
+
+  vectorDeletesPending(): number {
+    return (this.s.countVectorDeletes.get() as { n: number }).n;
+  }
+
+  /** Pages through every archive entry (the sweep that re-enqueues archives missing a vector). */
+  *archives(batch = 500): Generator<MemoryEntry[]> {
+    let after = 0;
+    for (;;) {
+      const rows = this.s.archivesAfter.all(after, batch) as Array<Parameters<typeof rowToEntry>[0] & { rowid: number }>;
+      if (rows.length === 0) return;
+      after = rows[rows.length - 1]!.rowid;
+      yield rows.map(rowToEntry);
+    }
+  }
+
+  /**
+   * Records the start of a run. A scheduled occurrence that already completed is recorded as a
+   * `duplicate` and must not run again (BullMQ runs each occurrence once; this guards retries of a
+   * job whose completion was not acknowledged).
+   */
+  startRun(run: { run_id: string; trigger: RunTrigger; dry_run: boolean; cutoff: string }): { seq: number; duplicate: boolean } {
+    return this.db
+      .transaction(() => {
+        const duplicate = run.trigger === 'schedule' && this.s.finishedRun.get(run.run_id) !== undefined;
+        const now = new Date().toISOString();
+        const info = this.s.insertRun.run({
+          ...run,
+          dry_run: run.dry_run ? 1 : 0,
+          outcome: duplicate ? 'duplicate' : 'running',
+          pid: process.pid,
+          started_at: now,
+          finished_at: duplicate ? now : null,
+        });
+        return { seq: Number(info.lastInsertRowid), duplicate };
+      })
+      .immediate();
+  }
+
+  finishRun(seq: number, r: { outcome: Exclude<RunOutcome, 'running'>; sessions: number; replaced: number; error?: string }): void {
+    this.s.finishRun.run({ seq, outcome: r.outcome, sessions: r.sessions, replaced: r.replaced, error: r.error ?? null, finished_at: new Date().toISOString() });
+  }
+
+  lastRuns(limit = 1): ArchiveRun[] {
+    return (this.s.lastRuns.all(limit) as Array<Omit<ArchiveRun, 'dry_run'> & { dry_run: number }>).map((r) => ({ ...r, dry_run: r.dry_run === 1 }));
+  }
+
+  /** Runs whose id starts with `prefix` (tests and inspection of one scheduler's occurrences). */
+  runsOf(prefix: string): ArchiveRun[] {
+    const like = `${prefix.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+    return (this.s.runsOf.all(like) as Array<
+      Omit<ArchiveRun, 'dry_run'> & { dry_run: number }
+    >).map((r) => ({ ...r, dry_run: r.dry_run === 1 }));
+  }
+}

@@ -1,0 +1,322 @@
+import type { MemoryEntry } from '../../domain/entry.js';
+import { queryTerms } from '../../retrieval/query-terms.js';
+import type { EntryPatch, ListOptions, LongTermStore, MemoryRef, PruneCriteria, TextHit } from '../../ports/long-term.js';
+import type { Db } from './db.js';
+import { TransactionBatcher } from './transaction-batcher.js';
+import { contentHash } from '../../domain/hash.js';
+
+interface EntryRow {
+  id: string;
+  user_id: string;
+  session_id: string;
+  role: MemoryEntry['role'];
+  name: string | null;
+  kind: MemoryEntry['kind'];
+  content: string;
+  content_hash: string;
+  importance: number;
+  pinned: number;
+  metadata: string | null;
+  covers: string | null;
+  created_at: string;
+  updated_at: string;
+}
+
+const COLUMNS =
+  'id, user_id, session_id, role, name, kind, content, content_hash, importance, pinned, metadata, covers, created_at, updated_at';
+
+export function rowToEntry(r: EntryRow): MemoryEntry {
+  return {
+    id: r.id,
+    user_id: r.user_id,
+    session_id: r.session_id,
+    role: r.role,
+    name: r.name,
+    kind: r.kind,
+    content: r.content,
+    content_hash: r.content_hash,
+    importance: r.importance,
+    pinned: r.pinned === 1,
+    metadata: r.metadata ? (JSON.parse(r.metadata) as Record<string, unknown>) : null,
+    covers: r.covers ? (JSON.parse(r.covers) as string[]) : null,
+    created_at: r.created_at,
+    updated_at: r.updated_at,
+  };
+}
+
+/** `%`, `_` and `\` in user text match themselves in a LIKE pattern with ESCAPE '\'. */
+export function likePattern(q: string): string {
+  return `%${q.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+}
+
+/** Stored times are canonical ISO strings (Date#toISOString), so a range compares as text. */
+function createdRange(o: ListOptions): { from: string | null; before: string | null } {
+  return {
+    from: o.createdFrom === undefined ? null : new Date(o.createdFrom).toISOString(),
+    before: o.createdBefore === undefined ? null : new Date(o.createdBefore).toISOString(),
+  };
+}
+
+/** A word in at least this many of a user's entries is "common" for that user (see matchFor). */
+export const COMMON_TERM_DOCS = 2000;
+const DF_CACHE_SIZE = 10_000;
+/** matches FTS5 ranks alone before their rows are read (see `ranked`) */
+const RANKED_POOL = 128;
+const DF_CACHE_MS = 60_000;
+
+/** A quoted FTS5 string: user text is never read as query syntax. */
+function ftsString(text: string): string {
+  return `"${text.replace(/"/g, '""')}"`;
+}
+
+/**
+ * The WHERE clause of a prune over `entries` or `turns` (same column names): unpinned rows matching
+ * every criterion given. No criterion prunes nothing rather than everything (the user alone is a
+ * scope, not a criterion). A turn not yet scored (importance NULL) is never "below" anything.
+ */
+export function pruneWhere(c: PruneCriteria): { where: string; params: Record<string, unknown> } | null {
+  if (c.olderThanDays === undefined && c.belowImportance === undefined && c.sessionId === undefined) return null;
+  const where = ['pinned = 0'];
+  const params: Record<string, unknown> = {};
+  if (c.userId !== undefined) (where.push('user_id = @user_id'), (params.user_id = c.userId));
+  if (c.sessionId !== undefined) (where.push('session_id = @session_id'), (params.session_id = c.sessionId));
+  if (c.olderThanDays !== undefined) {
+    where.push('created_at < @cutoff');
+    params.cutoff = new Date(Date.now() - c.olderThanDays * 86_400_000).toISOString();
+  }
+  if (c.belowImportance !== undefined) (where.push('importance < @below'), (params.below = c.belowImportance));
+  return { where: where.join(' AND '), params };
+}
+
+/** Long-term store on the shared SQLite file. Statements are prepared once, at construction. */
+export class SqliteLongTermStore implements LongTermStore {
+  private readonly s;
+  /** `rowsOf` statements by how many rowids they take */
+  private readonly byRowids = new Map<number, ReturnType<Db['prepare']>>();
+  private readonly dfCache = new Map<string, { n: number; until: number }>();
+
+  constructor(
+    private readonly db: Db,
+    /** shared with the turn log, so a persist job's entry and its bookkeeping commit together */
+    readonly writes: TransactionBatcher = new TransactionBatcher(db),
+  ) {
+    this.s = {
+      insert: db.prepare(
+        `INSERT INTO entries (${COLUMNS}) VALUES (@id, @user_id, @session_id, @role, @name, @kind, @content,
+           @content_hash, @importance, @pinned, @metadata, @covers, @created_at, @updated_at)
+         ON CONFLICT DO NOTHING`,
+      ),
+      get: db.prepare(`SELECT ${COLUMNS} FROM entries WHERE user_id = ? AND id = ?`),
+      turnHolds: db.prepare('SELECT 1 FROM turns WHERE user_id = ? AND id = ? AND content_hash = ?').pluck(),
+      // weights: content 1, participant name 2, owner 0 (the owner column only narrows the match)
+      fts: db.prepare(
+        `SELECT ${COLUMNS.split(', ').map((c) => `e.${c}`).join(', ')}, -bm25(entries_fts, 1.0, 2.0, 0.0) AS rank
+         FROM entries_fts JOIN entries e ON e.rowid = entries_fts.rowid
+         WHERE entries_fts MATCH @match AND e.user_id = @user_id AND (@session_id IS NULL OR e.session_id = @session_id)
+           AND (@from IS NULL OR e.created_at >= @from) AND (@before IS NULL OR e.created_at < @before)
+         ORDER BY bm25(entries_fts, 1.0, 2.0, 0.0) LIMIT @limit`,
+      ),
+      // the best-ranked matches of every user, no table read: the first step of `ranked`
+      ftsTop: db.prepare('SELECT rowid, bm25(entries_fts, 1.0, 2.0, 0.0) AS r FROM entries_fts WHERE entries_fts MATCH ? ORDER BY r LIMIT ?').raw(),
+      cappedCount: db.prepare('SELECT count(*) AS n FROM (SELECT 1 FROM entries_fts WHERE entries_fts MATCH ? LIMIT ?)'),
+      like: db.prepare(
+        `SELECT ${COLUMNS} FROM entries
+         WHERE user_id = @user_id AND (@session_id IS NULL OR session_id = @session_id)
+           AND (content LIKE @pattern ESCAPE '\\' OR coalesce(name, '') LIKE @pattern ESCAPE '\\')
+         ORDER BY created_at DESC LIMIT @limit`,
+      ),
+      recent: db.prepare(
+        `SELECT ${COLUMNS} FROM entries
+         WHERE user_id = @user_id AND (@session_id IS NULL OR session_id = @session_id)
+           AND (@from IS NULL OR created_at >= @from) AND (@before IS NULL OR created_at < @before)
+         ORDER BY created_at DESC, rowid DESC LIMIT @limit`,
+      ),
+      update: db.prepare(
+        `UPDATE entries SET content = coalesce(@content, content), content_hash = coalesce(@content_hash, content_hash),
+           importance = coalesce(@importance, importance), pinned = coalesce(@pinned, pinned), updated_at = @updated_at
+         WHERE user_id = @user_id AND id = @id`,
+      ),
+      delete: db.prepare('DELETE FROM entries WHERE user_id = ? AND id = ?'),
+      deleteUser: db.prepare('DELETE FROM entries WHERE user_id = @user_id AND (@session_id IS NULL OR session_id = @session_id) RETURNING id'),
+      count: db.prepare('SELECT count(*) AS n FROM entries'),
+      countUser: db.prepare('SELECT count(*) AS n FROM entries WHERE user_id = ?'),
+      scan: db.prepare(`SELECT ${COLUMNS}, rowid FROM entries WHERE rowid > ? ORDER BY rowid LIMIT ?`),
+    };
+  }
+
+  upsert(entries: readonly MemoryEntry[]): Promise<string[]> {
+    return this.writes.run(() => this.upsertSync(entries));
+  }
+
+  /** Synchronous form, for callers that write in the same transaction as other tables. */
+  upsertSync(entries: readonly MemoryEntry[]): string[] {
+    const written: string[] = [];
+    this.db.transaction(() => {
+      for (const e of entries) if (this.insert(e)) written.push(e.id);
+    })();
+    return written;
+  }
+
+  persistTurn(entry: MemoryEntry): Promise<boolean> {
+    // the check and the write in one transaction (the batcher's): a delete or edit of the turn commits
+    // wholly before it (nothing is written) or wholly after (and then removes this entry too)
+    return this.writes.run(() => {
+      if (!this.s.turnHolds.get(entry.user_id, entry.id, entry.content_hash)) return false;
+      this.insert(entry);
+      return true;
+    });
+  }
+
+  private insert(e: MemoryEntry): boolean {
+    const info = this.s.insert.run({
+      ...e,
+      pinned: e.pinned ? 1 : 0,
+      metadata: e.metadata ? JSON.stringify(e.metadata) : null,
+      covers: e.covers ? JSON.stringify(e.covers) : null,
+    });
+    return info.changes > 0;
+  }
+
+  async get(userId: string, id: string): Promise<MemoryEntry | null> {
+    return this.getSync(userId, id);
+  }
+
+  getSync(userId: string, id: string): MemoryEntry | null {
+    const row = this.s.get.get(userId, id) as EntryRow | undefined;
+    return row ? rowToEntry(row) : null;
+  }
+
+  async searchText(userId: string, query: string, o: ListOptions): Promise<TextHit[]> {
+    const match = this.matchFor(userId, query);
+    if (!match) return [];
+    const plain = o.sessionId === undefined && o.createdFrom === undefined && o.createdBefore === undefined;
+    const fast = plain ? this.ranked(userId, match, o.limit) : null;
+    if (fast) return fast;
+    const rows = this.s.fts.all({ match, user_id: userId, session_id: o.sessionId ?? null, ...createdRange(o), limit: o.limit }) as Array<
+      EntryRow & { rank: number }
+    >;
+    return rows.map((r) => ({ entry: rowToEntry(r), bm25: r.rank }));
+  }
+
+  /**
+   * The same answer as the joined `fts` statement, for a search with no filter but the owner, at
+   * about half its cost: FTS5 ranks its matches alone and returns the best `RANKED_POOL` rowids, and
+   * only those rows are read from `entries` (the joined form reads the row of every match before
+   * sorting). Exact whenever the pool holds `limit` of the owner's rows — no row of the owner outside
+   * it can rank above them — or holds every match; otherwise null, and the caller runs the joined form.
+   */
+  private ranked(userId: string, match: string, limit: number): TextHit[] | null {
+    const pool = Math.max(RANKED_POOL, limit * 4);
+    const top = this.s.ftsTop.all(match, pool) as Array<[number, number]>;
+    if (top.length === 0) return [];
+    const rows = this.rowsOf(top.map(([rowid]) => rowid));
+    const hits: TextHit[] = [];
+    for (const [rowid, r] of top) {
+      const row = rows.get(rowid);
+      if (!row || row.user_id !== userId) continue;
+      hits.push({ entry: rowToEntry(row), bm25: -r });
+      if (hits.length === limit) return hits;
+    }
+    return top.length < pool ? hits : null;
+  }
+
+  /** entries by rowid, in one statement */
+  private rowsOf(rowids: readonly number[]): Map<number, EntryRow> {
+    let st = this.byRowids.get(rowids.length);
+    if (!st) {
+      st = this.db.prepare(`SELECT rowid AS rowid_, ${COLUMNS} FROM entries WHERE rowid IN (${rowids.map(() => '?').join(', ')})`);
+      if (this.byRowids.size < 64) this.byRowids.set(rowids.length, st);
+    }
+    const out = new Map<number, EntryRow>();
+    for (const row of st.all(rowids) as Array<EntryRow & { rowid_: number }>) out.set(row.rowid_, row);
+    return out;
+  }
+
+  /**
+   * The MATCH expression of a user's query. FTS5 scores every posting of every query word before SQL
+   * can filter by owner, so:
+   * - a user with few entries: the owner's postings AND any of the words — FTS5 intersects the lists
+   *   and never touches other users' postings of a common word;
+   * - a user with many (≥ COMMON_TERM_DOCS) entries: the owner clause narrows little, so instead the
+   *   words found in COMMON_TERM_DOCS or more entries are dropped while a rarer word remains. Scoring
+   *   every entry that holds a near-ubiquitous word costs tens of milliseconds and changes little of
+   *   the ranking (its IDF is small), which the rarer words decide.
+   */
+  private matchFor(userId: string, query: string): string {
+    const terms = queryTerms(query).map(ftsString);
+    if (terms.length === 0) return '';
+    const owner = /[\p{L}\p{N}]/u.test(userId) ? `user_id : ${ftsString(userId)}` : null;
+    if (owner && this.docsCapped(owner) < COMMON_TERM_DOCS) return `${owner} AND (${terms.join(' OR ')})`;
+    const rarer = terms.length > 1 ? terms.filter((t) => this.docsCapped(t) < COMMON_TERM_DOCS) : terms;
+    return (rarer.length > 0 ? rarer : terms).join(' OR ');
+  }
+
+  /** min(documents matching, COMMON_TERM_DOCS), cached briefly: a capped count costs ~0.1 ms */
+  private docsCapped(match: string): number {
+    const now = Date.now();
+    const hit = this.dfCache.get(match);
+    if (hit && hit.until > now) return hit.n;
+    const { n } = this.s.cappedCount.get(match, COMMON_TERM_DOCS) as { n: number };
+    if (this.dfCache.size >= DF_CACHE_SIZE) this.dfCache.clear();
+    this.dfCache.set(match, { n, until: now + DF_CACHE_MS });
+    return n;
+  }
+
+  async searchSubstring(userId: string, q: string, o: ListOptions): Promise<MemoryEntry[]> {
+    const rows = this.s.like.all({ user_id: userId, session_id: o.sessionId ?? null, pattern: likePattern(q), limit: o.limit });
+    return (rows as EntryRow[]).map(rowToEntry);
+  }
+
+  async recent(userId: string, o: ListOptions): Promise<MemoryEntry[]> {
+    const rows = this.s.recent.all({ user_id: userId, session_id: o.sessionId ?? null, ...createdRange(o), limit: o.limit });
+    return (rows as EntryRow[]).map(rowToEntry);
+  }
+
+  async update(userId: string, id: string, patch: EntryPatch): Promise<MemoryEntry | null> {
+    const info = this.s.update.run({
+      user_id: userId,
+      id,
+      content: patch.content ?? null,
+      content_hash: patch.content === undefined ? null : contentHash(patch.content),
+      importance: patch.importance ?? null,
+      pinned: patch.pinned === undefined ? null : patch.pinned ? 1 : 0,
+      updated_at: new Date().toISOString(),
+    });
+    return info.changes > 0 ? this.getSync(userId, id) : null;
+  }
+
+  async delete(userId: string, ids: readonly string[]): Promise<number> {
+    let n = 0;
+    this.db.transaction(() => {
+      for (const id of ids) n += this.s.delete.run(userId, id).changes;
+    })();
+    return n;
+  }
+
+  async prune(c: PruneCriteria): Promise<MemoryRef[]> {
+    const q = pruneWhere(c);
+    if (!q) return [];
+    return this.db.prepare(`DELETE FROM entries WHERE ${q.where} RETURNING user_id, id, session_id`).all(q.params) as MemoryRef[];
+  }
+
+  async deleteWhere(userId: string, sessionId?: string): Promise<string[]> {
+    const rows = this.s.deleteUser.all({ user_id: userId, session_id: sessionId ?? null }) as Array<{ id: string }>;
+    return rows.map((r) => r.id);
+  }
+
+  async count(userId?: string): Promise<number> {
+    const row = (userId === undefined ? this.s.count.get() : this.s.countUser.get(userId)) as { n: number };
+    return row.n;
+  }
+
+  /** Pages through every entry of every user in insertion order (memory reindex). */
+  *scan(batch = 1000): Generator<MemoryEntry[]> {
+    let after = 0;
+    for (;;) {
+      const rows = this.s.scan.all(after, batch) as Array<EntryRow & { rowid: number }>;
+      if (rows.length === 0) return;
+      after = rows[rows.length - 1]!.rowid;
+      yield rows.map(rowToEntry);
+    }
+  }
+}

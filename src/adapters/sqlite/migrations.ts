@@ -1,0 +1,330 @@
+/**
+ * Versioned schema migrations of the SQLite file, applied in order inside one transaction each;
+ * `PRAGMA user_version` records the last one applied. Never edit a released migration: add one.
+ */
+export const MIGRATIONS: ReadonlyArray<{ version: number; name: string; sql: string }> = [
+  {
+    version: 1,
+    name: 'turn log, long-term entries with FTS5, embedded vectors',
+    sql: `
+      -- The turn log: every accepted turn, durable before it is acknowledged (the outbox).
+      CREATE TABLE turns (
+        id            TEXT PRIMARY KEY,
+        user_id       TEXT NOT NULL,
+        session_id    TEXT NOT NULL,
+        role          TEXT NOT NULL,
+        name          TEXT,
+        content       TEXT NOT NULL,
+        content_hash  TEXT NOT NULL,
+        created_at    TEXT NOT NULL,
+        importance    REAL,
+        pinned        INTEGER NOT NULL DEFAULT 0,
+        metadata      TEXT,
+        accepted_at   INTEGER NOT NULL,
+        embedded_with TEXT,
+        persisted_at  INTEGER
+      ) STRICT;
+      CREATE INDEX turns_user_session ON turns (user_id, session_id, created_at);
+      CREATE INDEX turns_pending_embed ON turns (accepted_at) WHERE embedded_with IS NULL;
+      CREATE INDEX turns_pending_persist ON turns (accepted_at) WHERE persisted_at IS NULL;
+
+      CREATE TABLE entries (
+        id           TEXT PRIMARY KEY,
+        user_id      TEXT NOT NULL,
+        session_id   TEXT NOT NULL,
+        role         TEXT NOT NULL,
+        name         TEXT,
+        kind         TEXT NOT NULL CHECK (kind IN ('turn', 'summary', 'archive')),
+        content      TEXT NOT NULL,
+        content_hash TEXT NOT NULL,
+        importance   REAL NOT NULL,
+        pinned       INTEGER NOT NULL DEFAULT 0,
+        metadata     TEXT,
+        covers       TEXT,
+        created_at   TEXT NOT NULL,
+        updated_at   TEXT NOT NULL,
+        UNIQUE (user_id, content_hash)
+      ) STRICT;
+      CREATE INDEX entries_user_created ON entries (user_id, created_at);
+      CREATE INDEX entries_user_session ON entries (user_id, session_id, created_at);
+
+      CREATE VIRTUAL TABLE entries_fts USING fts5(
+        content, name, content='entries', content_rowid='rowid', tokenize='porter unicode61 remove_diacritics 2'
+      );
+      CREATE TRIGGER entries_ai AFTER INSERT ON entries BEGIN
+        INSERT INTO entries_fts (rowid, content, name) VALUES (new.rowid, new.content, coalesce(new.name, ''));
+      END;
+      CREATE TRIGGER entries_ad AFTER DELETE ON entries BEGIN
+        INSERT INTO entries_fts (entries_fts, rowid, content, name) VALUES ('delete', old.rowid, old.content, coalesce(old.name, ''));
+      END;
+      CREATE TRIGGER entries_au AFTER UPDATE OF content, name ON entries BEGIN
+        INSERT INTO entries_fts (entries_fts, rowid, content, name) VALUES ('delete', old.rowid, old.content, coalesce(old.name, ''));
+        INSERT INTO entries_fts (rowid, content, name) VALUES (new.rowid, new.content, coalesce(new.name, ''));
+      END;
+
+      -- Embedded semantic tier: one row per (memory, embedder); vectors are little-endian float32.
+      CREATE TABLE vectors (
+        id           TEXT NOT NULL,
+        embedder     TEXT NOT NULL,
+        dim          INTEGER NOT NULL,
+        user_id      TEXT NOT NULL,
+        session_id   TEXT NOT NULL,
+        role         TEXT NOT NULL,
+        name         TEXT,
+        kind         TEXT NOT NULL,
+        content      TEXT NOT NULL,
+        content_hash TEXT NOT NULL,
+        created_at   TEXT NOT NULL,
+        vector       BLOB NOT NULL,
+        PRIMARY KEY (id, embedder)
+      ) STRICT;
+      CREATE INDEX vectors_embedder_user ON vectors (embedder, user_id);
+    `,
+  },
+  {
+    version: 2,
+    name: 'archival run log, vector-delete outbox, FTS secure delete',
+    sql: `
+      -- One row per invocation of the archive processor (scheduled or by hand): doctor shows the last
+      -- run, and a second invocation of the same scheduled occurrence is visible (and skipped).
+      CREATE TABLE archive_runs (
+        seq         INTEGER PRIMARY KEY,
+        run_id      TEXT NOT NULL,
+        trigger     TEXT NOT NULL CHECK (trigger IN ('schedule', 'manual')),
+        outcome     TEXT NOT NULL CHECK (outcome IN ('running', 'done', 'failed', 'duplicate')),
+        dry_run     INTEGER NOT NULL,
+        cutoff      TEXT NOT NULL,
+        sessions    INTEGER NOT NULL DEFAULT 0,
+        replaced    INTEGER NOT NULL DEFAULT 0,
+        error       TEXT,
+        pid         INTEGER NOT NULL,
+        started_at  TEXT NOT NULL,
+        finished_at TEXT
+      ) STRICT;
+      CREATE INDEX archive_runs_run ON archive_runs (run_id);
+
+      -- Ids whose vectors must go, written in the same transaction that removes their rows, so a
+      -- vector backend that fails (Qdrant down) is retried instead of leaving searchable orphans.
+      CREATE TABLE vector_deletes (
+        id        TEXT PRIMARY KEY,
+        queued_at INTEGER NOT NULL
+      ) STRICT;
+
+      -- Deleted text leaves the full-text index at once instead of lingering in old segments until a
+      -- merge: erasure (memory forget) must not leave a user's words in the file.
+      INSERT INTO entries_fts (entries_fts, rank) VALUES ('secure-delete', 1);
+    `,
+  },
+  {
+    version: 3,
+    name: 'vector change log for the embedded index',
+    sql: `
+      -- Every write to vectors, logged by triggers in the writer's transaction: each process's
+      -- in-memory index replays "seq > last seen" to see the other processes' writes without a
+      -- reload (src/adapters/embedded/change-log.ts). AUTOINCREMENT: a seq is never reused.
+      CREATE TABLE vector_changes (
+        seq      INTEGER PRIMARY KEY AUTOINCREMENT,
+        id       TEXT NOT NULL,
+        embedder TEXT NOT NULL,
+        op       TEXT NOT NULL CHECK (op IN ('upsert', 'delete'))
+      ) STRICT;
+      -- The log keeps its newest rows only; a reader behind pruned_through reloads.
+      CREATE TABLE vector_changes_state (
+        one            INTEGER PRIMARY KEY CHECK (one = 1),
+        pruned_through INTEGER NOT NULL
+      ) STRICT;
+      INSERT INTO vector_changes_state (one, pruned_through) VALUES (1, 0);
+      CREATE TRIGGER vectors_log_insert AFTER INSERT ON vectors BEGIN
+        INSERT INTO vector_changes (id, embedder, op) VALUES (new.id, new.embedder, 'upsert');
+      END;
+      CREATE TRIGGER vectors_log_update AFTER UPDATE ON vectors BEGIN
+        INSERT INTO vector_changes (id, embedder, op)
+          SELECT old.id, old.embedder, 'delete' WHERE old.id IS NOT new.id OR old.embedder IS NOT new.embedder;
+        INSERT INTO vector_changes (id, embedder, op) VALUES (new.id, new.embedder, 'upsert');
+      END;
+      CREATE TRIGGER vectors_log_delete AFTER DELETE ON vectors BEGIN
+        INSERT INTO vector_changes (id, embedder, op) VALUES (old.id, old.embedder, 'delete');
+      END;
+    `,
+  },
+  {
+    version: 4,
+    name: 'erasure signals between the processes sharing the file',
+    sql: `
+      -- One row per erasure (forget, clear): a process holding state of its own (an in-process
+      -- short-term store or queue, as \`serve\` without Redis does) sees erasures run by another process
+      -- (the CLI) and erases its copy too (src/memory/forget.ts). Rows live for minutes, then go.
+      -- user_id NULL: every user (clear --all).
+      CREATE TABLE erasures (
+        seq        INTEGER PRIMARY KEY,
+        user_id    TEXT,
+        session_id TEXT,
+        pid        INTEGER NOT NULL,
+        at         INTEGER NOT NULL
+      ) STRICT;
+    `,
+  },
+  {
+    version: 5,
+    name: 'FTS index carries the owner, so a text query reads only the user\'s postings',
+    // FTS5 matches a term across every user before SQL can filter by owner: a word common in the
+    // whole store cost tens of milliseconds for a user who has it twice. With the owner as an indexed
+    // column, `user_id : "u" AND (...)` lets FTS5 intersect posting lists instead. (The owner column
+    // is weighted 0 in bm25(); the SQL filter on entries.user_id stays the authority.)
+    sql: `
+      DROP TRIGGER entries_ai;
+      DROP TRIGGER entries_ad;
+      DROP TRIGGER entries_au;
+      DROP TABLE entries_fts;
+      CREATE VIRTUAL TABLE entries_fts USING fts5(
+        content, name, user_id, content='entries', content_rowid='rowid', tokenize='porter unicode61 remove_diacritics 2'
+      );
+      INSERT INTO entries_fts (entries_fts, rank) VALUES ('secure-delete', 1);
+      CREATE TRIGGER entries_ai AFTER INSERT ON entries BEGIN
+        INSERT INTO entries_fts (rowid, content, name, user_id) VALUES (new.rowid, new.content, coalesce(new.name, ''), new.user_id);
+      END;
+      CREATE TRIGGER entries_ad AFTER DELETE ON entries BEGIN
+        INSERT INTO entries_fts (entries_fts, rowid, content, name, user_id) VALUES ('delete', old.rowid, old.content, coalesce(old.name, ''), old.user_id);
+      END;
+      CREATE TRIGGER entries_au AFTER UPDATE OF content, name, user_id ON entries BEGIN
+        INSERT INTO entries_fts (entries_fts, rowid, content, name, user_id) VALUES ('delete', old.rowid, old.content, coalesce(old.name, ''), old.user_id);
+        INSERT INTO entries_fts (rowid, content, name, user_id) VALUES (new.rowid, new.content, coalesce(new.name, ''), new.user_id);
+      END;
+      INSERT INTO entries_fts (entries_fts) VALUES ('rebuild');
+    `,
+  },
+  {
+    version: 6,
+    name: 'memory ids scoped to their user; generated ids in their own namespace; equal text under two ids',
+    // A client id means "this user's memory with that key": every key becomes (user_id, id), so two users
+    // may use the same id and no write of one can collide with (or reveal) another's. Generated ids
+    // (summaries, archives) take a "~" that client ids may not hold, so no client can claim one.
+    // Tables are rebuilt keeping their rowids: the FTS index (content_rowid) stays valid as it is.
+    // (user_id, content_hash) is no longer unique: equal text under a new id is its own memory.
+    sql: `
+      CREATE TABLE turns_v6 (
+        id            TEXT NOT NULL,
+        user_id       TEXT NOT NULL,
+        session_id    TEXT NOT NULL,
+        role          TEXT NOT NULL,
+        name          TEXT,
+        content       TEXT NOT NULL,
+        content_hash  TEXT NOT NULL,
+        created_at    TEXT NOT NULL,
+        importance    REAL,
+        pinned        INTEGER NOT NULL DEFAULT 0,
+        metadata      TEXT,
+        accepted_at   INTEGER NOT NULL,
+        embedded_with TEXT,
+        persisted_at  INTEGER,
+        PRIMARY KEY (user_id, id)
+      ) STRICT;
+      INSERT INTO turns_v6 (rowid, id, user_id, session_id, role, name, content, content_hash, created_at, importance, pinned,
+                            metadata, accepted_at, embedded_with, persisted_at)
+        SELECT rowid, id, user_id, session_id, role, name, content, content_hash, created_at, importance, pinned,
+               metadata, accepted_at, embedded_with, persisted_at FROM turns;
+      DROP TABLE turns;
+      ALTER TABLE turns_v6 RENAME TO turns;
+      CREATE INDEX turns_user_session ON turns (user_id, session_id, created_at);
+      CREATE INDEX turns_pending_embed ON turns (accepted_at) WHERE embedded_with IS NULL;
+      CREATE INDEX turns_pending_persist ON turns (accepted_at) WHERE persisted_at IS NULL;
+
+      CREATE TABLE entries_v6 (
+        id           TEXT NOT NULL,
+        user_id      TEXT NOT NULL,
+        session_id   TEXT NOT NULL,
+        role         TEXT NOT NULL,
+        name         TEXT,
+        kind         TEXT NOT NULL CHECK (kind IN ('turn', 'summary', 'archive')),
+        content      TEXT NOT NULL,
+        content_hash TEXT NOT NULL,
+        importance   REAL NOT NULL,
+        pinned       INTEGER NOT NULL DEFAULT 0,
+        metadata     TEXT,
+        covers       TEXT,
+        created_at   TEXT NOT NULL,
+        updated_at   TEXT NOT NULL,
+        PRIMARY KEY (user_id, id)
+      ) STRICT;
+      INSERT INTO entries_v6 (rowid, id, user_id, session_id, role, name, kind, content, content_hash, importance, pinned,
+                              metadata, covers, created_at, updated_at)
+        SELECT rowid,
+               CASE WHEN kind = 'summary' AND id LIKE 'summary-%' THEN 'summary~' || substr(id, 9)
+                    WHEN kind = 'archive' AND id LIKE 'archive-%' THEN 'archive~' || substr(id, 9)
+                    ELSE id END,
+               user_id, session_id, role, name, kind, content, content_hash, importance, pinned, metadata,
+               CASE WHEN kind = 'archive' THEN replace(covers, '"summary-', '"summary~') ELSE covers END,
+               created_at, updated_at FROM entries;
+      DROP TABLE entries;
+      ALTER TABLE entries_v6 RENAME TO entries;
+      CREATE INDEX entries_user_created ON entries (user_id, created_at);
+      CREATE INDEX entries_user_session ON entries (user_id, session_id, created_at);
+      CREATE INDEX entries_user_hash ON entries (user_id, content_hash);
+      CREATE TRIGGER entries_ai AFTER INSERT ON entries BEGIN
+        INSERT INTO entries_fts (rowid, content, name, user_id) VALUES (new.rowid, new.content, coalesce(new.name, ''), new.user_id);
+      END;
+      CREATE TRIGGER entries_ad AFTER DELETE ON entries BEGIN
+        INSERT INTO entries_fts (entries_fts, rowid, content, name, user_id) VALUES ('delete', old.rowid, old.content, coalesce(old.name, ''), old.user_id);
+      END;
+      CREATE TRIGGER entries_au AFTER UPDATE OF content, name, user_id ON entries BEGIN
+        INSERT INTO entries_fts (entries_fts, rowid, content, name, user_id) VALUES ('delete', old.rowid, old.content, coalesce(old.name, ''), old.user_id);
+        INSERT INTO entries_fts (rowid, content, name, user_id) VALUES (new.rowid, new.content, coalesce(new.name, ''), new.user_id);
+      END;
+
+      CREATE TABLE vectors_v6 (
+        id           TEXT NOT NULL,
+        embedder     TEXT NOT NULL,
+        dim          INTEGER NOT NULL,
+        user_id      TEXT NOT NULL,
+        session_id   TEXT NOT NULL,
+        role         TEXT NOT NULL,
+        name         TEXT,
+        kind         TEXT NOT NULL,
+        content      TEXT NOT NULL,
+        content_hash TEXT NOT NULL,
+        created_at   TEXT NOT NULL,
+        vector       BLOB NOT NULL,
+        PRIMARY KEY (user_id, id, embedder)
+      ) STRICT;
+      INSERT INTO vectors_v6 (rowid, id, embedder, dim, user_id, session_id, role, name, kind, content, content_hash, created_at, vector)
+        SELECT rowid,
+               CASE WHEN kind = 'summary' AND id LIKE 'summary-%' THEN 'summary~' || substr(id, 9)
+                    WHEN kind = 'archive' AND id LIKE 'archive-%' THEN 'archive~' || substr(id, 9)
+                    ELSE id END,
+               embedder, dim, user_id, session_id, role, name, kind, content, content_hash, created_at, vector FROM vectors;
+      DROP TABLE vectors;
+      ALTER TABLE vectors_v6 RENAME TO vectors;
+      CREATE INDEX vectors_embedder_user ON vectors (embedder, user_id);
+
+      -- the change log names (user, id) from now on; readers reload once instead of replaying old rows
+      DELETE FROM vector_changes;
+      ALTER TABLE vector_changes ADD COLUMN user_id TEXT NOT NULL DEFAULT '';
+      UPDATE vector_changes_state SET pruned_through = coalesce((SELECT seq FROM sqlite_sequence WHERE name = 'vector_changes'), 0);
+      CREATE TRIGGER vectors_log_insert AFTER INSERT ON vectors BEGIN
+        INSERT INTO vector_changes (user_id, id, embedder, op) VALUES (new.user_id, new.id, new.embedder, 'upsert');
+      END;
+      CREATE TRIGGER vectors_log_update AFTER UPDATE ON vectors BEGIN
+        INSERT INTO vector_changes (user_id, id, embedder, op)
+          SELECT old.user_id, old.id, old.embedder, 'delete'
+          WHERE old.id IS NOT new.id OR old.embedder IS NOT new.embedder OR old.user_id IS NOT new.user_id;
+        INSERT INTO vector_changes (user_id, id, embedder, op) VALUES (new.user_id, new.id, new.embedder, 'upsert');
+      END;
+      CREATE TRIGGER vectors_log_delete AFTER DELETE ON vectors BEGIN
+        INSERT INTO vector_changes (user_id, id, embedder, op) VALUES (old.user_id, old.id, old.embedder, 'delete');
+      END;
+
+      -- pending vector deletes name their owner; one whose owner no local vector tells is kept for every
+      -- owner it had (doctor lists what is left)
+      CREATE TABLE vector_deletes_v6 (
+        user_id   TEXT NOT NULL,
+        id        TEXT NOT NULL,
+        queued_at INTEGER NOT NULL,
+        PRIMARY KEY (user_id, id)
+      ) STRICT;
+      INSERT OR IGNORE INTO vector_deletes_v6 (user_id, id, queued_at)
+        SELECT v.user_id, d.id, d.queued_at FROM vector_deletes d JOIN vectors v ON v.id = d.id;
+      DROP TABLE vector_deletes;
+      ALTER TABLE vector_deletes_v6 RENAME TO vector_deletes;
+    `,
+  },
+];

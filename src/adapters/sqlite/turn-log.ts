@@ -1,0 +1,248 @@
+import type { Turn } from '../../domain/turn.js';
+import { ContentConflictError } from '../../errors.js';
+import type { MemoryRef, PruneCriteria } from '../../ports/long-term.js';
+import type { Db } from './db.js';
+import { pruneWhere } from './long-term.js';
+import { TransactionBatcher } from './transaction-batcher.js';
+
+interface TurnRow {
+  id: string;
+  user_id: string;
+  session_id: string;
+  role: Turn['role'];
+  name: string | null;
+  content: string;
+  content_hash: string;
+  created_at: string;
+  importance: number | null;
+  pinned: number;
+  metadata: string | null;
+}
+
+const COLUMNS = 'id, user_id, session_id, role, name, content, content_hash, created_at, importance, pinned, metadata';
+
+export function rowToTurn(r: TurnRow): Turn {
+  return {
+    id: r.id,
+    user_id: r.user_id,
+    session_id: r.session_id,
+    role: r.role,
+    name: r.name,
+    content: r.content,
+    content_hash: r.content_hash,
+    created_at: r.created_at,
+    importance: r.importance,
+    pinned: r.pinned === 1,
+    metadata: r.metadata ? (JSON.parse(r.metadata) as Record<string, unknown>) : null,
+  };
+}
+
+/** A re-send is the same turn when everything the client said is the same (a missing created_at is "now" each time). */
+function sameTurn(held: Pick<Turn, 'session_id' | 'role' | 'name' | 'content'>, t: Turn): boolean {
+  return held.session_id === t.session_id && held.role === t.role && (held.name ?? null) === (t.name ?? null) && held.content === t.content;
+}
+
+export interface AppendResult {
+  /** turns written now */
+  accepted: Turn[];
+  /** ids already in the log for the same user (a retried write): stored once */
+  duplicates: string[];
+}
+
+/**
+ * The turn log: the durable record of every accepted turn and the outbox of its jobs. A turn is
+ * appended before it is acknowledged; `embedded_with` and `persisted_at` record which jobs have
+ * completed, so unfinished ones can be re-enqueued after any crash.
+ */
+export class TurnLog {
+  private readonly s;
+
+  constructor(
+    private readonly db: Db,
+    /** batches the jobs' bookkeeping writes (see TransactionBatcher) */
+    readonly writes: TransactionBatcher = new TransactionBatcher(db),
+  ) {
+    this.s = {
+      held: db.prepare('SELECT session_id, role, name, content FROM turns WHERE user_id = ? AND id = ?'),
+      insert: db.prepare(
+        `INSERT INTO turns (${COLUMNS}, accepted_at) VALUES (@id, @user_id, @session_id, @role, @name, @content,
+           @content_hash, @created_at, @importance, @pinned, @metadata, @accepted_at)`,
+      ),
+      get: db.prepare(`SELECT ${COLUMNS} FROM turns WHERE user_id = ? AND id = ?`),
+      pendingEmbed: db.prepare(
+        `SELECT ${COLUMNS}, rowid FROM turns WHERE embedded_with IS NULL AND accepted_at <= ? AND rowid > ? ORDER BY rowid LIMIT ?`,
+      ),
+      pendingPersist: db.prepare(
+        `SELECT ${COLUMNS}, rowid FROM turns WHERE persisted_at IS NULL AND accepted_at <= ? AND rowid > ? ORDER BY rowid LIMIT ?`,
+      ),
+      pendingAny: db.prepare(
+        `SELECT ${COLUMNS}, rowid FROM turns WHERE (embedded_with IS NULL OR persisted_at IS NULL) AND accepted_at <= ? AND rowid > ? ORDER BY rowid LIMIT ?`,
+      ),
+      markEmbedded: db.prepare('UPDATE turns SET embedded_with = ? WHERE user_id = ? AND id = ?'),
+      markPersisted: db.prepare('UPDATE turns SET persisted_at = ?, importance = coalesce(importance, ?) WHERE user_id = ? AND id = ?'),
+      counts: db.prepare(
+        `SELECT count(*) AS total, count(*) FILTER (WHERE embedded_with IS NULL) AS pending_embed,
+           count(*) FILTER (WHERE persisted_at IS NULL) AS pending_persist FROM turns`,
+      ),
+      session: db.prepare(`SELECT ${COLUMNS} FROM turns WHERE user_id = ? AND session_id = ? ORDER BY created_at, rowid`),
+      anchor: db.prepare('SELECT user_id, session_id, created_at, rowid FROM turns WHERE user_id = ? AND id = ?'),
+      before: db.prepare(
+        `SELECT ${COLUMNS} FROM turns WHERE user_id = @user_id AND session_id = @session_id
+           AND (created_at < @created_at OR (created_at = @created_at AND rowid < @rowid)) ORDER BY created_at DESC, rowid DESC LIMIT @n`,
+      ),
+      after: db.prepare(
+        `SELECT ${COLUMNS} FROM turns WHERE user_id = @user_id AND session_id = @session_id
+           AND (created_at > @created_at OR (created_at = @created_at AND rowid > @rowid)) ORDER BY created_at, rowid LIMIT @n`,
+      ),
+      updateContent: db.prepare('UPDATE turns SET content = ?, content_hash = ?, embedded_with = NULL WHERE user_id = ? AND id = ?'),
+      delete: db.prepare('DELETE FROM turns WHERE user_id = ? AND id = ?'),
+      deleteUser: db.prepare('DELETE FROM turns WHERE user_id = @user_id AND (@session_id IS NULL OR session_id = @session_id)'),
+      all: db.prepare(`SELECT ${COLUMNS}, rowid FROM turns WHERE rowid > ? ORDER BY rowid LIMIT ?`),
+    };
+  }
+
+  /**
+   * Appends turns in one transaction: all are durable, or none is. Ids are the user's own: another
+   * user's turns never meet them. An id the user already holds with the same session, role, name and
+   * content is a duplicate (a retried write, stored once); with anything of that different it is a
+   * ContentConflictError naming the id, and nothing of the batch is written.
+   */
+  append(turns: readonly Turn[], acceptedAt = Date.now()): AppendResult {
+    return this.db
+      .transaction((): AppendResult => {
+        const accepted: Turn[] = [];
+        const duplicates: string[] = [];
+        const inBatch = new Map<string, Turn>();
+        turns.forEach((t, i) => {
+          const key = `${t.user_id}\u0000${t.id}`;
+          const held = inBatch.get(key) ?? (this.s.held.get(t.user_id, t.id) as Pick<Turn, 'session_id' | 'role' | 'name' | 'content'> | undefined);
+          if (held) {
+            if (!sameTurn(held, t)) throw new ContentConflictError(t.id, i);
+            duplicates.push(t.id);
+            return;
+          }
+          inBatch.set(key, t);
+          this.s.insert.run({
+            ...t,
+            pinned: t.pinned ? 1 : 0,
+            metadata: t.metadata ? JSON.stringify(t.metadata) : null,
+            accepted_at: acceptedAt,
+          });
+          accepted.push(t);
+        });
+        return { accepted, duplicates };
+      })
+      .immediate();
+  }
+
+  /**
+   * `append` in the next group commit: the writes of concurrent requests (many clients sending one
+   * turn each) share one transaction, and each resolves once that transaction has committed — a
+   * turn is still acknowledged only after it is in the log. A write that fails (an id the user holds
+   * with other content) fails alone: the batch is retried write by write (TransactionBatcher).
+   */
+  appendGrouped(turns: readonly Turn[], acceptedAt = Date.now()): Promise<AppendResult> {
+    return this.writes.run(() => this.append(turns, acceptedAt));
+  }
+
+  get(userId: string, id: string): Turn | null {
+    const row = this.s.get.get(userId, id) as TurnRow | undefined;
+    return row ? rowToTurn(row) : null;
+  }
+
+  /** Pages through turns accepted at or before `acceptedBefore` whose `job` (`any`: either job) has not completed, in acceptance order. */
+  *pending(job: 'embed' | 'persist' | 'any', acceptedBefore: number, batch = 1000): Generator<Turn[]> {
+    const stmt = job === 'embed' ? this.s.pendingEmbed : job === 'persist' ? this.s.pendingPersist : this.s.pendingAny;
+    let after = 0;
+    for (;;) {
+      const rows = stmt.all(acceptedBefore, after, batch) as Array<TurnRow & { rowid: number }>;
+      if (rows.length === 0) return;
+      after = rows[rows.length - 1]!.rowid;
+      yield rows.map(rowToTurn);
+    }
+  }
+
+  /** How many of these turns still have a job to run (embed counted only when `withEmbed`). */
+  unfinished(refs: ReadonlyArray<{ user_id: string; id: string }>, withEmbed: boolean): number {
+    const stmt = this.db.prepare(
+      `SELECT count(*) AS n FROM turns WHERE user_id = ? AND id = ? AND (persisted_at IS NULL ${withEmbed ? 'OR embedded_with IS NULL' : ''})`,
+    );
+    let n = 0;
+    this.db.transaction(() => {
+      for (const r of refs) n += (stmt.get(r.user_id, r.id) as { n: number }).n;
+    })();
+    return n;
+  }
+
+  markEmbedded(userId: string, ids: readonly string[], embedderId: string): void {
+    this.db.transaction(() => {
+      for (const id of ids) this.s.markEmbedded.run(embedderId, userId, id);
+    })();
+  }
+
+  markPersisted(userId: string, id: string, importance: number, at = Date.now()): void {
+    this.s.markPersisted.run(at, importance, userId, id);
+  }
+
+  counts(): { total: number; pending_embed: number; pending_persist: number } {
+    return this.s.counts.get() as { total: number; pending_embed: number; pending_persist: number };
+  }
+
+  session(userId: string, sessionId: string): Turn[] {
+    return (this.s.session.all(userId, sessionId) as TurnRow[]).map(rowToTurn);
+  }
+
+  /** The turns just before (oldest first) and just after `id` in its session; null when the turn is unknown. */
+  neighbours(userId: string, id: string, before = 1, after = 1): { before: Turn[]; after: Turn[] } | null {
+    const anchor = this.s.anchor.get(userId, id) as { user_id: string; session_id: string; created_at: string; rowid: number } | undefined;
+    if (!anchor) return null;
+    return {
+      before: (this.s.before.all({ ...anchor, n: before }) as TurnRow[]).map(rowToTurn).reverse(),
+      after: (this.s.after.all({ ...anchor, n: after }) as TurnRow[]).map(rowToTurn),
+    };
+  }
+
+  /** Pages through every turn in acceptance order (reindex, export). */
+  *scan(batch = 1000): Generator<Turn[]> {
+    let after = 0;
+    for (;;) {
+      const rows = this.s.all.all(after, batch) as Array<TurnRow & { rowid: number }>;
+      if (rows.length === 0) return;
+      after = rows[rows.length - 1]!.rowid;
+      yield rows.map(rowToTurn);
+    }
+  }
+
+  /** An edited turn must be re-embedded: its embed state is reset. */
+  updateContent(userId: string, id: string, content: string, hash: string): boolean {
+    return this.s.updateContent.run(content, hash, userId, id).changes > 0;
+  }
+
+  delete(userId: string, ids: readonly string[]): number {
+    let n = 0;
+    this.db.transaction(() => {
+      for (const id of ids) n += this.s.delete.run(userId, id).changes;
+    })();
+    return n;
+  }
+
+  /**
+   * Deletes the unpinned turns matching a prune (see pruneWhere), except those whose long-term entry is
+   * pinned; returns which.
+   */
+  prune(criteria: PruneCriteria): MemoryRef[] {
+    const q = pruneWhere(criteria);
+    if (!q) return [];
+    return this.db
+      .prepare(
+        `DELETE FROM turns WHERE ${q.where}
+           AND NOT EXISTS (SELECT 1 FROM entries e WHERE e.user_id = turns.user_id AND e.id = turns.id AND e.pinned = 1)
+         RETURNING user_id, id, session_id`,
+      )
+      .all(q.params) as MemoryRef[];
+  }
+
+  deleteWhere(userId: string, sessionId?: string): number {
+    return this.s.deleteUser.run({ user_id: userId, session_id: sessionId ?? null }).changes;
+  }
+}
