@@ -88,7 +88,7 @@ export async function runService(dataset: EvalDataset, choice: EmbedderChoice, o
     }
     await services.queue.idle();
     const ingestMs = performance.now() - started;
-    const log = services.turnLog.counts();
+    const log = await services.turnLog.counts();
     if (log.pending_embed > 0 || log.pending_persist > 0) throw new Error(`ingest left work pending: ${JSON.stringify(log)}`);
 
     const droppedEvidence: string[] = [];

@@ -42,7 +42,9 @@ export const JOB_SCHEMAS = {
   archive: ArchiveJobSchema,
 } as const satisfies Record<QueueName, z.ZodType>;
 
-export type JobPayload<Q extends QueueName> = z.infer<(typeof JOB_SCHEMAS)[Q]>;
+/** This project's jobs: each queue name with its payload (what the job-queue port is instantiated with). */
+export type Jobs = { [Q in QueueName]: z.infer<(typeof JOB_SCHEMAS)[Q]> };
+export type JobPayload<Q extends QueueName> = Jobs[Q];
 export type EmbedJob = JobPayload<'embed'>;
 export type PersistJob = JobPayload<'persist'>;
 export type CompactJob = JobPayload<'compact'>;

@@ -19,7 +19,7 @@ import { openRedisBackends, type OpenedRedis } from './adapters/redis/open.js';
 import type { ShortTermStore } from './ports/short-term.js';
 import { openDatabase, type Db } from './adapters/sqlite/db.js';
 import { SqliteLongTermStore } from './adapters/sqlite/long-term.js';
-import { TurnLog } from './adapters/sqlite/turn-log.js';
+import { SqliteTurnLog } from './adapters/sqlite/turn-log.js';
 import { TransactionBatcher } from './adapters/sqlite/transaction-batcher.js';
 import type { VectorIndex } from './ports/vector-index.js';
 import { AutoCompactor } from './compaction/auto.js';
@@ -46,7 +46,7 @@ export interface Services {
   config: Config;
   log: Logger;
   db: Db;
-  turnLog: TurnLog;
+  turnLog: SqliteTurnLog;
   longTerm: SqliteLongTermStore;
   shortTerm: ShortTermStore;
   vectors: VectorIndex;
@@ -118,7 +118,7 @@ export async function wire(config: Config, options: WireOptions = {}): Promise<S
   const log = options.logger ?? createLogger(config.log_level);
   const db = openDatabase(config.sqlite_path);
   const sqliteWrites = new TransactionBatcher(db);
-  const turnLog = new TurnLog(db, sqliteWrites);
+  const turnLog = new SqliteTurnLog(db, sqliteWrites);
   const longTerm = new SqliteLongTermStore(db, sqliteWrites);
 
   // BullMQ queues and the Redis short-term tier when Redis is configured and reachable, else in-process (one warning)

@@ -1,5 +1,6 @@
 import type { Services } from './app.js';
 import type { BackendReport } from './backends.js';
+import type { TurnLogCounts } from './ports/turn-log.js';
 
 export type HealthStatus = 'ok' | 'degraded' | 'down';
 
@@ -18,10 +19,10 @@ export async function healthReport(s: Services, options: { turnLogCounts?: boole
   const backends = s.backends();
   if (!shortTermUp) backends.short_term = { ...backends.short_term, state: 'down' };
   if (!vectorsUp) backends.semantic = { ...backends.semantic, state: 'down' };
-  let turnLog: ReturnType<Services['turnLog']['counts']> | null = null;
+  let turnLog: TurnLogCounts | null = null;
   try {
     // counting scans the turn log; a probe that does not show the counts only checks the file answers
-    if (options.turnLogCounts ?? true) turnLog = s.turnLog.counts();
+    if (options.turnLogCounts ?? true) turnLog = await s.turnLog.counts();
     else s.db.prepare('SELECT 1').get();
   } catch (err) {
     backends.long_term = { ...backends.long_term, state: 'down', detail: (err as Error).message };

@@ -3,7 +3,7 @@ import type { ConversationCompactor } from '../src/compaction/compactor.js';
 import type { EmbedderProvider } from '../src/embedding/provider.js';
 import type { Logger } from '../src/logger.js';
 import type { LongTermStore } from '../src/ports/long-term.js';
-import type { TurnLog } from '../src/adapters/sqlite/turn-log.js';
+import type { TurnLog } from '../src/ports/turn-log.js';
 import type { VectorIndex } from '../src/ports/vector-index.js';
 
 /** What the processors need, passed in (never imported as globals). */

@@ -1,5 +1,5 @@
 import type { EmbedJob } from '../queues/payloads.js';
-import type { VectorPayload } from '../src/tiers/vector-index.js';
+import type { VectorPayload } from '../src/ports/vector-index.js';
 import type { ProcessorDeps } from './deps.js';
 
 /** a memory edited again and again while it is embedded is followed this many times, then left to the reconciler */
@@ -39,8 +39,7 @@ export async function processEmbed(job: EmbedJob, deps: ProcessorDeps): Promise<
       return { skipped: 'deleted while it was embedded' };
     }
     if (now.content_hash === payload.content_hash) {
-      const turnLog = deps.turnLog;
-      if (turnLog) await turnLog.writes.run(() => turnLog.markEmbedded(job.user_id, [job.turn_id], embedder.id));
+      if (deps.turnLog) await deps.turnLog.markEmbedded(job.user_id, [job.turn_id], embedder.id);
       return { embedder: embedder.id };
     }
     payload = now;
@@ -56,7 +55,7 @@ async function current(job: EmbedJob, deps: ProcessorDeps): Promise<VectorPayloa
   const fromJob: VectorPayload = { user_id: job.user_id, session_id: job.session_id, role: job.role, name: job.name, kind: job.kind, content: job.content, content_hash: job.content_hash, created_at: job.created_at };
   if (job.kind === 'turn') {
     if (!deps.turnLog) return fromJob;
-    const t = deps.turnLog.get(job.user_id, job.turn_id);
+    const t = await deps.turnLog.get(job.user_id, job.turn_id);
     return t ? { ...fromJob, session_id: t.session_id, role: t.role, name: t.name, content: t.content, content_hash: t.content_hash, created_at: t.created_at } : null;
   }
   if (!deps.longTerm) return fromJob;

@@ -11,7 +11,7 @@ import type { ProcessorDeps } from './deps.js';
  */
 export async function processPersist(job: PersistJob, deps: ProcessorDeps): Promise<{ stored: boolean; importance: number } | null> {
   if (!deps.turnLog || !deps.longTerm) throw new Error('persist jobs must run on the host that holds the SQLite file');
-  const turn = deps.turnLog.get(job.user_id, job.turn_id);
+  const turn = await deps.turnLog.get(job.user_id, job.turn_id);
   if (!turn) return null; // deleted or forgotten since it was enqueued
   const importance = turn.importance ?? scoreImportance(turn.content, turn.role);
   let stored = turn.pinned || importance >= deps.importanceThreshold;
@@ -34,7 +34,6 @@ export async function processPersist(job: PersistJob, deps: ProcessorDeps): Prom
     });
     if (!stored) return null; // deleted or edited while it was read (an edit enqueues its own jobs)
   }
-  const turnLog = deps.turnLog;
-  await turnLog.writes.run(() => turnLog.markPersisted(turn.user_id, turn.id, importance));
+  await deps.turnLog.markPersisted(turn.user_id, turn.id, importance);
   return { stored, importance };
 }

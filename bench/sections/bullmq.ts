@@ -100,13 +100,13 @@ async function pipelineRun(redisUrl: string, workers: number, n: number, run: st
     for (let i = 0; i < n; i += BATCH) await services.writePath.addTurns(turns.slice(i, i + BATCH));
     const ackSeconds = (performance.now() - started) / 1000;
     for (;;) {
-      const c = services.turnLog.counts();
+      const c = await services.turnLog.counts();
       if (c.total === n && c.pending_embed === 0 && c.pending_persist === 0) break;
       await new Promise((r) => setTimeout(r, POLL_MS));
     }
     const seconds = (performance.now() - started) / 1000;
     // what went onto the queues, for the bare run: the same payloads
-    for (const page of services.turnLog.scan(BATCH)) {
+    for await (const page of services.turnLog.scan(BATCH)) {
       for (const t of page) {
         accepted.embed.push({
           jobId: jobIdFor('embed', `${t.user_id}\u0000${t.id}`),

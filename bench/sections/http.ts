@@ -158,7 +158,7 @@ async function seed(services: Services, totalTurns: number) {
   const threshold = services.config.importance_threshold;
   for (let i = 0; i < all.length; i += 2000) {
     const batch = all.slice(i, i + 2000);
-    services.turnLog.append(batch);
+    services.turnLog.appendSync(batch);
     const entries: MemoryEntry[] = [];
     const scored = batch.map((t) => ({ t, importance: scoreImportance(t.content, t.role) }));
     for (const { t, importance } of scored) {
@@ -167,7 +167,7 @@ async function seed(services: Services, totalTurns: number) {
       }
     }
     services.longTerm.upsertSync(entries);
-    services.db.transaction(() => scored.forEach(({ t, importance }) => services.turnLog.markPersisted(t.user_id, t.id, importance)))();
+    services.db.transaction(() => scored.forEach(({ t, importance }) => services.turnLog.markPersistedSync(t.user_id, t.id, importance)))();
     const vectors = await embedder.embed(batch.map((t) => t.content));
     await services.vectors.upsert(
       embedder,
@@ -177,7 +177,7 @@ async function seed(services: Services, totalTurns: number) {
         payload: { user_id: t.user_id, session_id: t.session_id, role: t.role, name: t.name, kind: 'turn', content: t.content, content_hash: t.content_hash, created_at: t.created_at },
       })),
     );
-    for (const [userId, turns] of byUser(batch)) services.turnLog.markEmbedded(userId, turns.map((t) => t.id), embedder.id);
+    for (const [userId, turns] of byUser(batch)) services.turnLog.markEmbeddedSync(userId, turns.map((t) => t.id), embedder.id);
   }
   for (const s of sessions) await services.shortTerm.push(s.turns);
   return { sessions, users: new Set(sessions.map((s) => s.user)).size };
@@ -264,7 +264,7 @@ async function child(args: ChildArgs): Promise<void> {
     floorPort: (floor.address() as AddressInfo).port,
     bodies,
     seeded: {
-      turns: services.turnLog.counts().total,
+      turns: (await services.turnLog.counts()).total,
       entries: await services.longTerm.count(),
       vectors: await services.vectors.count(),
       users,

@@ -106,7 +106,7 @@ async function serviceRankings(dataset: LocomoDataset, ablate: readonly Signal[]
     for (const turns of sessions.values()) await services.writePath.addTurns(turns);
     await services.queue.idle();
     const ingestMs = performance.now() - started;
-    const pending = services.turnLog.counts();
+    const pending = await services.turnLog.counts();
     if (pending.pending_embed > 0 || pending.pending_persist > 0) throw new Error(`ingest left work pending: ${JSON.stringify(pending)}`);
     progress(`ingested ${dataset.turns.length} turns in ${(ingestMs / 1000).toFixed(1)} s`);
 

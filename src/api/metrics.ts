@@ -73,8 +73,8 @@ export class ApiMetrics {
       help: 'accepted turns whose embed or persist job has not completed',
       labelNames: ['job'],
       registers,
-      collect() {
-        const c = services.turnLog.counts();
+      async collect() {
+        const c = await services.turnLog.counts();
         this.set({ job: 'embed' }, c.pending_embed);
         this.set({ job: 'persist' }, c.pending_persist);
       },

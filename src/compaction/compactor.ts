@@ -6,7 +6,7 @@ import { generatedId, storableGenerated, type Turn } from '../domain/turn.js';
 import { subjectOf, type Logger } from '../logger.js';
 import type { LongTermStore } from '../ports/long-term.js';
 import type { ShortTermStore } from '../ports/short-term.js';
-import type { TurnLog } from '../adapters/sqlite/turn-log.js';
+import type { TurnLog } from '../ports/turn-log.js';
 import { SUMMARY_HEADING, isSummaryTurn, type Summarizer } from './summarizers/summarizer.js';
 import type { TokenCounter } from './tokens.js';
 
@@ -153,7 +153,7 @@ export class ConversationCompactor {
     const fresh = ordinary.filter((t) => !keptIds.has(t.id));
     if (fresh.length === 0) return base;
     // the session was forgotten while we read it: write nothing about it
-    if (!fresh.some((t) => deps.turnLog.get(userId, t.id) !== null)) return { ...base, status: 'session_gone' };
+    if (!(await anyLogged(deps.turnLog, userId, fresh))) return { ...base, status: 'session_gone' };
 
     const covers = unique([...(await this.coversOf(earlier)), ...fresh.map((t) => t.id)]);
     const summaryId = generatedId('summary', shortHash(`${userId}\u0000${sessionId}\u0000${covers.join('\u0000')}`));
@@ -238,7 +238,7 @@ export class ConversationCompactor {
     if (recent.length > 0) return { turns: recent, source: 'short_term' };
     const latest = await this.latestSummary(userId, sessionId);
     const covered = new Set(latest?.covers ?? []);
-    const rest = this.deps.turnLog.session(userId, sessionId).filter((t) => !covered.has(t.id));
+    const rest = (await this.deps.turnLog.session(userId, sessionId)).filter((t) => !covered.has(t.id));
     return { turns: latest ? [entryToTurn(latest), ...rest] : rest, source: 'turn_log' };
   }
 
@@ -281,7 +281,9 @@ export class ConversationCompactor {
       rest = [...byId.values()].sort((a, b) => a.created_at.localeCompare(b.created_at));
     }
     // a turn deleted while the summary was written must not come back with the new history
-    const history = [summaryTurn, ...rest.filter((t) => this.deps.turnLog.get(t.user_id, t.id) !== null)];
+    const logged: Turn[] = [];
+    for (const t of rest) if ((await this.deps.turnLog.get(t.user_id, t.id)) !== null) logged.push(t);
+    const history = [summaryTurn, ...logged];
     await shortTerm.replace(summaryTurn.user_id, summaryTurn.session_id, history);
     return history;
   }
@@ -305,4 +307,10 @@ function entryToTurn(e: MemoryEntry): Turn {
     pinned: false,
     metadata: { kind: 'summary', covers_count: e.covers?.length ?? 0, summarizer: (e.metadata?.summarizer as string | undefined) ?? null },
   };
+}
+
+/** true when at least one of the turns is still in the turn log */
+async function anyLogged(turnLog: TurnLog, userId: string, turns: readonly Turn[]): Promise<boolean> {
+  for (const t of turns) if ((await turnLog.get(userId, t.id)) !== null) return true;
+  return false;
 }

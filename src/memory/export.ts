@@ -188,13 +188,13 @@ export async function importRecords(
   const acceptedAt = Date.now();
   const applied = db
     .transaction(() => {
-      const { accepted } = turnLog.append(turns.map((t) => t.turn), acceptedAt);
+      const { accepted } = turnLog.appendSync(turns.map((t) => t.turn), acceptedAt);
       const newTurns = new Set(accepted.map((t) => t.id));
       for (const t of turns) {
         if (!newTurns.has(t.turn.id)) continue;
-        if (t.record.persisted) turnLog.markPersisted(userId, t.turn.id, t.turn.importance ?? scoreImportance(t.turn.content, t.turn.role));
+        if (t.record.persisted) turnLog.markPersistedSync(userId, t.turn.id, t.turn.importance ?? scoreImportance(t.turn.content, t.turn.role));
         // embedded once, but its vector was removed since (a pruned memory): it stays without one
-        if (t.record.embedded_with && t.record.vector === false) turnLog.markEmbedded(userId, [t.turn.id], t.record.embedded_with);
+        if (t.record.embedded_with && t.record.vector === false) turnLog.markEmbeddedSync(userId, [t.turn.id], t.record.embedded_with);
       }
       const written = new Set(longTerm.upsertSync(entries.map((e) => e.entry)));
       return { newTurns, written };

@@ -111,7 +111,7 @@ async function repair(s: Services, afterMs: number): Promise<{ removed: number; 
       await s.vectors.delete(f.user_id, [f.id]);
       sql.markUnembedded(f.user_id, f.id);
       // a summary or archive has no turn-log row to re-embed it from: its embed job is enqueued here
-      const entry = s.turnLog.get(f.user_id, f.id) ? null : await s.longTerm.get(f.user_id, f.id);
+      const entry = (await s.turnLog.get(f.user_id, f.id)) ? null : await s.longTerm.get(f.user_id, f.id);
       if (entry) await s.queue.add('embed', [embedJob(entry, entry.kind, entry.content_hash)]);
       realigned++;
     }

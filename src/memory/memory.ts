@@ -67,14 +67,14 @@ export class Memory {
 
   /** Whether the user holds a memory with this id in the long-term store or the turn log. */
   async exists(userId: string, id: string): Promise<boolean> {
-    return (await this.services.longTerm.get(userId, id)) !== null || this.services.turnLog.get(userId, id) !== null;
+    return (await this.services.longTerm.get(userId, id)) !== null || (await this.services.turnLog.get(userId, id)) !== null;
   }
 
   /** Edits a long-term entry; a changed text is re-embedded. */
   async edit(userId: string, id: string, patch: EntryPatch): Promise<MemoryEntry> {
     const { longTerm, turnLog, shortTerm, queue } = this.services;
     // the turn log first: a persist or embed job of the old text re-checks it and writes nothing
-    if (patch.content !== undefined && (await longTerm.get(userId, id))) turnLog.updateContent(userId, id, patch.content, contentHash(patch.content));
+    if (patch.content !== undefined && (await longTerm.get(userId, id))) await turnLog.updateContent(userId, id, patch.content, contentHash(patch.content));
     const updated = await longTerm.update(userId, id, patch);
     if (!updated) throw new NotFoundError(`memory ${id}`);
     if (patch.content !== undefined) {
@@ -102,14 +102,14 @@ export class Memory {
   async delete(userId: string, id: string): Promise<DeleteResult> {
     const { longTerm, turnLog, shortTerm, vectors } = this.services;
     const entry = await longTerm.get(userId, id);
-    const turn = turnLog.get(userId, id);
+    const turn = await turnLog.get(userId, id);
     const held = turn ?? entry;
     if (!held) throw new NotFoundError(`memory ${id}`);
     const embedder = this.services.embedders.current();
     const semantic = embedder ? (await vectors.has(embedder, userId, [id])).has(id) : false;
     // the turn log first: jobs still running for this turn re-check it before (persist) or after
     // (embed) their write, so whatever they write after this line is removed by them or below
-    const turn_log = turnLog.delete(userId, [id]) > 0;
+    const turn_log = (await turnLog.delete(userId, [id])) > 0;
     const long_term = (await longTerm.delete(userId, [id])) > 0;
     const removed = { long_term, turn_log, short_term: (await shortTerm.remove(userId, held.session_id, [id])) > 0, semantic };
     await vectors.delete(userId, [id]);
@@ -124,7 +124,7 @@ export class Memory {
   async prune(criteria: PruneCriteria): Promise<MemoryRef[]> {
     const { turnLog, longTerm, shortTerm, vectors } = this.services;
     // the turn log first, as in delete
-    const turns = turnLog.prune(criteria);
+    const turns = await turnLog.prune(criteria);
     const entries = await longTerm.prune(criteria);
     const all = new Map<string, MemoryRef>();
     for (const r of [...turns, ...entries]) all.set(`${r.user_id}\u0000${r.id}`, r);
@@ -137,7 +137,7 @@ export class Memory {
     }
     for (const s of sessions.values()) {
       // an entry pruned whose turn did not match (its importance edited), and the reverse
-      turnLog.delete(s.user_id, s.ids);
+      await turnLog.delete(s.user_id, s.ids);
       await longTerm.delete(s.user_id, s.ids);
       await shortTerm.remove(s.user_id, s.session_id, s.ids).catch((err: unknown) => {
         this.services.log.warn({ err: (err as Error).message }, 'could not remove pruned turns from the short-term tier');

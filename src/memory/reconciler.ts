@@ -3,7 +3,7 @@ import type { Turn } from '../domain/turn.js';
 import type { EmbedderProvider } from '../embedding/provider.js';
 import type { Logger } from '../logger.js';
 import type { ShortTermStore } from '../ports/short-term.js';
-import type { TurnLog } from '../adapters/sqlite/turn-log.js';
+import type { TurnLog } from '../ports/turn-log.js';
 import type { VectorIndex } from '../ports/vector-index.js';
 import type { WritePath } from './write-path.js';
 
@@ -64,18 +64,18 @@ export class Reconciler {
     let requeued = 0;
     if (restoreShortTerm && shortTerm) await this.restoreShortTerm(shortTerm, acceptedBefore);
     try {
-      for (const page of turnLog.pending('persist', acceptedBefore, BATCH)) {
+      for await (const page of turnLog.pending('persist', acceptedBefore, BATCH)) {
         if (!(await writePath.enqueue(page, { embed: false, persist: true }, 'requeue'))) return requeued;
         requeued += page.length;
       }
       const embedder = embedders.current();
       if (embedder) {
-        for (const page of turnLog.pending('embed', acceptedBefore, BATCH)) {
+        for await (const page of turnLog.pending('embed', acceptedBefore, BATCH)) {
           // an embed worker on another host writes vectors without touching this file: record those
           const missing: Turn[] = [];
           for (const [userId, turns] of byUser(page)) {
             const present = await vectors.has(embedder, userId, turns.map((t) => t.id));
-            if (present.size > 0) turnLog.markEmbedded(userId, [...present], embedder.id);
+            if (present.size > 0) (await turnLog.markEmbedded(userId, [...present], embedder.id));
             missing.push(...turns.filter((t) => !present.has(t.id)));
           }
           if (missing.length === 0) continue;
@@ -93,7 +93,7 @@ export class Reconciler {
   /** Writes every unfinished turn to the short-term tier, in acceptance order; a failure is logged, never thrown. */
   private async restoreShortTerm(shortTerm: ShortTermStore, acceptedBefore: number): Promise<void> {
     try {
-      for (const page of this.deps.turnLog.pending('any', acceptedBefore, BATCH)) await shortTerm.push(page);
+      for await (const page of this.deps.turnLog.pending('any', acceptedBefore, BATCH)) await shortTerm.push(page);
     } catch (err) {
       this.deps.log.warn({ err: (err as Error).message, backend: shortTerm.backend }, 'unfinished turns could not be written to the short-term tier at start-up');
     }

@@ -3,7 +3,7 @@ import type { MemoryEntry } from '../domain/entry.js';
 import type { Turn } from '../domain/turn.js';
 import type { Embedder } from '../ports/embedder.js';
 import type { Logger } from '../logger.js';
-import type { TurnLog } from '../adapters/sqlite/turn-log.js';
+import type { TurnLog } from '../ports/turn-log.js';
 import type { VectorIndex, VectorPayload, VectorPoint } from '../ports/vector-index.js';
 
 export interface ReindexDeps {
@@ -61,7 +61,7 @@ export async function reindex(deps: ReindexDeps, options: ReindexOptions = {}): 
   const { turnLog, longTerm, vectors, embedder, log } = deps;
   const batchSize = options.batchSize ?? 64;
   const started = performance.now();
-  const total = turnLog.counts().total + (await longTerm.count());
+  const total = (await turnLog.counts()).total + (await longTerm.count());
   let done = 0;
   let memories = 0;
   let embedded = 0;
@@ -94,13 +94,13 @@ export async function reindex(deps: ReindexDeps, options: ReindexOptions = {}): 
     return [...present, ...written];
   };
 
-  for (const page of turnLog.scan(batchSize)) {
+  for await (const page of turnLog.scan(batchSize)) {
     for (const [userId, turns] of byUser(page)) {
       const finished = await indexBatch(userId, turns.map(turnItem), async (id) => {
-        const t = turnLog.get(userId, id);
+        const t = await turnLog.get(userId, id);
         return t ? turnItem(t).payload : null;
       });
-      turnLog.markEmbedded(userId, finished, embedder.id);
+      await turnLog.markEmbedded(userId, finished, embedder.id);
     }
     memories += page.length;
     done += page.length;
@@ -109,7 +109,8 @@ export async function reindex(deps: ReindexDeps, options: ReindexOptions = {}): 
 
   for (const page of longTerm.scan(batchSize)) {
     // an entry that is a logged turn was indexed with the turns
-    const own = page.filter((e) => turnLog.get(e.user_id, e.id) === null);
+    const own: typeof page = [];
+    for (const e of page) if ((await turnLog.get(e.user_id, e.id)) === null) own.push(e);
     memories += own.length;
     for (const [userId, entries] of byUser(own)) {
       await indexBatch(userId, entries.map(entryItem), async (id) => {

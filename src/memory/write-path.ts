@@ -6,7 +6,7 @@ import { MAX_TURNS_PER_WRITE, type Turn, type TurnInputSchema } from '../domain/
 import { ContentConflictError, NeuralCleaveError, ValidationError, zodDetails, describeDetails, type ErrorDetail } from '../errors.js';
 import type { Logger } from '../logger.js';
 import type { ShortTermStore } from '../ports/short-term.js';
-import type { TurnLog } from '../adapters/sqlite/turn-log.js';
+import type { TurnLog } from '../ports/turn-log.js';
 
 export interface AddTurnsResult {
   /** the id of every turn sent, in order (a duplicate's id is the stored one) */
@@ -108,7 +108,7 @@ export class WritePath {
 
   /** Appends validated turns to the turn log (a group commit), then the short-term write and the jobs. */
   async accept(turns: readonly Turn[]): Promise<AcceptResult> {
-    const { accepted, duplicates } = await this.deps.turnLog.appendGrouped(turns);
+    const { accepted, duplicates } = await this.deps.turnLog.append(turns);
     if (accepted.length > 0) {
       try {
         await this.deps.shortTerm.push(accepted);

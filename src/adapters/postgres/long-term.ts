@@ -1,7 +1,7 @@
 import type { MemoryEntry } from '../../domain/entry.js';
 import { contentHash } from '../../domain/hash.js';
 import { queryTerms } from '../../retrieval/query-terms.js';
-import type { EntryPatch, ListOptions, LongTermStore, MemoryRef, PruneCriteria, TextHit } from '../../tiers/long-term.js';
+import type { EntryPatch, ListOptions, LongTermStore, MemoryRef, PruneCriteria, TextHit } from '../../ports/long-term.js';
 import type { Postgres } from './pool.js';
 import { Coalescer } from './coalesce.js';
 import { bulkInsert, ENTRY_COLUMNS, entrySelect, likePattern, rowToEntry, unnestRows } from './rows.js';

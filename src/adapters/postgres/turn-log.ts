@@ -1,6 +1,6 @@
 import type { Turn } from '../../domain/turn.js';
 import { ContentConflictError } from '../../errors.js';
-import type { MemoryRef, PruneCriteria } from '../../tiers/long-term.js';
+import type { MemoryRef, PruneCriteria } from '../../ports/long-term.js';
 import type { Postgres } from './pool.js';
 import { Coalescer } from './coalesce.js';
 import { bulkInsert, rowToTurn, turnSelect, TURN_COLUMNS } from './rows.js';

@@ -1,6 +1,7 @@
 import type { Turn } from '../../domain/turn.js';
 import { ContentConflictError } from '../../errors.js';
 import type { MemoryRef, PruneCriteria } from '../../ports/long-term.js';
+import type { AppendResult, PendingJob, TurnLog, TurnLogCounts } from '../../ports/turn-log.js';
 import type { Db } from './db.js';
 import { pruneWhere } from './long-term.js';
 import { TransactionBatcher } from './transaction-batcher.js';
@@ -42,19 +43,13 @@ function sameTurn(held: Pick<Turn, 'session_id' | 'role' | 'name' | 'content'>, 
   return held.session_id === t.session_id && held.role === t.role && (held.name ?? null) === (t.name ?? null) && held.content === t.content;
 }
 
-export interface AppendResult {
-  /** turns written now */
-  accepted: Turn[];
-  /** ids already in the log for the same user (a retried write): stored once */
-  duplicates: string[];
-}
-
 /**
- * The turn log: the durable record of every accepted turn and the outbox of its jobs. A turn is
- * appended before it is acknowledged; `embedded_with` and `persisted_at` record which jobs have
- * completed, so unfinished ones can be re-enqueued after any crash.
+ * The turn log in the shared SQLite file: `embedded_with` and `persisted_at` record which jobs have
+ * completed. Appends and the jobs' bookkeeping writes go through the transaction batcher (group
+ * commits; shared with the long-term store, so a persist job's entry and its mark commit together).
+ * The `...Sync` forms are for other SQLite adapters writing in one transaction with other tables.
  */
-export class TurnLog {
+export class SqliteTurnLog implements TurnLog {
   private readonly s;
 
   constructor(
@@ -107,7 +102,7 @@ export class TurnLog {
    * content is a duplicate (a retried write, stored once); with anything of that different it is a
    * ContentConflictError naming the id, and nothing of the batch is written.
    */
-  append(turns: readonly Turn[], acceptedAt = Date.now()): AppendResult {
+  appendSync(turns: readonly Turn[], acceptedAt = Date.now()): AppendResult {
     return this.db
       .transaction((): AppendResult => {
         const accepted: Turn[] = [];
@@ -136,22 +131,22 @@ export class TurnLog {
   }
 
   /**
-   * `append` in the next group commit: the writes of concurrent requests (many clients sending one
+   * In the next group commit: the writes of concurrent requests (many clients sending one
    * turn each) share one transaction, and each resolves once that transaction has committed — a
    * turn is still acknowledged only after it is in the log. A write that fails (an id the user holds
    * with other content) fails alone: the batch is retried write by write (TransactionBatcher).
    */
-  appendGrouped(turns: readonly Turn[], acceptedAt = Date.now()): Promise<AppendResult> {
-    return this.writes.run(() => this.append(turns, acceptedAt));
+  append(turns: readonly Turn[], acceptedAt = Date.now()): Promise<AppendResult> {
+    return this.writes.run(() => this.appendSync(turns, acceptedAt));
   }
 
-  get(userId: string, id: string): Turn | null {
+  async get(userId: string, id: string): Promise<Turn | null> {
     const row = this.s.get.get(userId, id) as TurnRow | undefined;
     return row ? rowToTurn(row) : null;
   }
 
   /** Pages through turns accepted at or before `acceptedBefore` whose `job` (`any`: either job) has not completed, in acceptance order. */
-  *pending(job: 'embed' | 'persist' | 'any', acceptedBefore: number, batch = 1000): Generator<Turn[]> {
+  async *pending(job: PendingJob, acceptedBefore: number, batch = 1000): AsyncGenerator<Turn[]> {
     const stmt = job === 'embed' ? this.s.pendingEmbed : job === 'persist' ? this.s.pendingPersist : this.s.pendingAny;
     let after = 0;
     for (;;) {
@@ -163,7 +158,7 @@ export class TurnLog {
   }
 
   /** How many of these turns still have a job to run (embed counted only when `withEmbed`). */
-  unfinished(refs: ReadonlyArray<{ user_id: string; id: string }>, withEmbed: boolean): number {
+  async unfinished(refs: ReadonlyArray<{ user_id: string; id: string }>, withEmbed: boolean): Promise<number> {
     const stmt = this.db.prepare(
       `SELECT count(*) AS n FROM turns WHERE user_id = ? AND id = ? AND (persisted_at IS NULL ${withEmbed ? 'OR embedded_with IS NULL' : ''})`,
     );
@@ -174,26 +169,34 @@ export class TurnLog {
     return n;
   }
 
-  markEmbedded(userId: string, ids: readonly string[], embedderId: string): void {
+  markEmbedded(userId: string, ids: readonly string[], embedderId: string): Promise<void> {
+    return this.writes.run(() => this.markEmbeddedSync(userId, ids, embedderId));
+  }
+
+  markEmbeddedSync(userId: string, ids: readonly string[], embedderId: string): void {
     this.db.transaction(() => {
       for (const id of ids) this.s.markEmbedded.run(embedderId, userId, id);
     })();
   }
 
-  markPersisted(userId: string, id: string, importance: number, at = Date.now()): void {
+  markPersisted(userId: string, id: string, importance: number, at = Date.now()): Promise<void> {
+    return this.writes.run(() => this.markPersistedSync(userId, id, importance, at));
+  }
+
+  markPersistedSync(userId: string, id: string, importance: number, at = Date.now()): void {
     this.s.markPersisted.run(at, importance, userId, id);
   }
 
-  counts(): { total: number; pending_embed: number; pending_persist: number } {
-    return this.s.counts.get() as { total: number; pending_embed: number; pending_persist: number };
+  async counts(): Promise<TurnLogCounts> {
+    return this.s.counts.get() as TurnLogCounts;
   }
 
-  session(userId: string, sessionId: string): Turn[] {
+  async session(userId: string, sessionId: string): Promise<Turn[]> {
     return (this.s.session.all(userId, sessionId) as TurnRow[]).map(rowToTurn);
   }
 
   /** The turns just before (oldest first) and just after `id` in its session; null when the turn is unknown. */
-  neighbours(userId: string, id: string, before = 1, after = 1): { before: Turn[]; after: Turn[] } | null {
+  async neighbours(userId: string, id: string, before = 1, after = 1): Promise<{ before: Turn[]; after: Turn[] } | null> {
     const anchor = this.s.anchor.get(userId, id) as { user_id: string; session_id: string; created_at: string; rowid: number } | undefined;
     if (!anchor) return null;
     return {
@@ -203,7 +206,7 @@ export class TurnLog {
   }
 
   /** Pages through every turn in acceptance order (reindex, export). */
-  *scan(batch = 1000): Generator<Turn[]> {
+  async *scan(batch = 1000): AsyncGenerator<Turn[]> {
     let after = 0;
     for (;;) {
       const rows = this.s.all.all(after, batch) as Array<TurnRow & { rowid: number }>;
@@ -214,11 +217,11 @@ export class TurnLog {
   }
 
   /** An edited turn must be re-embedded: its embed state is reset. */
-  updateContent(userId: string, id: string, content: string, hash: string): boolean {
+  async updateContent(userId: string, id: string, content: string, hash: string): Promise<boolean> {
     return this.s.updateContent.run(content, hash, userId, id).changes > 0;
   }
 
-  delete(userId: string, ids: readonly string[]): number {
+  async delete(userId: string, ids: readonly string[]): Promise<number> {
     let n = 0;
     this.db.transaction(() => {
       for (const id of ids) n += this.s.delete.run(userId, id).changes;
@@ -230,7 +233,7 @@ export class TurnLog {
    * Deletes the unpinned turns matching a prune (see pruneWhere), except those whose long-term entry is
    * pinned; returns which.
    */
-  prune(criteria: PruneCriteria): MemoryRef[] {
+  async prune(criteria: PruneCriteria): Promise<MemoryRef[]> {
     const q = pruneWhere(criteria);
     if (!q) return [];
     return this.db
@@ -242,7 +245,7 @@ export class TurnLog {
       .all(q.params) as MemoryRef[];
   }
 
-  deleteWhere(userId: string, sessionId?: string): number {
+  async deleteWhere(userId: string, sessionId?: string): Promise<number> {
     return this.s.deleteUser.run({ user_id: userId, session_id: sessionId ?? null }).changes;
   }
 }

@@ -88,7 +88,7 @@ async function waitForProcessing(s: import('../../app.js').Services, ids: Readon
   const bar = progressBar('processing', ids.length);
   for (;;) {
     if (s.queue.backend === 'in-process') await s.queue.idle();
-    const left = s.turnLog.unfinished(ids, withEmbed);
+    const left = await s.turnLog.unfinished(ids, withEmbed);
     bar.update(ids.length - left);
     if (left === 0) break;
     await new Promise((r) => setTimeout(r, 200));

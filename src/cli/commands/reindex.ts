@@ -19,7 +19,7 @@ export function registerReindex(memory: Command, globals: () => GlobalOptions): 
       await withMemory(globals(), { reconcile: false, runWorkers: false }, async (_m, s) => {
         const embedder = await s.embedders.ready();
         if (!embedder) throw new Error(`cannot reindex: ${s.embedders.error ?? `embedding model "${s.config.embedding_model}" is not loaded`}`);
-        const bar = progressBar(`reindex ${embedder.id}`, s.turnLog.counts().total + (await s.longTerm.count()));
+        const bar = progressBar(`reindex ${embedder.id}`, (await s.turnLog.counts()).total + (await s.longTerm.count()));
         const report = await reindex(
           { turnLog: s.turnLog, longTerm: s.longTerm, vectors: s.vectors, embedder, log: s.log.child({ component: 'reindex' }) },
           {

@@ -93,7 +93,7 @@ describe('API keys and user isolation', () => {
     assert.equal(await storeDigest(api, USERS), before);
     const ok = await api.request('POST', '/sessions/alice-s/turns', { key: ALICE, body: turn('alice wrote this without a user_id') });
     assert.equal(ok.status, 202);
-    assert.equal(api.services.turnLog.get('alice', ok.json.ids[0])?.user_id, 'alice');
+    assert.equal((await api.services.turnLog.get('alice', ok.json.ids[0]))?.user_id, 'alice');
     // a key for several users must name one (the default user is not among them)
     assert.equal((await api.request('POST', '/sessions/s/turns', { key: TEAM, body: turn('whose?') })).status, 403);
     assert.equal((await api.request('POST', '/sessions/s/turns', { key: TEAM, body: turn('carol speaks', { user_id: 'carol' }) })).status, 202);

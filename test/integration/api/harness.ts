@@ -96,7 +96,7 @@ export async function storeDigest(api: Api, users: readonly string[] = ['default
 export async function counts(api: Api): Promise<{ turns: number; entries: number; vectors: number }> {
   await api.memory.idle();
   return {
-    turns: api.services.turnLog.counts().total,
+    turns: (await api.services.turnLog.counts()).total,
     entries: await api.services.longTerm.count(),
     vectors: await api.services.vectors.count(),
   };

@@ -150,7 +150,7 @@ describe('memory routes', () => {
       const hits = await api.services.vectors.search(embedder, q!, { user_id: 'default' }, 3);
       assert.equal(hits[0]?.id, id);
       assert.equal(hits[0]?.payload.content, 'I drive a blue tractor');
-      assert.equal(api.services.turnLog.get('default', id!)?.content, 'I drive a blue tractor');
+      assert.equal((await api.services.turnLog.get('default', id!))?.content, 'I drive a blue tractor');
     });
 
     test('PATCH to the text of another entry of the same user keeps both, each under its own id', async () => {
@@ -193,7 +193,7 @@ describe('memory routes', () => {
       assert.deepEqual(r.json, { id, removed: { long_term: true, turn_log: true, short_term: true, semantic: true } });
       await api.memory.idle();
       assert.equal(await api.services.longTerm.get('default', id!), null);
-      assert.equal(api.services.turnLog.get('default', id!), null);
+      assert.equal((await api.services.turnLog.get('default', id!)), null);
       assert.equal((await api.services.shortTerm.recent('default', 'del')).length, 0);
       assert.equal((await api.services.vectors.has((await api.services.embedders.ready())!, 'default', [id!])).size, 0);
       const retrieved = await api.request('POST', '/memory/retrieve', { body: { query: 'locker code', session_id: 'del' } });

@@ -81,7 +81,7 @@ describe('health, metrics and the OpenAPI document', () => {
     });
     // the embed processor skips a turn that is not in the turn log, so the job's turn must be there
     const failing = { id: 'failing', user_id: 'u', session_id: 's', role: 'user' as const, name: null, content: 'x', content_hash: contentHash('x'), created_at: new Date().toISOString(), importance: null, pinned: false, metadata: null };
-    api.services.turnLog.append([failing]);
+    await api.services.turnLog.append([failing]);
     await api.services.queue.add('embed', [
       {
         jobId: 'embed:failing-job',

@@ -16,7 +16,7 @@ describe('POST /sessions/:session_id/turns', () => {
     assert.equal(r.json.duplicates, 0);
     const [id] = r.json.ids as string[];
     // in the turn log (the durable outbox) before any job has run
-    const logged = api.services.turnLog.get('default', id!);
+    const logged = await api.services.turnLog.get('default', id!);
     assert.equal(logged?.session_id, 's1');
     assert.equal(logged?.user_id, 'default');
     assert.equal(logged?.name, 'Ana');
@@ -34,13 +34,13 @@ describe('POST /sessions/:session_id/turns', () => {
     assert.deepEqual(r.json, { ids: ['b-1', 'b-2', 'b-1'], accepted: 2, duplicates: 1 });
     const again = await api.request('POST', '/sessions/batch/turns', { body });
     assert.deepEqual(again.json, { ids: ['b-1', 'b-2', 'b-1'], accepted: 0, duplicates: 3 });
-    assert.deepEqual(api.services.turnLog.session('default', 'batch').map((t) => t.id), ['b-1', 'b-2']);
+    assert.deepEqual((await api.services.turnLog.session('default', 'batch')).map((t) => t.id), ['b-1', 'b-2']);
   });
 
   test('a body session_id equal to the path is accepted; user_id from the body', async () => {
     const r = await api.request('POST', '/sessions/s2/turns', { body: turn('named user', { session_id: 's2', user_id: 'zoe' }) });
     assert.equal(r.status, 202);
-    assert.equal(api.services.turnLog.get('zoe', r.json.ids[0])?.user_id, 'zoe');
+    assert.equal((await api.services.turnLog.get('zoe', r.json.ids[0]))?.user_id, 'zoe');
   });
 
   test('the same id under another user is that user\'s own turn', async () => {
@@ -48,8 +48,8 @@ describe('POST /sessions/:session_id/turns', () => {
     const r = await api.request('POST', '/sessions/c/turns', { body: { turns: [turn('eve first', { user_id: 'eve' }), turn('eve also', { user_id: 'eve', id: 'taken-id' })] } });
     assert.equal(r.status, 202, r.text);
     assert.equal(r.json.accepted, 2);
-    assert.equal(api.services.turnLog.get('default', 'taken-id')?.content, 'owned by default');
-    assert.equal(api.services.turnLog.get('eve', 'taken-id')?.content, 'eve also');
+    assert.equal((await api.services.turnLog.get('default', 'taken-id'))?.content, 'owned by default');
+    assert.equal((await api.services.turnLog.get('eve', 'taken-id'))?.content, 'eve also');
   });
 
   test('the same id with other content is a 409 content_conflict naming the id, and writes nothing', async () => {

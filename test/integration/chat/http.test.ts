@@ -36,7 +36,7 @@ describe('POST /chat against a fake Ollama', () => {
     assert.equal(r.json.session_id, 'now');
     assert.ok(r.json.memories.some((m: { content: string; explain: unknown }) => m.content === 'I keep bees on my balcony in Porto.' && m.explain));
     assert.match(r.json.prompt_blocks, /bees on my balcony/);
-    const stored = api.services.turnLog.session('alice', 'now');
+    const stored = await api.services.turnLog.session('alice', 'now');
     assert.deepEqual(stored.map((t) => [t.id, t.role, t.content]), [
       [r.json.turn_ids.user, 'user', 'Where are my bees?'],
       [r.json.turn_ids.assistant, 'assistant', 'You said: Where are my bees?'],
@@ -68,7 +68,7 @@ describe('POST /chat against a fake Ollama', () => {
       assert.equal(r.status, 503);
       assert.equal(r.json.error.code, 'llm_unavailable');
       assert.match(r.json.error.message, /ollama at http:\/\/127\.0\.0\.1:\d+ answered HTTP 500: model runner crashed/);
-      assert.deepEqual(api.services.turnLog.session('carol', 'down'), []);
+      assert.deepEqual((await api.services.turnLog.session('carol', 'down')), []);
     } finally {
       ollama.respond = (req) => ({ content: `You said: ${(req.body.messages as Array<{ content: string }>).at(-1)!.content}` });
     }

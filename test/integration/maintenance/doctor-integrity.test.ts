@@ -88,7 +88,7 @@ describe('doctor: integrity checks and --repair (the built CLI, one SQLite file)
       { id: 'lost', user_id: 'cy', session_id: 'c', role: 'user', content: 'Cy lost the keys' },
     ]);
     await memory.idle();
-    s.turnLog.delete('cy', ['lost']);
+    await s.turnLog.delete('cy', ['lost']);
     await s.longTerm.delete('cy', ['lost']);
     await s.vectors.delete('cy', ['lost']);
     const found = await checkIntegrity(s);

@@ -66,11 +66,11 @@ describe('Memory: clearSession, clearAll, forget, export/import', () => {
     ];
     const conflicting = [...records, { ...records[1], id: 'ann-2', content: 'Ann said something else' }];
     await assert.rejects(memory.importRecords(conflicting), ContentConflictError);
-    assert.equal(memory.services.turnLog.get('ann', 'ann-1'), null, 'all or nothing');
+    assert.equal((await memory.services.turnLog.get('ann', 'ann-1')), null, 'all or nothing');
     const report = await memory.importRecords(records);
     assert.equal(report.turns.new, 2);
-    assert.equal(memory.services.turnLog.get('ann', 'shared-id')?.content, 'Ann uses the same id');
-    assert.equal(memory.services.turnLog.get('bob', 'shared-id')?.content, 'Bob owns this id', "bob's turn is untouched");
+    assert.equal((await memory.services.turnLog.get('ann', 'shared-id'))?.content, 'Ann uses the same id');
+    assert.equal((await memory.services.turnLog.get('bob', 'shared-id'))?.content, 'Bob owns this id', "bob's turn is untouched");
     // another user's records in the file are refused by name
     await assert.rejects(memory.importRecords([records[0], { ...records[1], user_id: 'bob' }]), (e: unknown) => e instanceof ValidationError && /record 2: user_id/.test(e.message));
     await memory.close();

@@ -124,7 +124,7 @@ function suite(backend: 'embedded' | 'qdrant') {
       assert.equal(there.embedded, there.total);
       assert.equal(there.pruned, there.total, 'the hash vectors are gone');
       assert.deepEqual(await answers(toTiny), expectedTiny);
-      assert.equal(toTiny.turnLog.counts().pending_embed, 0);
+      assert.equal((await toTiny.turnLog.counts()).pending_embed, 0);
       await toTiny.close();
 
       const back = await open(db, { ...hash, ...prefixes.c });
@@ -207,9 +207,9 @@ describe('memory reindex resumes after an interruption', () => {
         if (texts.includes('My old password hint is BLUEFISH')) {
           // what memory.delete and memory.edit do to the SQLite file (their vector calls come too early to matter)
           await s.longTerm.delete('u', ['gone']);
-          s.turnLog.delete('u', ['gone']);
+          await s.turnLog.delete('u', ['gone']);
           await s.longTerm.update('u', 'edited', { content: 'I live in Berlin' });
-          s.turnLog.updateContent('u', 'edited', 'I live in Berlin', contentHash('I live in Berlin'));
+          await s.turnLog.updateContent('u', 'edited', 'I live in Berlin', contentHash('I live in Berlin'));
         }
         return inner.embed(texts);
       },

@@ -42,7 +42,7 @@ describe('archival', () => {
 
     const recentBefore = {
       entries: await s.longTerm.recent('ann', { sessionId: 'recent', limit: 100 }),
-      turns: s.turnLog.session('ann', 'recent'),
+      turns: (await s.turnLog.session('ann', 'recent')),
       vectors: await s.vectors.count(undefined, { user_id: 'ann', session_id: 'recent' }),
     };
     assert.ok(recentBefore.entries.length > 0 && recentBefore.vectors === recentIds.length);
@@ -62,8 +62,8 @@ describe('archival', () => {
     assert.deepEqual([...archive.covers!].sort(), oldIds.filter((id) => id !== pinnedId).sort(), 'covers = the ids it replaced');
     assert.match(archive.content, /^Archived conversation, /);
     assert.match(archive.content, /Kyoto/);
-    assert.equal(archive.created_at, s.turnLog.get('ann', pinnedId)!.created_at, 'dated at the session\'s last activity');
-    assert.deepEqual(s.turnLog.session('ann', 'old').map((t) => t.id), [pinnedId], 'only the pinned turn stays in the turn log');
+    assert.equal(archive.created_at, (await s.turnLog.get('ann', pinnedId))!.created_at, 'dated at the session\'s last activity');
+    assert.deepEqual((await s.turnLog.session('ann', 'old')).map((t) => t.id), [pinnedId], 'only the pinned turn stays in the turn log');
     assert.deepEqual((await s.shortTerm.recent('ann', 'old')).map((t) => t.id), [pinnedId], 'short-term holds only the pinned turn');
     const vectorIds = (s.db.prepare("SELECT id FROM vectors WHERE user_id = 'ann' AND session_id = 'old' ORDER BY id").all() as Array<{ id: string }>).map((r) => r.id);
     assert.deepEqual(vectorIds, [archive.id, pinnedId].sort(), 'replaced vectors gone, the archive embedded, the pinned one kept');
@@ -72,7 +72,7 @@ describe('archival', () => {
 
     // the 29-day session is untouched
     assert.deepEqual(await s.longTerm.recent('ann', { sessionId: 'recent', limit: 100 }), recentBefore.entries);
-    assert.deepEqual(s.turnLog.session('ann', 'recent'), recentBefore.turns);
+    assert.deepEqual((await s.turnLog.session('ann', 'recent')), recentBefore.turns);
     assert.equal(await s.vectors.count(undefined, { user_id: 'ann', session_id: 'recent' }), recentBefore.vectors);
 
     // retrieval finds the archive
@@ -122,7 +122,7 @@ describe('archival', () => {
     assert.deepEqual([...archive.covers!].sort(), [...first, ...later.ids].sort());
     assert.match(archive.content, /ryokan|Gion/);
     assert.equal((archive.metadata?.archive as { turns: number }).turns, 6);
-    assert.equal(s.turnLog.session('ann', 'trip').length, 0);
+    assert.equal((await s.turnLog.session('ann', 'trip')).length, 0);
     assert.equal(await s.vectors.count(undefined, { user_id: 'ann', session_id: 'trip' }), 1);
     await memory.close();
   });

@@ -46,7 +46,7 @@ describe('ChatPipeline against a fake Ollama', () => {
       // what the recent turns already carry is not repeated in the memory blocks
       assert.doesNotMatch(sent[0]!.content, /Recent conversation/);
 
-      const log = services.turnLog.session('ada', 'new');
+      const log = await services.turnLog.session('ada', 'new');
       assert.deepEqual(
         log.map((t) => [t.id, t.role]),
         [
@@ -73,7 +73,7 @@ describe('ChatPipeline against a fake Ollama', () => {
         assert.match(err.message, /no LLM is configured: set llm_provider/);
         return true;
       });
-      assert.deepEqual(services.turnLog.session('default', 's'), []);
+      assert.deepEqual((await services.turnLog.session('default', 's')), []);
     } finally {
       await services.close();
     }
@@ -84,7 +84,7 @@ describe('ChatPipeline against a fake Ollama', () => {
     const { services } = await testMemory({ llm_provider: 'ollama', llm_base_url: `http://127.0.0.1:${port}` });
     try {
       await assert.rejects(services.chat.chat({ session_id: 's', message: 'hello' }), { name: 'LlmUnavailableError', reason: 'unreachable' });
-      assert.deepEqual(services.turnLog.session('default', 's'), []);
+      assert.deepEqual((await services.turnLog.session('default', 's')), []);
       assert.deepEqual(await services.shortTerm.recent('default', 's'), []);
     } finally {
       await services.close();

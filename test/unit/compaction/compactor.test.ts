@@ -307,7 +307,7 @@ describe('ConversationCompactor', () => {
     const a = await session();
     const b = await session();
     // both sessions under one user: their summaries differ by the heading that names the session
-    const moved = services.turnLog.session(b.user, b.session);
+    const moved = await services.turnLog.session(b.user, b.session);
     await services.writePath.addTurns(moved.map((t, i) => ({ user_id: a.user, session_id: 'second', role: t.role, content: `${t.content} (${i})`, pinned: t.pinned })));
     const first = await compactor({ summarizer: constant }).compact(a.user, a.session);
     const second = await compactor({ summarizer: constant }).compact(a.user, 'second');
@@ -324,7 +324,7 @@ describe('ConversationCompactor', () => {
 
   it('writes nothing about a session erased while it was being read', async () => {
     const s = await session();
-    services.turnLog.deleteWhere(s.user, s.session);
+    await services.turnLog.deleteWhere(s.user, s.session);
     const r = await compactor().compact(s.user, s.session);
     assert.equal(r.status, 'session_gone');
     assert.deepEqual(await summaries(s.user), []);

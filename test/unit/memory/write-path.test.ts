@@ -9,12 +9,12 @@ describe('write path', () => {
     const r = await memory.addTurns({ user_id: 'ann', session_id: 's1', role: 'user', name: 'Ann', content: 'I live in Lisbon with my cat Miso' });
     assert.equal(r.accepted, 1);
     const id = r.ids[0]!;
-    assert.equal(s.turnLog.get('ann', id)?.content, 'I live in Lisbon with my cat Miso');
+    assert.equal((await s.turnLog.get('ann', id))?.content, 'I live in Lisbon with my cat Miso');
     assert.deepEqual((await s.shortTerm.recent('ann', 's1')).map((t) => t.id), [id], 'short-term is written before the call returns');
     await memory.idle();
     assert.equal((await s.longTerm.get('ann', id))?.name, 'Ann');
     assert.equal(await s.vectors.count(undefined, { user_id: 'ann' }), 1);
-    assert.deepEqual(s.turnLog.counts(), { total: 1, pending_embed: 0, pending_persist: 0 });
+    assert.deepEqual((await s.turnLog.counts()), { total: 1, pending_embed: 0, pending_persist: 0 });
     await memory.close();
   });
 
@@ -38,7 +38,7 @@ describe('write path', () => {
       assert.ok(e.details!.some((d) => d.path.startsWith('8') && /surprise/.test(d.message)), 'names the unknown key');
       return true;
     });
-    assert.equal(s.turnLog.counts().total, 0);
+    assert.equal((await s.turnLog.counts()).total, 0);
     assert.deepEqual(await s.shortTerm.recent('default', 's'), []);
     await memory.close();
   });
@@ -58,7 +58,7 @@ describe('write path', () => {
     });
     await assert.rejects(memory.addTurns({ ...t, role: 'assistant' }), ContentConflictError, 'another role is other content too');
     await assert.rejects(memory.addTurns([{ ...t, id: 'twin' }, { ...t, id: 'twin', content: 'changed mid-batch' }]), ContentConflictError);
-    assert.equal(s.turnLog.counts().total, 1, 'the conflicting batches wrote nothing');
+    assert.equal((await s.turnLog.counts()).total, 1, 'the conflicting batches wrote nothing');
     await memory.idle();
     assert.equal(await s.longTerm.count(), 1);
     await memory.close();
@@ -90,8 +90,8 @@ describe('write path', () => {
     const settled = await Promise.allSettled(mixed);
     assert.deepEqual(settled.slice(0, 5).map((r) => r.status), new Array(5).fill('fulfilled'));
     assert.ok(settled[5]!.status === 'rejected' && settled[5]!.reason instanceof ContentConflictError);
-    assert.equal(s.turnLog.counts().total, 26, 'every accepted turn is in the log, the conflicting one is not');
-    assert.equal(s.turnLog.get('bob', 'owned')?.content, 'bob says hi');
+    assert.equal((await s.turnLog.counts()).total, 26, 'every accepted turn is in the log, the conflicting one is not');
+    assert.equal((await s.turnLog.get('bob', 'owned'))?.content, 'bob says hi');
     await memory.close();
   });
 
@@ -105,7 +105,7 @@ describe('write path', () => {
     assert.equal((await s.longTerm.get('bob', 'same'))?.content, 'I am Bob and I live in Rome');
     await memory.delete('ann', 'same');
     assert.equal((await s.longTerm.get('bob', 'same'))?.content, 'I am Bob and I live in Rome', "ann's delete leaves bob's memory");
-    assert.equal(s.turnLog.get('bob', 'same')?.content, 'I am Bob and I live in Rome');
+    assert.equal((await s.turnLog.get('bob', 'same'))?.content, 'I am Bob and I live in Rome');
     await memory.close();
   });
 
@@ -136,7 +136,7 @@ describe('write path', () => {
     }
     assert.equal((await memory.addTurns({ ...base, content: 'zero\u200bwidth inside is fine', created_at: '1970-01-01T00:00:00Z' })).accepted, 1);
     assert.equal((await memory.addTurns({ ...base, content: 'a little ahead is clock skew', created_at: new Date(Date.now() + 3_600_000).toISOString() })).accepted, 1);
-    assert.equal(s.turnLog.counts().total, 2);
+    assert.equal((await s.turnLog.counts()).total, 2);
     await memory.close();
   });
 
@@ -152,13 +152,13 @@ describe('write path', () => {
     };
     const r = await memory.addTurns({ user_id: 'ann', session_id: 's', role: 'user', content: 'My passport number ends in 4411' });
     assert.equal(r.accepted, 1);
-    assert.deepEqual(s.turnLog.counts(), { total: 1, pending_embed: 1, pending_persist: 1 });
+    assert.deepEqual((await s.turnLog.counts()), { total: 1, pending_embed: 1, pending_persist: 1 });
     s.shortTerm.push = shortTermPush;
     s.queue.add = queueAdd;
     await s.embedders.ready();
     assert.equal(await s.reconciler.run(Date.now()), 2);
     await memory.idle();
-    assert.deepEqual(s.turnLog.counts(), { total: 1, pending_embed: 0, pending_persist: 0 });
+    assert.deepEqual((await s.turnLog.counts()), { total: 1, pending_embed: 0, pending_persist: 0 });
     assert.equal((await s.longTerm.get('ann', r.ids[0]!))?.content, 'My passport number ends in 4411');
     await memory.close();
   });

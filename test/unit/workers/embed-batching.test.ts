@@ -32,6 +32,6 @@ describe('embed processor batching', () => {
     assert.ok(counting.calls.length < n, `${counting.calls.length} model calls for ${n} jobs`);
     assert.ok(Math.max(...counting.calls) > 1, `batches of ${JSON.stringify(counting.calls)}`);
     assert.equal((await services.vectors.has(counting, 'u', ids)).size, n);
-    assert.equal(services.turnLog.counts().pending_embed, 0);
+    assert.equal((await services.turnLog.counts()).pending_embed, 0);
   });
 });

@@ -9,7 +9,7 @@ describe('embed processor and concurrent deletes/edits', () => {
     await s.embedders.ready();
     const { ids } = await memory.addTurns({ user_id: 'ann', session_id: 's', role: 'user', content: 'My locker code is 7731' });
     const id = ids[0]!;
-    const turn = s.turnLog.get('ann', id)!;
+    const turn = (await s.turnLog.get('ann', id))!;
     await memory.delete('ann', id);
     const job = { turn_id: id, user_id: 'ann', session_id: 's', role: 'user' as const, name: null, kind: 'turn' as const, content: turn.content, content_hash: turn.content_hash, created_at: turn.created_at };
     assert.deepEqual(await processEmbed(job, s.processorDeps), { skipped: 'deleted or edited since it was enqueued' });
@@ -22,10 +22,10 @@ describe('embed processor and concurrent deletes/edits', () => {
     const embedder = (await s.embedders.ready())!;
     const { ids } = await memory.addTurns({ user_id: 'ann', session_id: 's', role: 'user', content: 'My bike is the red one' });
     const id = ids[0]!;
-    const turn = s.turnLog.get('ann', id)!;
+    const turn = (await s.turnLog.get('ann', id))!;
     const embedOne = embedder.embedOne.bind(embedder);
     embedder.embedOne = async (text: string) => {
-      s.turnLog.delete('ann', [id]); // the delete lands mid-embedding
+      await s.turnLog.delete('ann', [id]); // the delete lands mid-embedding
       return embedOne(text);
     };
     const job = { turn_id: id, user_id: 'ann', session_id: 's', role: 'user' as const, name: null, kind: 'turn' as const, content: turn.content, content_hash: turn.content_hash, created_at: turn.created_at };
@@ -41,7 +41,7 @@ describe('embed processor and concurrent deletes/edits', () => {
     const id = ids[0]!;
     const { processPersist } = await import('../../../workers/persist.js');
     await processPersist({ user_id: 'ann', turn_id: id }, s.processorDeps);
-    const turn = s.turnLog.get('ann', id)!;
+    const turn = (await s.turnLog.get('ann', id))!;
     const job = { turn_id: id, user_id: 'ann', session_id: 's', role: 'user' as const, name: null, kind: 'turn' as const, content: turn.content, content_hash: turn.content_hash, created_at: turn.created_at };
     const embedOne = embedder.embedOne.bind(embedder);
     let edited = false;
@@ -50,7 +50,7 @@ describe('embed processor and concurrent deletes/edits', () => {
         edited = true;
         // the edit lands mid-embedding, and its own embed job runs to completion before this one resumes
         await memory.edit('ann', id, { content: 'My bike is the blue one' });
-        const fresh = s.turnLog.get('ann', id)!;
+        const fresh = (await s.turnLog.get('ann', id))!;
         await processEmbed({ ...job, content: fresh.content, content_hash: fresh.content_hash }, s.processorDeps);
       }
       return embedOne(text);

@@ -6,7 +6,7 @@ import { contentHash } from '../../../../src/domain/hash.js';
 import { openDatabase } from '../../../../src/adapters/sqlite/db.js';
 import { SqliteLongTermStore } from '../../../../src/adapters/sqlite/long-term.js';
 import { MIGRATIONS } from '../../../../src/adapters/sqlite/migrations.js';
-import { TurnLog } from '../../../../src/adapters/sqlite/turn-log.js';
+import { SqliteTurnLog } from '../../../../src/adapters/sqlite/turn-log.js';
 import { tmpDir } from '../../../helpers/tmp.js';
 
 const AT = '2026-01-01T00:00:00.000Z';
@@ -68,11 +68,11 @@ describe('SQLite migration 6: memory ids scoped to their user', () => {
         assert.deepEqual(hits.map((h) => h.entry.id).sort(), ['archive~xyz', 'summary~abc', 't1'].sort());
         db.prepare("INSERT INTO entries_fts (entries_fts) VALUES ('integrity-check')").run();
         // and the new keys work: bob may now use ann's id
-        const turns = new TurnLog(db);
-        const r = turns.append([{ id: 't1', user_id: 'bob', session_id: 's', role: 'user', name: null, content: 'Bob has his own t1', content_hash: contentHash('Bob has his own t1'), created_at: AT, importance: null, pinned: false, metadata: null }]);
+        const turns = new SqliteTurnLog(db);
+        const r = await turns.append([{ id: 't1', user_id: 'bob', session_id: 's', role: 'user', name: null, content: 'Bob has his own t1', content_hash: contentHash('Bob has his own t1'), created_at: AT, importance: null, pinned: false, metadata: null }]);
         assert.equal(r.accepted.length, 1);
-        assert.equal(turns.get('ann', 't1')?.content, 'Ann keeps bees in Porto');
-        assert.equal(turns.get('bob', 't1')?.content, 'Bob has his own t1');
+        assert.equal((await turns.get('ann', 't1'))?.content, 'Ann keeps bees in Porto');
+        assert.equal((await turns.get('bob', 't1'))?.content, 'Bob has his own t1');
         assert.equal((await longTerm.get('ann', 'archive~xyz'))?.kind, 'archive');
         // the vector change log starts over: every reader reloads once
         const state = db.prepare('SELECT pruned_through FROM vector_changes_state').get() as { pruned_through: number };
