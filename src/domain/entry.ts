@@ -43,6 +43,8 @@ export const ExplainSchema = z.object({
   ranks: z.partialRecord(TierSchema, z.number().int().positive()),
   /** rank among the long-term entries of the period the query names ("last May"), when it names one */
   period_rank: z.number().int().positive().nullable(),
+  /** rank among the candidates ordered by how many of the query's words they hold (null: none) */
+  overlap_rank: z.number().int().positive().nullable(),
   /** reciprocal rank fusion of the ranks above, scaled to [0, 1] */
   fusion: z.number(),
   /** when this turn was added as context of a hit (the question before an answer, the answer after a question): that hit's id */

@@ -16,6 +16,7 @@ interface Waiter {
 export class BatchingEmbedder implements Embedder {
   readonly id: string;
   readonly dim: number;
+  readonly lexical: boolean;
   private queue: Waiter[] = [];
   private scheduled = false;
   private running = false;
@@ -26,6 +27,7 @@ export class BatchingEmbedder implements Embedder {
     private readonly maxWaitMs = 2,
   ) {
     this.id = inner.id;
+    this.lexical = inner.lexical === true;
     this.dim = inner.dim;
   }
 

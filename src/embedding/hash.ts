@@ -25,6 +25,7 @@ function stem(w: string): string {
  */
 export class HashEmbedder implements Embedder {
   readonly id: string;
+  readonly lexical = true;
 
   constructor(readonly dim = 384) {
     this.id = dim === 384 ? HASH_EMBEDDER_ID : `${HASH_EMBEDDER_ID}-${dim}`;

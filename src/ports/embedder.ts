@@ -5,6 +5,8 @@ import type { EmbedderTag } from './vector-index.js';
  * of different embedders are never compared; `dim` is the vector length.
  */
 export interface Embedder extends EmbedderTag {
+  /** true when it matches words rather than meanings (the built-in `hash`): retrieval weighs its list lower */
+  readonly lexical?: boolean;
   embed(texts: readonly string[]): Promise<Float32Array[]>;
   close(): Promise<void>;
 }

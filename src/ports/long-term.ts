@@ -13,6 +13,12 @@ export interface ListOptions {
   createdFrom?: string;
   /** only entries created before this ISO-8601 time (searchText, recent) */
   createdBefore?: string;
+  /**
+   * searchText: query words that name someone who speaks in the user's entries ("What has Melanie
+   * painted?"): they match who SAID an entry, not entries that mention the name — Melanie's own turns,
+   * not Caroline's "Melanie, that's lovely!".
+   */
+  speakerTerms?: readonly string[];
 }
 
 export interface PruneCriteria {

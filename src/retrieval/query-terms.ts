@@ -17,6 +17,17 @@ export const STOPWORDS = new Set(
     .filter(Boolean),
 );
 
+/**
+ * Words that frame a question rather than say what it is about ("what KIND of art", "how MANY TIMES",
+ * "what HAPPENED to"): in a question they match the wrong turns ("your kind words"), so the retrieval
+ * pass leaves them out of what it searches. Not stopwords: in a statement they carry meaning.
+ */
+export const QUESTION_FRAME = new Set(
+  `kind kinds type types sort sorts many much times often ever way ways likely might happen happened happening`
+    .split(/\s+/)
+    .filter(Boolean),
+);
+
 const WORD = /[\p{L}\p{N}][\p{L}\p{N}'_-]*/gu;
 
 /** Lower-cased words of a text, stopwords kept (for embeddings and overlap). */

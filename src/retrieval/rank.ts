@@ -20,16 +20,26 @@ export interface Candidate {
 }
 
 /** The ranked lists fusion reads: one per tier, and the long-term entries of the period a time question names. */
-export type ListName = Tier | 'period';
-export type RankedLists = Partial<Record<ListName, readonly Candidate[]>>;
+export type ListName = Tier | 'period' | 'overlap';
+/** the lists the tiers give (overlap is derived from them) */
+export type RankedLists = Partial<Record<Exclude<ListName, 'overlap'>, readonly Candidate[]>>;
 
 /**
  * Reciprocal-rank-fusion constant. The usual 60: a memory two lists agree on beats one that a single
  * list ranks first, and no list's raw score scale (cosine, BM25) ever enters the sum.
  */
 export const RRF_K = 60;
-/** every list votes equally; the period list is one more voice, not a filter */
-export const LIST_WEIGHTS: Record<ListName, number> = { short_term: 1, semantic: 1, long_term: 1, period: 1 };
+/**
+ * Every list votes equally; the period list is one more voice, not a filter, and `overlap` (the
+ * candidates of every list ordered by how many of the query's words they hold) rewards a memory that
+ * answers the whole question over one that repeats its rarest word.
+ */
+export const LIST_WEIGHTS: Record<ListName, number> = { short_term: 1, semantic: 1, long_term: 1, period: 1, overlap: 1 };
+/**
+ * A lexical embedder (`hash`) matches words, not meanings: its list repeats what BM25 already says,
+ * less precisely (no word weights), so it counts half.
+ */
+export const LEXICAL_SEMANTIC_WEIGHT = 0.5;
 export const TIER_PRIORITY: Record<Tier, number> = { short_term: 1, long_term: 0.5, semantic: 0.5 };
 /**
  * Relevance dominates; the other parts order memories of about equal relevance. Their sum is 0.25,
@@ -37,8 +47,10 @@ export const TIER_PRIORITY: Record<Tier, number> = { short_term: 1, long_term: 0
  */
 export const WEIGHTS = { relevance: 0.7, period: 0.2, tier_priority: 0.04, recency: 0.02, importance: 0.06 } as const;
 export const RECENCY_HALF_LIFE_DAYS = 90;
-/** a neighbouring turn pulled in as context gets this share of its hit's relevance */
+/** a question's answer (or an answer's question) pulled in as context gets this share of its hit's relevance */
 export const CONTEXT_SHARE = 0.9;
+/** any other turn just before or after a hit, this share */
+export const NEIGHBOUR_SHARE = 0.5;
 /**
  * Supersession only reorders near ties: an older statement is moved below a newer one on the same
  * subject when the newer scores at most this much less (a few ranks); a far weaker newer mention
@@ -50,13 +62,13 @@ export const SUPERSEDE_MARGIN = 0.05;
  * The signals of a retrieval pass, each of which can be switched off (the evaluation's ablation table
  * turns them off one at a time to show what each earns on real conversations). All on in production.
  */
-export const SIGNALS = ['short_term', 'semantic', 'long_term', 'period_list', 'names', 'context', 'supersession', 'in_period', 'priors'] as const;
+export const SIGNALS = ['short_term', 'semantic', 'long_term', 'period_list', 'overlap', 'names', 'question_frame', 'context', 'supersession', 'in_period', 'priors'] as const;
 export type Signal = (typeof SIGNALS)[number];
 export type Signals = Record<Signal, boolean>;
 export const ALL_SIGNALS: Signals = Object.fromEntries(SIGNALS.map((s) => [s, true])) as Signals;
 
 /** list order for deduplication: a memory held by several lists is reported under the first */
-const LIST_ORDER: readonly ListName[] = ['short_term', 'long_term', 'semantic', 'period'];
+const LIST_ORDER = ['short_term', 'long_term', 'semantic', 'period'] as const;
 
 export interface RankOptions {
   topK: number;
@@ -65,6 +77,10 @@ export interface RankOptions {
   period?: TimeRange | null;
   /** the query's content words (for telling an update from the statement it replaces) */
   terms?: readonly string[];
+  /** query words that name a participant (see Retriever.speakerTerms): who is asked about, not what */
+  speakers?: readonly string[];
+  /** list weights that differ from LIST_WEIGHTS (a lexical embedder's semantic list) */
+  weights?: Partial<Record<ListName, number>>;
   /** the signals in use (all when absent) */
   signals?: Signals;
 }
@@ -75,6 +91,7 @@ export interface Scored {
   tier: Tier;
   ranks: Partial<Record<Tier, number>>;
   periodRank: number | null;
+  overlapRank: number | null;
   similarity: number | null;
   bm25: number | null;
   fusion: number;
@@ -118,14 +135,17 @@ export function scoreCandidates(lists: RankedLists, o: RankOptions): Scored[] {
       if (m.c.importance === null && c.importance !== null) m.c = { ...m.c, importance: c.importance };
     });
   }
-  const active = LIST_ORDER.filter((l) => (lists[l]?.length ?? 0) > 0);
-  const fusionMax = active.reduce((s, l) => s + LIST_WEIGHTS[l] / (RRF_K + 1), 0) || 1;
+  if (sig.overlap) overlapList(merged, o).forEach((hash, i) => (merged.get(hash)!.ranks.overlap = i + 1));
+  const weight = (l: ListName) => o.weights?.[l] ?? LIST_WEIGHTS[l];
+  const answered = new Set<ListName>();
+  for (const m of merged.values()) for (const l of Object.keys(m.ranks) as ListName[]) answered.add(l);
+  const fusionMax = [...answered].reduce((s, l) => s + weight(l) / (RRF_K + 1), 0) || 1;
   const out: Scored[] = [];
   for (const { c, tier, ranks, similarity, bm25 } of merged.values()) {
     let rrf = 0;
-    for (const [list, rank] of Object.entries(ranks) as Array<[ListName, number]>) rrf += LIST_WEIGHTS[list] / (RRF_K + rank);
+    for (const [list, rank] of Object.entries(ranks) as Array<[ListName, number]>) rrf += weight(list) / (RRF_K + rank);
     const fusion = rrf / fusionMax;
-    const { period: periodRank, ...tierRanks } = ranks;
+    const { period: periodRank, overlap: overlapRank, ...tierRanks } = ranks;
     // a memory only the period list found is a long-term entry
     const t = tier ?? 'long_term';
     out.push(
@@ -135,6 +155,7 @@ export function scoreCandidates(lists: RankedLists, o: RankOptions): Scored[] {
           tier: t,
           ranks: tierRanks,
           periodRank: periodRank ?? null,
+          overlapRank: overlapRank ?? null,
           similarity,
           bm25,
           fusion,
@@ -155,15 +176,39 @@ export function scoreCandidates(lists: RankedLists, o: RankOptions): Scored[] {
 }
 
 /**
+ * The `overlap` list: every candidate holding at least one of the query's content words (speakers'
+ * names aside: they say who, not what), most distinct words first, ties in their best list's order.
+ */
+function overlapList(merged: ReadonlyMap<string, { c: Candidate; ranks: Partial<Record<ListName, number>> }>, o: RankOptions): string[] {
+  const speakers = new Set(o.speakers ?? []);
+  const wanted = new Set(stems((o.terms ?? []).filter((t) => !speakers.has(t)).join(' ')));
+  if (wanted.size === 0) return [];
+  const counted: Array<{ hash: string; n: number; best: number }> = [];
+  for (const [hash, m] of merged) {
+    let n = 0;
+    for (const x of stems(m.c.content)) if (wanted.has(x)) n++;
+    if (n > 0) counted.push({ hash, n, best: Math.min(...(Object.values(m.ranks) as number[])) });
+  }
+  return counted.sort((a, b) => b.n - a.n || a.best - b.best).map((x) => x.hash);
+}
+
+/**
  * Adds the neighbouring turns of hits as context (an assistant's question and the user's answer belong
  * together): a neighbour gets CONTEXT_SHARE of its hit's relevance, or keeps its own when that is
  * higher, and is reported under its hit's tier with `context_of` naming the hit.
  */
-export function addContext(scored: readonly Scored[], additions: ReadonlyArray<{ parent: Scored; turn: Candidate }>, o: RankOptions): Scored[] {
+/** a turn added beside a hit, with the share of the hit's relevance it gets */
+export interface ContextAddition {
+  parent: Scored;
+  turn: Candidate;
+  share: number;
+}
+
+export function addContext(scored: readonly Scored[], additions: readonly ContextAddition[], o: RankOptions): Scored[] {
   const sig = o.signals ?? ALL_SIGNALS;
   const byHash = new Map(scored.map((s) => [s.candidate.content_hash, s]));
-  for (const { parent, turn } of additions) {
-    const relevance = CONTEXT_SHARE * parent.relevance;
+  for (const { parent, turn, share } of additions) {
+    const relevance = share * parent.relevance;
     const existing = byHash.get(turn.content_hash);
     if (existing) {
       if (relevance > existing.relevance) rescore(Object.assign(existing, { relevance, contextOf: parent.candidate.id }), sig);
@@ -174,6 +219,7 @@ export function addContext(scored: readonly Scored[], additions: ReadonlyArray<{
       tier: parent.tier,
       ranks: {},
       periodRank: null,
+      overlapRank: null,
       similarity: null,
       bm25: null,
       fusion: 0,
@@ -227,6 +273,7 @@ export function finalize(scored: readonly Scored[], o: RankOptions): RetrievalRe
   return supersede(scored, o).slice(0, o.topK).map(toResult);
 }
 
+
 /** scoreCandidates + finalize, for callers with no neighbouring turns to add. */
 export function fuse(lists: RankedLists, o: RankOptions): RetrievalResult[] {
   return finalize(scoreCandidates(lists, o), o);
@@ -272,6 +319,7 @@ function toResult(s: Scored): RetrievalResult {
     bm25: s.bm25,
     ranks: s.ranks,
     period_rank: s.periodRank,
+    overlap_rank: s.overlapRank,
     fusion: round(s.fusion),
     context_of: s.contextOf,
     relevance: round(s.relevance),

@@ -7,8 +7,8 @@ import type { ShortTermStore } from '../ports/short-term.js';
 import type { VectorIndex } from '../ports/vector-index.js';
 import { withBudget, type TierStatus } from './budget.js';
 import { formatPromptBlocks } from './prompt-blocks.js';
-import { queryTerms, stems } from './query-terms.js';
-import { ALL_SIGNALS, addContext, finalize, scoreCandidates, type Candidate, type RankOptions, type Scored, type Signals } from './rank.js';
+import { QUESTION_FRAME, queryTerms, stems, words } from './query-terms.js';
+import { ALL_SIGNALS, CONTEXT_SHARE, LEXICAL_SEMANTIC_WEIGHT, NEIGHBOUR_SHARE, addContext, finalize, scoreCandidates, type Candidate, type ContextAddition, type RankOptions, type Scored, type Signals } from './rank.js';
 import type { RetrieveRequest } from './request.js';
 import { parseTimeRange, withoutTimeExpression, type TimeRange } from './time-range.js';
 
@@ -51,10 +51,18 @@ export interface RetrieverDeps {
 
 /** how many candidates each tier contributes, relative to top_k, before fusion */
 const CANDIDATES_PER_RESULT = 3;
+/** the pool never shrinks below this top_k's: a small top_k gets the same best results as a larger one */
+const MIN_POOL_K = 20;
 /** the newest turns of the session are always candidates, relevant to the query or not */
 const ALWAYS_RECENT = 2;
 /** entries of a named period read before ranking them (newest first, then ordered by importance) */
 const PERIOD_SCAN = 200;
+/** newest long-term entries whose speakers count as the user's participants (see speakerTerms) */
+const PARTICIPANT_SCAN = 200;
+const PARTICIPANT_CACHE_MS = 60_000;
+const PARTICIPANT_CACHE_USERS = 10_000;
+/** the best hits whose neighbouring turns are read (a fixed number: top_k does not change what is found) */
+const CONTEXT_HITS = 8;
 
 interface LongTermLists {
   text: Candidate[];
@@ -69,6 +77,7 @@ interface LongTermLists {
  */
 export class Retriever {
   private readonly signals: Signals;
+  private readonly participants = new Map<string, { names: Set<string>; until: number }>();
 
   constructor(private readonly deps: RetrieverDeps) {
     this.signals = { ...ALL_SIGNALS, ...deps.signals };
@@ -76,14 +85,19 @@ export class Retriever {
 
   async retrieve(req: RetrieveRequest, now = Date.now()): Promise<RetrieveResponse> {
     const { deps } = this;
-    const pool = req.top_k * CANDIDATES_PER_RESULT;
+    const pool = Math.max(req.top_k, MIN_POOL_K) * CANDIDATES_PER_RESULT;
     const period = parseTimeRange(req.query, now);
-    const text = withoutTimeExpression(req.query, period);
+    const asked = withoutTimeExpression(req.query, period);
+    const text = this.signals.question_frame ? withoutWords(asked, [...QUESTION_FRAME]) : asked;
     const terms = queryTerms(text);
+    const speakers = this.signals.names ? await this.speakerTerms(req.user_id, terms) : [];
+    // who is asked about is matched against who said a memory; the semantic tier compares texts, so
+    // the names leave its query (unless nothing else is left)
+    const about = speakers.length > 0 ? withoutWords(text, speakers) : text;
     const [st, sem, lt] = await Promise.all([
       withBudget(() => this.shortTerm(req, terms), deps.budgets.short_term, [] as Candidate[]),
-      withBudget(() => this.semantic(req, text, pool), deps.budgets.semantic, null as Candidate[] | null),
-      withBudget(() => this.longTerm(req, text, period, pool), deps.budgets.long_term, { text: [], period: [] } as LongTermLists),
+      withBudget(() => this.semantic(req, about.trim() === '' ? text : about, pool), deps.budgets.semantic, null as Candidate[] | null),
+      withBudget(() => this.longTerm(req, text, speakers, period, pool), deps.budgets.long_term, { text: [], period: [] } as LongTermLists),
     ]);
     const semStatus: TierStatus = sem.status === 'ok' && sem.value === null ? 'skipped' : sem.status;
     const tiers: Record<Tier, TierReport> = {
@@ -96,7 +110,8 @@ export class Retriever {
       deps.onTier?.(tier, r);
     }
     const sig = this.signals;
-    const options: RankOptions = { topK: req.top_k, now, period, terms, signals: sig };
+    const lexical = deps.embedders.current()?.lexical === true;
+    const options: RankOptions = { topK: req.top_k, now, period, terms, speakers, signals: sig, ...(lexical ? { weights: { semantic: LEXICAL_SEMANTIC_WEIGHT } } : {}) };
     const lists = {
       short_term: sig.short_term ? st.value : [],
       semantic: sig.semantic ? (sem.value ?? []) : [],
@@ -104,9 +119,33 @@ export class Retriever {
       period: sig.period_list ? lt.value.period : [],
     };
     let scored = scoreCandidates(lists, options);
-    if (deps.context && sig.context) scored = addContext(scored, await this.context(req, scored.slice(0, Math.ceil(req.top_k / 2))), options);
+    if (deps.context && sig.context) scored = addContext(scored, await this.context(req, scored.slice(0, CONTEXT_HITS)), options);
     const results = finalize(scored, options);
     return { results, prompt_blocks: formatPromptBlocks(results), tiers };
+  }
+
+  /**
+   * The query words that name someone who speaks in the user's memories ("What has Melanie painted?").
+   * The participants are read from the user's newest long-term entries and kept for a minute: the
+   * people of a conversation change rarely, and a lookup per query would cost more than the rest.
+   */
+  private async speakerTerms(userId: string, terms: readonly string[]): Promise<string[]> {
+    if (terms.length === 0) return [];
+    const now = Date.now();
+    let known = this.participants.get(userId);
+    if (!known || known.until <= now) {
+      let names = new Set<string>();
+      try {
+        const recent = await this.deps.longTerm.recent(userId, { limit: PARTICIPANT_SCAN });
+        names = new Set(recent.flatMap((e) => (e.name ? words(e.name) : [])));
+      } catch (err) {
+        warnOnce(this.deps.log, 'participants-failed', { err: (err as Error).message }, 'participant names could not be read; names in queries are matched as text');
+      }
+      if (this.participants.size >= PARTICIPANT_CACHE_USERS) this.participants.clear();
+      known = { names, until: now + PARTICIPANT_CACHE_MS };
+      this.participants.set(userId, known);
+    }
+    return terms.filter((t) => known.names.has(t));
   }
 
   /** The session's recent turns, those sharing words with the query first, then the newest. */
@@ -147,11 +186,11 @@ export class Retriever {
    * BM25 over the user's entries; and when the query names a period, that period's entries: those
    * matching the text first, then the rest by importance.
    */
-  private async longTerm(req: RetrieveRequest, text: string, period: TimeRange | null, k: number): Promise<LongTermLists> {
+  private async longTerm(req: RetrieveRequest, text: string, speakerTerms: string[], period: TimeRange | null, k: number): Promise<LongTermLists> {
     const { longTerm } = this.deps;
     const [hits, inPeriodHits, inPeriod] = await Promise.all([
-      longTerm.searchText(req.user_id, text, { limit: k }),
-      period ? longTerm.searchText(req.user_id, text, { limit: k, createdFrom: period.from, createdBefore: period.to }) : [],
+      longTerm.searchText(req.user_id, text, { limit: k, speakerTerms }),
+      period ? longTerm.searchText(req.user_id, text, { limit: k, speakerTerms, createdFrom: period.from, createdBefore: period.to }) : [],
       period ? longTerm.recent(req.user_id, { limit: PERIOD_SCAN, createdFrom: period.from, createdBefore: period.to }) : [],
     ]);
     const periodList: Candidate[] = inPeriodHits.map(({ entry, bm25 }) => ({ ...entryCandidate(entry), bm25: round(bm25) }));
@@ -162,31 +201,47 @@ export class Retriever {
   }
 
   /**
-   * Neighbours that complete a hit: a question the assistant asked and the user's answer are one piece
-   * of context, and often only one of the two shares words with the query ("Which dentist do you go
-   * to?" / "dr okafor"). So a hit that is the assistant's question brings the user's next turn, and a
-   * user turn answering the assistant's question brings that question. Best effort: a failing lookup
-   * adds no context and never fails the pass.
+   * The turns just before and after a hit in its session, whoever the two speakers are (a user and an
+   * assistant, or two people). A question and its answer are one piece of context, and often only one
+   * of the two shares words with the query ("What are their names?" / "Luna and Oliver!"): the other
+   * speaker's turn after a hit that asks something, or the other speaker's question before a hit, gets
+   * CONTEXT_SHARE of the hit's relevance; any other neighbour NEIGHBOUR_SHARE (the answer is often
+   * spread over two turns). Best effort: a failing lookup adds no context and never fails the pass.
    */
-  private async context(req: RetrieveRequest, hits: readonly Scored[]): Promise<Array<{ parent: Scored; turn: Candidate }>> {
-    const out: Array<{ parent: Scored; turn: Candidate }> = [];
+  private async context(req: RetrieveRequest, hits: readonly Scored[]): Promise<ContextAddition[]> {
+    const out: ContextAddition[] = [];
     try {
       for (const hit of hits) {
         const h = hit.candidate;
-        if (h.kind !== 'turn' || (h.role !== 'assistant' && h.role !== 'user')) continue;
+        if (h.kind !== 'turn') continue;
         const around = await this.deps.context!.neighbours(h.user_id, h.id, 1, 1);
         if (!around) continue;
-        const pair = h.role === 'assistant' ? around.after[0] : around.before[0];
-        if (!pair || pair.user_id !== req.user_id) continue;
-        const question = h.role === 'assistant' ? h : pair;
-        const answer = h.role === 'assistant' ? pair : h;
-        if (question.role === 'assistant' && answer.role === 'user' && isQuestion(question.content)) out.push({ parent: hit, turn: turnCandidate(pair) });
+        const pair = (t: Turn | undefined, question: { content: string } | undefined) => {
+          if (!t || t.user_id !== req.user_id) return;
+          const answers = question !== undefined && speakerOf(t) !== speakerOf(h) && isQuestion(question.content);
+          out.push({ parent: hit, turn: turnCandidate(t), share: answers ? CONTEXT_SHARE : NEIGHBOUR_SHARE });
+        };
+        pair(around.after[0], h);
+        pair(around.before[0], around.before[0]);
       }
     } catch (err) {
       warnOnce(this.deps.log, 'context-failed', { err: (err as Error).message }, 'neighbouring turns could not be read; results carry no context');
     }
     return out;
   }
+}
+
+function speakerOf(t: { role: string; name: string | null | undefined }): string {
+  return `${t.role}\u0000${t.name ?? ''}`;
+}
+
+/** The text without the given (lower-cased) words. */
+function withoutWords(text: string, drop: readonly string[]): string {
+  const gone = new Set(drop);
+  return text
+    .split(/\s+/)
+    .filter((w) => !words(w).some((x) => gone.has(x)))
+    .join(' ');
 }
 
 /** A turn that asks something, wherever its question mark sits ("Which dentist? I can book it."). */

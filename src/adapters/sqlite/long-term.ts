@@ -187,7 +187,7 @@ export class SqliteLongTermStore implements LongTermStore {
   }
 
   async searchText(userId: string, query: string, o: ListOptions): Promise<TextHit[]> {
-    const match = this.matchFor(userId, query);
+    const match = this.matchFor(userId, query, new Set(o.speakerTerms ?? []));
     if (!match) return [];
     const plain = o.sessionId === undefined && o.createdFrom === undefined && o.createdBefore === undefined;
     const fast = plain ? this.ranked(userId, match, o.limit) : null;
@@ -242,8 +242,8 @@ export class SqliteLongTermStore implements LongTermStore {
    *   every entry that holds a near-ubiquitous word costs tens of milliseconds and changes little of
    *   the ranking (its IDF is small), which the rarer words decide.
    */
-  private matchFor(userId: string, query: string): string {
-    const terms = queryTerms(query).map(ftsString);
+  private matchFor(userId: string, query: string, speakers: ReadonlySet<string>): string {
+    const terms = queryTerms(query).map((t) => (speakers.has(t) ? `name : ${ftsString(t)}` : ftsString(t)));
     if (terms.length === 0) return '';
     const owner = /[\p{L}\p{N}]/u.test(userId) ? `user_id : ${ftsString(userId)}` : null;
     if (owner && this.docsCapped(owner) < COMMON_TERM_DOCS) return `${owner} AND (${terms.join(' OR ')})`;

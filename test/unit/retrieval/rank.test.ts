@@ -164,7 +164,7 @@ describe('neighbouring turns as context', () => {
     const options = { topK: 8, now: NOW };
     const scored = scoreCandidates({ long_term: [question, cand('unrelated')] }, options);
     const answer = cand('dr okafor', { id: 'a' });
-    const withContext = addContext(scored, [{ parent: scored[0]!, turn: answer }], options);
+    const withContext = addContext(scored, [{ parent: scored[0]!, turn: answer, share: CONTEXT_SHARE }], options);
     const results = finalize(withContext, options);
     const a = results.find((r) => r.id === 'a')!;
     assert.equal(a.explain.context_of, 'q');
@@ -180,7 +180,7 @@ describe('neighbouring turns as context', () => {
     const strong = cand('strong', { id: 'strong' });
     const scored = scoreCandidates({ long_term: [strong, cand('x'), cand('y'), hit] }, options);
     const weak = scored.find((s) => s.candidate.id === 'weak')!;
-    const out = addContext(scored, [{ parent: weak, turn: { ...strong } }], options);
+    const out = addContext(scored, [{ parent: weak, turn: { ...strong }, share: CONTEXT_SHARE }], options);
     assert.equal(out.length, scored.length);
     const s = out.find((x) => x.candidate.id === 'strong')!;
     assert.equal(s.contextOf, null);
