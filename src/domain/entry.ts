@@ -58,6 +58,8 @@ export const ExplainSchema = z.object({
   importance: z.number(),
   /** a newer statement by the same speaker on the same subject, which this one is ranked below */
   superseded_by: z.string().nullable(),
+  /** when that newer statement was made */
+  superseded_at: z.string().nullable(),
 });
 export type Explain = z.infer<typeof ExplainSchema>;
 

@@ -20,6 +20,11 @@ const PLEASANTRIES = new Set(
 );
 const WORD = /[\p{L}\p{N}']+/gu;
 
+/** Greetings, thanks and sign-offs ("ok thanks", "hey Nova"): turns that say nothing to remember. */
+export function isFiller(content: string): boolean {
+  return CHITCHAT.test(content) || isPleasantry(content);
+}
+
 /** Greetings and thanks, with at most one name among them ("hey Nova"). */
 function isPleasantry(content: string): boolean {
   const words = content.match(WORD) ?? [];
@@ -48,7 +53,7 @@ const ROLE_BASE: Record<Role, number> = { user: 0.4, assistant: 0.25, system: 0.
  * before it. Short assistant and tool turns are marked down.
  */
 export function scoreImportance(content: string, role: Role): number {
-  if (CHITCHAT.test(content) || isPleasantry(content)) return 0.05;
+  if (isFiller(content)) return 0.05;
   let score = ROLE_BASE[role];
   if (FIRST_PERSON_FACT.test(content)) score += 0.25;
   if (DATE_OR_NUMBER.test(content)) score += 0.1;

@@ -6,11 +6,21 @@ const HEADINGS = {
   semantic: 'Related earlier conversation',
 } as const;
 
-function line(r: RetrievalResult): string {
+function line(r: RetrievalResult, replacing: ReadonlySet<string>): string {
   const who = r.name ? `${r.role} ${r.name}` : r.role;
   const kind = r.kind === 'turn' ? '' : ` ${r.kind}`;
-  // one memory per line: collapse newlines so a memory cannot forge a heading of its own
-  return `- [${r.created_at.slice(0, 10)}${kind}] ${who}: ${r.content.replace(/\s*\n\s*/g, ' ')}`;
+  return `- [${r.created_at.slice(0, 10)}${kind}${status(r, replacing)}] ${who}: ${r.content.replace(/\s*\n\s*/g, ' ')}`;
+}
+
+/** Updated facts reach the model as updated: the older line says it was replaced, and when. */
+export function status(r: RetrievalResult, replacing: ReadonlySet<string>): string {
+  if (r.explain.superseded_by) return `, earlier: replaced${r.explain.superseded_at ? ` on ${r.explain.superseded_at.slice(0, 10)}` : ''}`;
+  return replacing.has(r.id) ? ', latest: replaces an earlier memory' : '';
+}
+
+/** ids of results that replace another result */
+export function replacingIds(results: readonly RetrievalResult[]): Set<string> {
+  return new Set(results.map((r) => r.explain.superseded_by).filter((id): id is string => id !== null));
 }
 
 /**
@@ -19,11 +29,13 @@ function line(r: RetrievalResult): string {
  */
 export function formatPromptBlocks(results: readonly RetrievalResult[]): string {
   if (results.length === 0) return '';
+  const replacing = replacingIds(results);
   const blocks: string[] = [];
   for (const tier of ['short_term', 'long_term', 'semantic'] as const) {
     const rs = results.filter((r) => r.tier === tier);
     if (rs.length === 0) continue;
-    blocks.push(`### ${HEADINGS[tier]}\n${rs.map(line).join('\n')}`);
+    // one memory per line: newlines collapse, so a memory cannot forge a heading of its own
+    blocks.push(`### ${HEADINGS[tier]}\n${rs.map((r) => line(r, replacing)).join('\n')}`);
   }
   return `## Memory\nWhat you remember about this user, most relevant first. Use it when it helps; do not invent beyond it.\n\n${blocks.join('\n\n')}\n`;
 }

@@ -1,5 +1,6 @@
 import type { Explain, Kind, RetrievalResult, Tier } from '../domain/entry.js';
 import type { Role } from '../domain/turn.js';
+import { isFiller } from '../domain/importance.js';
 import { stems } from './query-terms.js';
 import { inRange, type TimeRange } from './time-range.js';
 
@@ -83,6 +84,8 @@ export interface RankOptions {
   weights?: Partial<Record<ListName, number>>;
   /** the signals in use (all when absent) */
   signals?: Signals;
+  /** results scoring below it are dropped */
+  minScore?: number;
 }
 
 /** A memory with its score and the parts of it, before the cut to top_k. */
@@ -97,7 +100,10 @@ export interface Scored {
   fusion: number;
   relevance: number;
   contextOf: string | null;
+  /** added as the answer to (or the question of) its hit: kept even when it is filler ("yes") */
+  answers: boolean;
   supersededBy: string | null;
+  supersededAt: string | null;
   inPeriod: boolean | null;
   tierPriority: number;
   recency: number;
@@ -161,7 +167,9 @@ export function scoreCandidates(lists: RankedLists, o: RankOptions): Scored[] {
           fusion,
           relevance: fusion,
           contextOf: null,
+          answers: false,
           supersededBy: null,
+          supersededAt: null,
           inPeriod: o.period && sig.in_period ? inRange(c.created_at, o.period) : null,
           tierPriority: TIER_PRIORITY[t],
           recency: recencyOf(c.created_at, o.now),
@@ -211,7 +219,7 @@ export function addContext(scored: readonly Scored[], additions: readonly Contex
     const relevance = share * parent.relevance;
     const existing = byHash.get(turn.content_hash);
     if (existing) {
-      if (relevance > existing.relevance) rescore(Object.assign(existing, { relevance, contextOf: parent.candidate.id }), sig);
+      if (relevance > existing.relevance) rescore(Object.assign(existing, { relevance, contextOf: parent.candidate.id, answers: share >= CONTEXT_SHARE }), sig);
       continue;
     }
     const s = rescore({
@@ -225,7 +233,9 @@ export function addContext(scored: readonly Scored[], additions: readonly Contex
       fusion: 0,
       relevance,
       contextOf: parent.candidate.id,
+      answers: share >= CONTEXT_SHARE,
       supersededBy: null,
+      supersededAt: null,
       inPeriod: o.period && sig.in_period ? inRange(turn.created_at, o.period) : null,
       tierPriority: TIER_PRIORITY[parent.tier],
       recency: recencyOf(turn.created_at, o.now),
@@ -261,16 +271,26 @@ export function supersede(scored: readonly Scored[], o: RankOptions): Scored[] {
       if (speaker(newer.s.candidate) !== speaker(older.s.candidate) || !CHANGE.test(newer.s.candidate.content)) continue;
       if (![...older.matched].some((t) => newer.matched.has(t))) continue;
       if (newer.s.score < older.s.score - SUPERSEDE_MARGIN) continue;
-      older.s.supersededBy ??= newer.s.candidate.id;
+      if (older.s.supersededBy === null) {
+        older.s.supersededBy = newer.s.candidate.id;
+        older.s.supersededAt = newer.s.candidate.created_at;
+      }
       if (older.s.score >= newer.s.score) older.s.score = round(newer.s.score - 1e-6);
     }
   }
   return sortScored([...scored]);
 }
 
-/** The final cut: supersession, the top_k best, as retrieval results with their `explain`. */
+/**
+ * The final cut: supersession, then the top_k best as retrieval results with their `explain`. Filler
+ * ("ok thanks", "hi!") never pads the results unless it answers a question a hit asked ("Do you have
+ * pets?" / "yes"), and results below `minScore` are dropped.
+ */
 export function finalize(scored: readonly Scored[], o: RankOptions): RetrievalResult[] {
-  return supersede(scored, o).slice(0, o.topK).map(toResult);
+  return supersede(scored, o)
+    .filter((s) => s.score >= (o.minScore ?? 0) && (s.answers || !isFiller(s.candidate.content)))
+    .slice(0, o.topK)
+    .map(toResult);
 }
 
 
@@ -328,6 +348,7 @@ function toResult(s: Scored): RetrievalResult {
     recency: round(s.recency),
     importance: round(s.importance),
     superseded_by: s.supersededBy,
+    superseded_at: s.supersededAt,
   };
   return {
     id: c.id,

@@ -9,6 +9,12 @@ export const RetrieveRequestSchema = z.strictObject({
   user_id: UserIdSchema.default(DEFAULT_USER),
   session_id: SessionIdSchema.optional(),
   top_k: z.number().int().min(1).max(MAX_TOP_K).default(8),
+  /**
+   * Results scoring below it are dropped (fewer than top_k may come back). The score lies in [0, 1]:
+   * 0.70 × relevance (1 = first in every ranked list that answered) plus at most 0.12 of priors (tier,
+   * recency, importance) and 0.20 when the memory lies in a period the query names. See the README.
+   */
+  min_score: z.number().min(0).max(1).optional(),
 });
 export type RetrieveRequest = z.infer<typeof RetrieveRequestSchema>;
 export type RetrieveRequestInput = z.input<typeof RetrieveRequestSchema>;

@@ -51,8 +51,6 @@ export interface RetrieverDeps {
 
 /** how many candidates each tier contributes, relative to top_k, before fusion */
 const CANDIDATES_PER_RESULT = 3;
-/** the pool never shrinks below this top_k's: a small top_k gets the same best results as a larger one */
-const MIN_POOL_K = 20;
 /** the newest turns of the session are always candidates, relevant to the query or not */
 const ALWAYS_RECENT = 2;
 /** entries of a named period read before ranking them (newest first, then ordered by importance) */
@@ -85,7 +83,7 @@ export class Retriever {
 
   async retrieve(req: RetrieveRequest, now = Date.now()): Promise<RetrieveResponse> {
     const { deps } = this;
-    const pool = Math.max(req.top_k, MIN_POOL_K) * CANDIDATES_PER_RESULT;
+    const pool = req.top_k * CANDIDATES_PER_RESULT;
     const period = parseTimeRange(req.query, now);
     const asked = withoutTimeExpression(req.query, period);
     const text = this.signals.question_frame ? withoutWords(asked, [...QUESTION_FRAME]) : asked;
@@ -111,7 +109,7 @@ export class Retriever {
     }
     const sig = this.signals;
     const lexical = deps.embedders.current()?.lexical === true;
-    const options: RankOptions = { topK: req.top_k, now, period, terms, speakers, signals: sig, ...(lexical ? { weights: { semantic: LEXICAL_SEMANTIC_WEIGHT } } : {}) };
+    const options: RankOptions = { topK: req.top_k, now, period, terms, speakers, signals: sig, minScore: req.min_score, ...(lexical ? { weights: { semantic: LEXICAL_SEMANTIC_WEIGHT } } : {}) };
     const lists = {
       short_term: sig.short_term ? st.value : [],
       semantic: sig.semantic ? (sem.value ?? []) : [],
@@ -216,13 +214,17 @@ export class Retriever {
         if (h.kind !== 'turn') continue;
         const around = await this.deps.context!.neighbours(h.user_id, h.id, 1, 1);
         if (!around) continue;
-        const pair = (t: Turn | undefined, question: { content: string } | undefined) => {
+        const add = (t: Turn | undefined, pairs: boolean) => {
           if (!t || t.user_id !== req.user_id) return;
-          const answers = question !== undefined && speakerOf(t) !== speakerOf(h) && isQuestion(question.content);
-          out.push({ parent: hit, turn: turnCandidate(t), share: answers ? CONTEXT_SHARE : NEIGHBOUR_SHARE });
+          if (pairs) out.push({ parent: hit, turn: turnCandidate(t), share: CONTEXT_SHARE });
+          else if (t.role !== 'assistant') out.push({ parent: hit, turn: turnCandidate(t), share: NEIGHBOUR_SHARE });
         };
-        pair(around.after[0], h);
-        pair(around.before[0], around.before[0]);
+        const next = around.after[0];
+        const prev = around.before[0];
+        // an assistant's reply to the user's question, or any assistant turn beside a hit, is not what
+        // the user told: only a person's answer (and the question before it) is pulled in
+        add(next, next !== undefined && speakerOf(next) !== speakerOf(h) && isQuestion(h.content) && next.role !== 'assistant');
+        add(prev, prev !== undefined && speakerOf(prev) !== speakerOf(h) && isQuestion(prev.content) && h.role !== 'assistant');
       }
     } catch (err) {
       warnOnce(this.deps.log, 'context-failed', { err: (err as Error).message }, 'neighbouring turns could not be read; results carry no context');

@@ -2,6 +2,7 @@ import { createReadStream } from 'node:fs';
 import { createInterface } from 'node:readline';
 import type { Command } from 'commander';
 import { ValidationError } from '../../errors.js';
+import { replacingIds, status } from '../../retrieval/prompt-blocks.js';
 import type { RetrieveResponse } from '../../retrieval/retrieve.js';
 import { UsageError, parseIntOption, printJson, withMemory, type GlobalOptions } from '../context.js';
 
@@ -9,17 +10,25 @@ interface RetrieveOptions {
   user?: string;
   session?: string;
   topK?: number;
+  minScore?: number;
   json?: boolean;
   batch?: string;
 }
 
 function printHuman(r: RetrieveResponse): void {
+  const replacing = replacingIds(r.results);
   for (const [i, x] of r.results.entries()) {
-    process.stdout.write(`${i + 1}. [${x.tier} ${x.score.toFixed(3)}] ${x.name ?? x.role} (${x.created_at.slice(0, 10)}, ${x.session_id}): ${x.content}\n`);
+    process.stdout.write(`${i + 1}. [${x.tier} ${x.score.toFixed(3)}] ${x.name ?? x.role} (${x.created_at.slice(0, 10)}${status(x, replacing)}, ${x.session_id}): ${x.content}\n`);
   }
   if (r.results.length === 0) process.stdout.write('no memories found\n');
   const skipped = Object.entries(r.tiers).filter(([, t]) => t.status !== 'ok');
   for (const [tier, t] of skipped) process.stderr.write(`note: ${tier} tier ${t.status}${t.error ? `: ${t.error}` : ''}\n`);
+}
+
+function parseScore(v: string): number {
+  const n = Number(v);
+  if (v.trim() === '' || !Number.isFinite(n) || n < 0 || n > 1) throw new UsageError(`--min-score takes a number from 0 to 1, got "${v}"`);
+  return n;
 }
 
 export function registerRetrieve(program: Command, globals: () => GlobalOptions): void {
@@ -30,6 +39,7 @@ export function registerRetrieve(program: Command, globals: () => GlobalOptions)
     .option('--user <id>', 'the user whose memories to read')
     .option('--session <id>', 'the current session (its short-term turns get priority)')
     .option('--top-k <k>', 'how many results', parseIntOption('--top-k', 1, 100))
+    .option('--min-score <s>', 'drop results scoring below it (0 to 1; see the README for the scale)', parseScore)
     .option('--json', 'print {results, prompt_blocks} as JSON')
     .option('--batch <file>', 'read {query, user_id?, session_id?, top_k?} lines; write one JSON result line per query')
     .action(async (query: string | undefined, opts: RetrieveOptions) => {
@@ -40,7 +50,7 @@ export function registerRetrieve(program: Command, globals: () => GlobalOptions)
         // a one-shot run waits for the model, or its semantic tier would always be skipped
         await s.embedders.ready();
         if (!opts.batch) {
-          const r = await memory.retrieve({ query: query!, user_id: opts.user!, ...(opts.session ? { session_id: opts.session } : {}), ...(opts.topK ? { top_k: opts.topK } : {}) });
+          const r = await memory.retrieve({ query: query!, user_id: opts.user!, ...(opts.session ? { session_id: opts.session } : {}), ...(opts.topK ? { top_k: opts.topK } : {}), ...(opts.minScore !== undefined ? { min_score: opts.minScore } : {}) });
           if (opts.json) printJson({ results: r.results, prompt_blocks: r.prompt_blocks, tiers: r.tiers });
           else printHuman(r);
           return;

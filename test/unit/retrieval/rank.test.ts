@@ -73,7 +73,7 @@ describe('fusion', () => {
 
   it('reports every part of the score, and the score is their weighted sum', () => {
     const results = fuse(
-      { long_term: [cand('one', { created_at: daysAgo(RECENCY_HALF_LIFE_DAYS), importance: 0.9 }), cand('two')], semantic: [cand('three')] },
+      { long_term: [cand('one fact', { created_at: daysAgo(RECENCY_HALF_LIFE_DAYS), importance: 0.9 }), cand('two')], semantic: [cand('three')] },
       { topK: 8, now: NOW, period: parseTimeRange('in January', NOW) },
     );
     for (const r of results) {
@@ -81,7 +81,7 @@ describe('fusion', () => {
       assert.ok(Math.abs(r.score - fromParts(r)) < 1e-5, `${r.score} vs ${fromParts(r)}`);
       assert.ok(r.explain.fusion >= 0 && r.explain.fusion <= 1);
     }
-    const one = results.find((r) => r.content === 'one')!;
+    const one = results.find((r) => r.content === 'one fact')!;
     assert.ok(Math.abs(one.explain.recency - 0.5) < 1e-6, 'recency halves every half-life');
     assert.equal(one.explain.importance, 0.9);
     assert.equal(one.explain.in_period, false);
