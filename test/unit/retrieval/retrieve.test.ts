@@ -61,6 +61,21 @@ describe('Retriever on a real store', () => {
     assert.ok(ids.indexOf('car-new') >= 0 && ids.indexOf('car-new') < ids.indexOf('car-old'), ids.join(', '));
     const old = r.results.find((x) => x.id === 'car-old')!;
     assert.equal(old.explain.superseded_by, 'car-new');
+    assert.equal(old.explain.superseded_at, '2024-08-01T09:00:00.000Z');
+    // the prompt says which is current, and when the older one was replaced
+    assert.match(r.prompt_blocks, /\[2024-01-10, earlier: replaced on 2024-08-01\] user Maya: I drive a blue Mazda/);
+    assert.match(r.prompt_blocks, /\[2024-08-01, latest: replaces an earlier memory\] user Maya: Finally sold my old car/);
+  });
+
+  it('drops results below min_score and never pads with filler', async () => {
+    const all = await memory.retrieve({ query: 'Which dentist do I go to?', user_id: 'u1', session_id: 's3', top_k: 10 });
+    // the session's newest turns are candidates whatever the query, but "Booked, thanks!" says nothing
+    assert.ok(!all.results.some((x) => x.id === 'dentist-ack'), all.results.map((x) => x.content).join(' | '));
+    const cut = all.results[1]!.score;
+    const strong = await memory.retrieve({ query: 'Which dentist do I go to?', user_id: 'u1', session_id: 's3', top_k: 10, min_score: cut });
+    assert.ok(strong.results.length >= 2 && strong.results.length < all.results.length);
+    assert.ok(strong.results.every((x) => x.score >= cut));
+    await assert.rejects(async () => memory.retrieve({ query: 'dentist', user_id: 'u1', min_score: 2 }), /min_score: Too big/);
   });
 
   it('reports each tier and never fails on FTS syntax in the query', async () => {
@@ -68,5 +83,38 @@ describe('Retriever on a real store', () => {
       const r = await memory.retrieve({ query, user_id: 'u1', top_k: 3 });
       assert.equal(r.tiers.long_term.status, 'ok', query);
     }
+  });
+});
+
+describe('Retriever on a conversation between two people', () => {
+  let memory: Memory;
+  const at = (i: number) => new Date(Date.UTC(2023, 4, 8, 13, 0, i * 30)).toISOString();
+  const say = (i: number, name: string, content: string) => ({ id: `t${i}`, user_id: 'pair', session_id: 'd1', created_at: at(i), role: 'user' as const, name, content });
+
+  before(async () => {
+    ({ memory } = await testMemory({}, { reconcile: false }));
+    await memory.addTurns([
+      say(0, 'Caroline', 'Melanie, your painting of the lake is so lovely, I keep thinking about it!'),
+      say(1, 'Melanie', 'Thanks! I painted a sunrise over the hills last weekend too.'),
+      say(2, 'Caroline', 'I started a pottery class, it is so relaxing.'),
+      say(3, 'Melanie', 'We got two kittens last month, the kids adore them.'),
+      say(4, 'Caroline', 'Aww, what are their names?'),
+      say(5, 'Melanie', 'Luna and Oliver!'),
+      say(6, 'Caroline', 'Cute! Talk soon.'),
+    ]);
+    await memory.idle();
+  });
+  after(() => memory.close());
+
+  it('ranks what the named person said above what the other said about them', async () => {
+    const r = await memory.retrieve({ query: 'What has Melanie painted?', user_id: 'pair', top_k: 3 });
+    assert.equal(r.results[0]?.id, 't1', r.results.map((x) => `${x.name}: ${x.content}`).join(' | '));
+  });
+
+  it('brings the answer after the other person\'s question', async () => {
+    const r = await memory.retrieve({ query: "What are the names of Melanie's kittens?", user_id: 'pair', top_k: 5 });
+    const answer = r.results.find((x) => x.id === 't5');
+    assert.ok(answer, r.results.map((x) => x.content).join(' | '));
+    assert.equal(answer.explain.context_of, 't4');
   });
 });
