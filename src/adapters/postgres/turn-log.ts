@@ -1,16 +1,11 @@
 import type { Turn } from '../../domain/turn.js';
 import { ContentConflictError } from '../../errors.js';
+import type { AppendResult, TurnLog } from '../../ports/turn-log.js';
 import type { MemoryRef, PruneCriteria } from '../../ports/long-term.js';
 import type { Postgres } from './pool.js';
 import { Coalescer } from './coalesce.js';
 import { bulkInsert, rowToTurn, turnSelect, TURN_COLUMNS } from './rows.js';
 
-export interface AppendResult {
-  /** turns written now */
-  accepted: Turn[];
-  /** ids already in the log for the same user (a retried write): stored once */
-  duplicates: string[];
-}
 
 type Held = Pick<Turn, 'session_id' | 'role' | 'name' | 'content'>;
 
@@ -27,7 +22,7 @@ const PAGE = 1000;
  * acknowledged; `embedded_with` and `persisted_at` record which jobs have completed, so unfinished
  * ones are re-enqueued after any crash. `seq` orders turns by acceptance (SQLite's rowid).
  */
-export class PostgresTurnLog {
+export class PostgresTurnLog implements TurnLog {
   /** the jobs' bookkeeping: concurrent calls share one statement (see Coalescer) */
   private readonly persisted = new Coalescer<{ user_id: string; id: string; importance: number; at: number }, void>(async (rows) => {
     await this.pg.run(
