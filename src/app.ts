@@ -30,7 +30,7 @@ import { ChatPipeline } from './chat/pipeline.js';
 import { selectLlm, type LlmSelection } from './llm/select.js';
 import { Archiver } from './archival/archiver.js';
 import { scheduleArchival } from './archival/schedule.js';
-import { ArchiveStore } from './adapters/sqlite/archive-store.js';
+import { SqliteArchiveStore } from './adapters/sqlite/archive-store.js';
 import { archiveSummarizer } from './archival/summarize.js';
 
 /** Listeners on what the services do (the API's /metrics subscribes); per wiring, nothing global. */
@@ -155,7 +155,7 @@ export async function wire(config: Config, options: WireOptions = {}): Promise<S
   });
   compactor.onSettled((userId, sessionId) => autoCompaction.release(userId, sessionId));
   const archiver = new Archiver({
-    store: new ArchiveStore(db),
+    store: new SqliteArchiveStore(db),
     shortTerm,
     vectors,
     queue,

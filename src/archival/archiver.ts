@@ -10,7 +10,7 @@ import type { EmbedderProvider } from '../embedding/provider.js';
 import { subjectOf, type Logger } from '../logger.js';
 import type { ShortTermStore } from '../ports/short-term.js';
 import type { VectorIndex } from '../ports/vector-index.js';
-import type { ArchiveRun, ArchiveStore, RunTrigger, SessionContents, SessionRef } from '../adapters/sqlite/archive-store.js';
+import type { ArchiveRun, ArchiveStore, RunTrigger, SessionContents, SessionRef } from '../ports/archive-store.js';
 import { ARCHIVE_HEADING } from './summarize.js';
 
 /** One thing an archive condenses: a turn, an entry, or the session's earlier archive. */
@@ -115,8 +115,9 @@ export class Archiver {
   constructor(private readonly deps: ArchiverDeps) {}
 
   /** The last run (doctor) and the vector deletes still owed to the vector backend. */
-  status(): { last_run: ArchiveRun | null; vector_deletes_pending: number } {
-    return { last_run: this.deps.store.lastRuns(1)[0] ?? null, vector_deletes_pending: this.deps.store.vectorDeletesPending() };
+  async status(): Promise<{ last_run: ArchiveRun | null; vector_deletes_pending: number }> {
+    const [runs, pending] = await Promise.all([this.deps.store.lastRuns(1), this.deps.store.vectorDeletesPending()]);
+    return { last_run: runs[0] ?? null, vector_deletes_pending: pending };
   }
 
   async run(options: ArchiveOptions = {}): Promise<ArchiveReport> {
@@ -129,7 +130,7 @@ export class Archiver {
     const trigger = options.trigger ?? 'manual';
     const report: ArchiveReport = { run_id: runId, dry_run: dryRun, cutoff, duplicate: false, sessions: [], archived: 0, replaced: 0, failed: 0, vectors_deleted: 0 };
 
-    const run = store.startRun({ run_id: runId, trigger, dry_run: dryRun, cutoff });
+    const run = await store.startRun({ run_id: runId, trigger, dry_run: dryRun, cutoff });
     if (run.duplicate) {
       log.info({ run_id: runId }, 'archival occurrence already completed; not running it again');
       return { ...report, duplicate: true };
@@ -137,7 +138,7 @@ export class Archiver {
     try {
       // leftovers of an earlier run whose vector backend failed go first
       if (!dryRun) report.vectors_deleted += await this.drainVectorDeletes();
-      const candidates = store.candidates(cutoff, options.userId);
+      const candidates = await store.candidates(cutoff, options.userId);
       options.onProgress?.(0, candidates.length);
       const covered: string[] = [];
       for (const [i, ref] of candidates.entries()) {
@@ -154,7 +155,7 @@ export class Archiver {
       report.archived = report.sessions.filter((s) => s.status === 'archived').length;
       report.failed = report.sessions.filter((s) => s.status === 'failed').length;
       report.replaced = report.sessions.reduce((n, s) => n + (s.status === 'archived' ? s.replaced : 0), 0);
-      store.finishRun(run.seq, {
+      await store.finishRun(run.seq, {
         outcome: report.failed > 0 ? 'failed' : 'done',
         sessions: report.archived,
         replaced: report.replaced,
@@ -163,7 +164,7 @@ export class Archiver {
       log.info({ run_id: runId, dry_run: dryRun, cutoff, candidates: candidates.length, archived: report.archived, replaced: report.replaced, failed: report.failed }, 'archival run finished');
       return report;
     } catch (err) {
-      store.finishRun(run.seq, { outcome: 'failed', sessions: report.archived, replaced: report.replaced, error: (err as Error).message });
+      await store.finishRun(run.seq, { outcome: 'failed', sessions: report.archived, replaced: report.replaced, error: (err as Error).message });
       throw err;
     }
   }
@@ -171,7 +172,7 @@ export class Archiver {
   private async archiveSession(ref: SessionRef, cutoff: string, dryRun: boolean, runId: string, now: Date): Promise<{ report: SessionReport; removed: string[] }> {
     const { store, log } = this.deps;
     const archiveId = archiveIdFor(ref.user_id, ref.session_id);
-    const contents = store.contents(ref, archiveId);
+    const contents = await store.contents(ref, archiveId);
     const items = itemsOf(contents);
     const ids = new Set(items.filter((x) => x.kind !== 'archive').map((x) => x.id));
     const base: SessionReport = {
@@ -189,7 +190,7 @@ export class Archiver {
     try {
       const { text, summarizer } = await this.deps.summarizer.summarize(items, { user_id: ref.user_id, session_id: ref.session_id });
       const archive = buildArchive(archiveId, contents, items, text, summarizer, runId, now);
-      const result = store.replace(contents, archive, cutoff);
+      const result = await store.replace(contents, archive, cutoff);
       if (!result) {
         log.info({ subject: subjectOf(ref.user_id, ref.session_id) }, 'session changed while it was being archived; left for the next run');
         return { report: { ...base, status: 'changed', replaced: 0 }, removed: [] };
@@ -224,16 +225,16 @@ export class Archiver {
     const { store, vectors, log } = this.deps;
     let n = 0;
     for (;;) {
-      const page = store.pendingVectorDeletes(VECTOR_DELETE_BATCH);
+      const page = await store.pendingVectorDeletes(VECTOR_DELETE_BATCH);
       if (page.length === 0) return n;
       const gone = page.filter((p) => !p.live);
       try {
         for (const [userId, refs] of byUser(gone)) await vectors.delete(userId, refs.map((r) => r.id));
       } catch (err) {
-        log.warn({ err: (err as Error).message, pending: store.vectorDeletesPending() }, 'vector backend failed; archived vectors will be deleted on the next run');
+        log.warn({ err: (err as Error).message, pending: await store.vectorDeletesPending() }, 'vector backend failed; archived vectors will be deleted on the next run');
         return n;
       }
-      store.vectorDeletesDone(page);
+      await store.vectorDeletesDone(page);
       n += gone.length;
     }
   }
@@ -255,7 +256,7 @@ export class Archiver {
     const embedder = this.deps.embedders.current();
     if (!embedder) return;
     try {
-      for (const page of this.deps.store.archives()) {
+      for await (const page of this.deps.store.archives()) {
         const missing: MemoryEntry[] = [];
         for (const [userId, entries] of byUser(page)) {
           const present = await this.deps.vectors.has(embedder, userId, entries.map((e) => e.id));

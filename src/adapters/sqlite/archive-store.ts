@@ -1,49 +1,9 @@
 import type { MemoryEntry } from '../../domain/entry.js';
 import { contentHash } from '../../domain/hash.js';
-import type { Turn } from '../../domain/turn.js';
+import type { ArchiveRun, ArchiveStore, RunOutcome, RunTrigger, SessionContents, SessionRef } from '../../ports/archive-store.js';
 import type { Db } from './db.js';
 import { rowToEntry } from './long-term.js';
 import { rowToTurn } from './turn-log.js';
-
-/** A session and the time of its last turn (turn log and long-term entries). */
-export interface SessionRef {
-  user_id: string;
-  session_id: string;
-  last_at: string;
-}
-
-/** What archiving one session would replace, read in one snapshot. */
-export interface SessionContents {
-  ref: SessionRef;
-  /** unpinned turn-log rows, oldest first */
-  turns: Turn[];
-  /** unpinned long-term entries of kind turn or summary, oldest first */
-  entries: MemoryEntry[];
-  /** the session's earlier archive, when it was archived before and became active again */
-  previous: MemoryEntry | null;
-  /** ids left alone because they are pinned (in the turn log or the long-term store) */
-  pinned: string[];
-  /** changes whenever any of the above changes: the write re-checks it */
-  fingerprint: string;
-}
-
-export type RunTrigger = 'schedule' | 'manual';
-export type RunOutcome = 'running' | 'done' | 'failed' | 'duplicate';
-
-export interface ArchiveRun {
-  seq: number;
-  run_id: string;
-  trigger: RunTrigger;
-  outcome: RunOutcome;
-  dry_run: boolean;
-  cutoff: string;
-  sessions: number;
-  replaced: number;
-  error: string | null;
-  pid: number;
-  started_at: string;
-  finished_at: string | null;
-}
 
 const TURN_COLUMNS = 'id, user_id, session_id, role, name, content, content_hash, created_at, importance, pinned, metadata';
 const ENTRY_COLUMNS =
@@ -52,11 +12,10 @@ const PROTECTED = `(SELECT id FROM turns WHERE user_id = @user_id AND session_id
                     UNION SELECT id FROM entries WHERE user_id = @user_id AND session_id = @session_id AND pinned = 1)`;
 
 /**
- * The SQL of archival, on the shared SQLite file (archive jobs run on the host that holds it, SPEC
- * §1). Statements are prepared once. The replacement of a session is one IMMEDIATE transaction that
+ * The archive store on the shared SQLite file (archive jobs run on the host that holds it). Statements are prepared once. The replacement of a session is one IMMEDIATE transaction that
  * re-reads the session first, so a turn arriving while the summary was being written aborts it.
  */
-export class ArchiveStore {
+export class SqliteArchiveStore implements ArchiveStore {
   private readonly s;
 
   constructor(private readonly db: Db) {
@@ -120,11 +79,15 @@ export class ArchiveStore {
   }
 
   /** Sessions whose last turn is older than `cutoff` and that still hold something to archive. */
-  candidates(cutoff: string, userId?: string): SessionRef[] {
+  async candidates(cutoff: string, userId?: string): Promise<SessionRef[]> {
     return this.s.candidates.all({ cutoff, user_id: userId ?? null }) as SessionRef[];
   }
 
-  contents(ref: SessionRef, previousId: string): SessionContents {
+  async contents(ref: SessionRef, previousId: string): Promise<SessionContents> {
+    return this.contentsSync(ref, previousId);
+  }
+
+  private contentsSync(ref: SessionRef, previousId: string): SessionContents {
     const key = { user_id: ref.user_id, session_id: ref.session_id };
     const turns = (this.s.turns.all(key) as Parameters<typeof rowToTurn>[0][]).map(rowToTurn);
     const entries = (this.s.entries.all(key) as Parameters<typeof rowToEntry>[0][]).map(rowToEntry);
@@ -149,10 +112,10 @@ export class ArchiveStore {
    * entries, the earlier archive, writes the new one and queues the removed ids' vectors for deletion.
    * Returns null (and changes nothing) when the session changed since `expected` was read.
    */
-  replace(expected: SessionContents, archive: MemoryEntry, cutoff: string): { archive: MemoryEntry; removed: string[] } | null {
+  async replace(expected: SessionContents, archive: MemoryEntry, cutoff: string): Promise<{ archive: MemoryEntry; removed: string[] } | null> {
     return this.db
       .transaction(() => {
-        const now = this.contents(expected.ref, archive.id);
+        const now = this.contentsSync(expected.ref, archive.id);
         if (now.fingerprint !== expected.fingerprint || !(now.ref.last_at < cutoff)) return null;
         const user = expected.ref.user_id;
         const removed = new Set<string>();
@@ -175,20 +138,20 @@ export class ArchiveStore {
   }
 
   /** Ids whose vectors are still to be deleted; `live` ones were written again since and must be kept. */
-  pendingVectorDeletes(limit: number): Array<{ user_id: string; id: string; live: boolean }> {
+  async pendingVectorDeletes(limit: number): Promise<Array<{ user_id: string; id: string; live: boolean }>> {
     return (this.s.pendingVectorDeletes.all(limit) as Array<{ user_id: string; id: string; live: number }>).map((r) => ({ user_id: r.user_id, id: r.id, live: r.live === 1 }));
   }
 
-  vectorDeletesDone(refs: ReadonlyArray<{ user_id: string; id: string }>): void {
+  async vectorDeletesDone(refs: ReadonlyArray<{ user_id: string; id: string }>): Promise<void> {
     this.db.transaction(() => refs.forEach((r) => this.s.doneVectorDelete.run(r.user_id, r.id)))();
   }
 
-  vectorDeletesPending(): number {
+  async vectorDeletesPending(): Promise<number> {
     return (this.s.countVectorDeletes.get() as { n: number }).n;
   }
 
   /** Pages through every archive entry (the sweep that re-enqueues archives missing a vector). */
-  *archives(batch = 500): Generator<MemoryEntry[]> {
+  async *archives(batch = 500): AsyncGenerator<MemoryEntry[]> {
     let after = 0;
     for (;;) {
       const rows = this.s.archivesAfter.all(after, batch) as Array<Parameters<typeof rowToEntry>[0] & { rowid: number }>;
@@ -203,7 +166,7 @@ export class ArchiveStore {
    * `duplicate` and must not run again (BullMQ runs each occurrence once; this guards retries of a
    * job whose completion was not acknowledged).
    */
-  startRun(run: { run_id: string; trigger: RunTrigger; dry_run: boolean; cutoff: string }): { seq: number; duplicate: boolean } {
+  async startRun(run: { run_id: string; trigger: RunTrigger; dry_run: boolean; cutoff: string }): Promise<{ seq: number; duplicate: boolean }> {
     return this.db
       .transaction(() => {
         const duplicate = run.trigger === 'schedule' && this.s.finishedRun.get(run.run_id) !== undefined;
@@ -221,16 +184,16 @@ export class ArchiveStore {
       .immediate();
   }
 
-  finishRun(seq: number, r: { outcome: Exclude<RunOutcome, 'running'>; sessions: number; replaced: number; error?: string }): void {
+  async finishRun(seq: number, r: { outcome: Exclude<RunOutcome, 'running'>; sessions: number; replaced: number; error?: string }): Promise<void> {
     this.s.finishRun.run({ seq, outcome: r.outcome, sessions: r.sessions, replaced: r.replaced, error: r.error ?? null, finished_at: new Date().toISOString() });
   }
 
-  lastRuns(limit = 1): ArchiveRun[] {
+  async lastRuns(limit = 1): Promise<ArchiveRun[]> {
     return (this.s.lastRuns.all(limit) as Array<Omit<ArchiveRun, 'dry_run'> & { dry_run: number }>).map((r) => ({ ...r, dry_run: r.dry_run === 1 }));
   }
 
   /** Runs whose id starts with `prefix` (tests and inspection of one scheduler's occurrences). */
-  runsOf(prefix: string): ArchiveRun[] {
+  async runsOf(prefix: string): Promise<ArchiveRun[]> {
     const like = `${prefix.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
     return (this.s.runsOf.all(like) as Array<
       Omit<ArchiveRun, 'dry_run'> & { dry_run: number }

@@ -28,7 +28,7 @@ export function registerDoctor(program: Command, globals: () => GlobalOptions): 
           next_run: nextArchival(s.config)?.toISOString() ?? null,
           // BullMQ: workers consuming `archive` register the scheduler; in-process: `serve` runs it
           scheduled_by: s.queue.backend === 'bullmq' ? 'the BullMQ job scheduler (registered by every worker consuming archive)' : 'the serve process (in-process cron)',
-          ...s.archiver.status(),
+          ...(await s.archiver.status()),
         };
         // a process that cannot write the file cannot accept a turn: that is a failure, not a note
         // so is stored data that must not exist (left by a delete racing a job in older builds)

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { Services } from '../../../src/app.js';
 import { Archiver, archiveIdFor, type ArchiveSummarizer } from '../../../src/archival/archiver.js';
-import { ArchiveStore } from '../../../src/adapters/sqlite/archive-store.js';
+import { SqliteArchiveStore } from '../../../src/adapters/sqlite/archive-store.js';
 import { testMemory, silentLogger } from '../../helpers/services.js';
 
 const DAY = 86_400_000;
@@ -163,7 +163,7 @@ describe('archival', () => {
     assert.equal(r.failed, 1);
     assert.match(r.sessions[0]!.error!, /model down/);
     assert.deepEqual(snapshot(s), before);
-    assert.equal(new ArchiveStore(s.db).lastRuns(1)[0]!.outcome, 'failed');
+    assert.equal((await new SqliteArchiveStore(s.db).lastRuns(1))[0]!.outcome, 'failed');
     await memory.close();
   });
 
@@ -175,7 +175,7 @@ describe('archival', () => {
     assert.equal(first.archived, 1);
     const second = await s.archiver.run({ runId: 'repeat:archive:1700000000000', trigger: 'schedule' });
     assert.equal(second.duplicate, true);
-    const runs = new ArchiveStore(s.db).runsOf('repeat:archive:');
+    const runs = await new SqliteArchiveStore(s.db).runsOf('repeat:archive:');
     assert.deepEqual(runs.map((r) => r.outcome), ['done', 'duplicate']);
     await memory.close();
   });
@@ -187,11 +187,11 @@ describe('archival', () => {
     const failing = { ...s.vectors, backend: s.vectors.backend, delete: async () => Promise.reject(new Error('qdrant down')) } as typeof s.vectors;
     const r = await new Archiver({ ...depsOf(s), vectors: failing }).run();
     assert.equal(r.archived, 1);
-    const store = new ArchiveStore(s.db);
-    assert.equal(store.vectorDeletesPending(), ids.length, 'queued in the outbox');
+    const store = new SqliteArchiveStore(s.db);
+    assert.equal(await store.vectorDeletesPending(), ids.length, 'queued in the outbox');
     // the next run (with the backend back) deletes them first
     await s.archiver.run();
-    assert.equal(store.vectorDeletesPending(), 0);
+    assert.equal(await store.vectorDeletesPending(), 0);
     await memory.idle();
     const left = s.db.prepare("SELECT id FROM vectors WHERE user_id = 'ann'").all() as Array<{ id: string }>;
     assert.deepEqual(left.map((x) => x.id), [archiveIdFor('ann', 'x')]);
@@ -201,7 +201,7 @@ describe('archival', () => {
 
 function depsOf(s: Services) {
   return {
-    store: new ArchiveStore(s.db),
+    store: new SqliteArchiveStore(s.db),
     shortTerm: s.shortTerm,
     vectors: s.vectors,
     queue: s.queue,
