@@ -17,6 +17,8 @@ export const EmbedJobSchema = z.object({
   content: z.string(),
   content_hash: z.string(),
   created_at: z.string(),
+  /** for filtered semantic search; jobs queued before it existed carry none */
+  metadata: z.record(z.string(), z.unknown()).nullable().optional(),
 });
 
 /** `persist` reads the turn from the turn log by (user, id). */

@@ -13,6 +13,7 @@ export interface Embeddable {
   content: string;
   content_hash: string;
   created_at: string;
+  metadata: Record<string, unknown> | null;
 }
 
 /**
@@ -32,6 +33,7 @@ export function embedJob(m: Embeddable, kind: Kind = 'turn', nonce?: string): Jo
       content: m.content,
       content_hash: m.content_hash,
       created_at: m.created_at,
+      metadata: m.metadata,
     },
   };
 }

@@ -219,10 +219,9 @@ export async function wire(config: Config, options: WireOptions = {}): Promise<S
     if (options.scheduleArchival) await scheduleArchival(queue, config, log.child({ component: 'archival' }));
   }
   if (options.reconcile ?? true) {
-    // start-up passes over everything pending, whenever it was accepted: now, and again once the
-    // embedder has loaded (a model download must not hold up start-up)
+    // a start-up pass over everything pending, whenever it was accepted (its embeds once the model has
+    // loaded: a download must not hold up start-up), then periodic passes
     reconciler.start(config.reconcile_interval_s * 1000, config.reconcile_after_s * 1000);
-    void embedders.ready().then((e) => (e ? reconciler.run(Date.now()) : 0));
   }
   // state only this process holds (no Redis): erasures run by other processes (the CLI) reach it here
   const erasures = new ErasureWatcher({ db, shortTerm, vectors, queue, log: log.child({ component: 'erasure' }) });

@@ -113,6 +113,14 @@ export class BackendUnavailableError extends NeuralCleaveError {
   }
 }
 
+/** An erasure could not remove everything (a backend down, a process that did not confirm); run it again. */
+export class ErasureIncompleteError extends NeuralCleaveError {
+  constructor(message: string, details?: ErrorDetail[]) {
+    super('backend_unavailable', `the erasure is incomplete: ${message}; run it again`, details);
+    this.name = 'ErasureIncompleteError';
+  }
+}
+
 /** Why no LLM answered: nothing configured, not reachable, too slow, an HTTP error, or an unusable answer. */
 export type LlmFailure = 'not_configured' | 'unreachable' | 'timeout' | 'http_error' | 'bad_response';
 

@@ -1,8 +1,31 @@
 import type { Services } from './app.js';
-import type { BackendReport } from './backends.js';
+import type { BackendReport, BackendReports } from './backends.js';
 import type { TurnLogCounts } from './ports/turn-log.js';
+import { EMBEDDER_WAY_OUT } from './embedding/provider.js';
 
 export type HealthStatus = 'ok' | 'degraded' | 'down';
+
+/** A part that is not `ok`: what that means and what to do, the same text in `/health` and `doctor`. */
+export interface HealthProblem {
+  part: string;
+  state: BackendReport['state'];
+  advice: string;
+}
+
+/** Fixed texts (no hosts, paths or error messages), so the public `/health` may show them too. */
+function adviceFor(part: string, state: BackendReport['state'], backends: BackendReports): string {
+  if (part === 'embedder') {
+    return state === 'loading' ? 'the embedding model is still loading; the semantic tier is skipped until it is ready' : `the embedding model could not be loaded, so the semantic tier is skipped: ${EMBEDDER_WAY_OUT}`;
+  }
+  if (part === 'semantic' && (state === 'failed' || state === 'loading')) return 'no embedder is loaded (see embedder): short-term and long-term retrieval go on';
+  if (state === 'fallback') {
+    return part === 'semantic'
+      ? 'Qdrant is configured but not reachable: the embedded index is used instead; start Qdrant or unset qdrant_url'
+      : `Redis is configured but not reachable: the in-process ${part === 'queue' ? 'queue' : 'short-term store'} is used instead; start Redis or unset redis_url`;
+  }
+  if (part === 'long_term') return 'the SQLite file does not answer: turns cannot be made durable';
+  return `${part} (${backends[part as keyof BackendReports]?.backend ?? part}) does not answer`;
+}
 
 /**
  * What `/health` and `doctor` report: liveness, each part's backend and state, queue depths, the
@@ -28,11 +51,21 @@ export async function healthReport(s: Services, options: { turnLogCounts?: boole
     backends.long_term = { ...backends.long_term, state: 'down', detail: (err as Error).message };
   }
   if (!queues) backends.queue = { ...backends.queue, state: 'down' };
+  // a semantic backend that answers is no use without an embedder: one verdict, not "ok" beside "failed"
+  if (backends.semantic.state === 'ok' && s.embedders.status !== 'ready') {
+    backends.semantic = { ...backends.semantic, state: s.embedders.status, detail: 'no embedder loaded: searched once one is' };
+  }
   const status: HealthStatus =
     backends.long_term.state === 'down' ? 'down' : Object.values(backends).some((b) => b.state !== 'ok') ? 'degraded' : 'ok';
+  const problems: HealthProblem[] = Object.entries(backends)
+    .filter(([, b]) => b.state !== 'ok')
+    .map(([part, b]) => ({ part, state: b.state, advice: adviceFor(part, b.state, backends) }))
+    // a cause before what it causes: the embedder before the semantic tier it leaves idle
+    .sort((a, b) => Number(b.part === 'embedder') - Number(a.part === 'embedder'));
   const embedder = s.embedders.current();
   return {
     status,
+    problems,
     backends,
     embedder: {
       model: s.embedders.model,
@@ -58,6 +91,7 @@ export function publicHealth(r: HealthReport) {
   for (const [part, b] of Object.entries(r.backends)) backends[part] = { backend: b.backend, state: b.state };
   return {
     status: r.status,
+    problems: r.problems,
     backends,
     embedder: { model: r.embedder.model, status: r.embedder.status, id: r.embedder.id, dim: r.embedder.dim },
     queues: r.queues,

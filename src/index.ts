@@ -8,7 +8,9 @@ export type { MemoryEntry, RetrievalResult, Explain, Tier, Kind } from './domain
 export type { Turn, TurnInput, Role } from './domain/turn.js';
 export type { RetrieveRequestInput } from './retrieval/request.js';
 export type { RetrieveResponse } from './retrieval/retrieve.js';
-export { Memory } from './memory/memory.js';
+export { Memory, type ReadyReport } from './memory/memory.js';
+export { RetrieveFiltersSchema, type RecordFilter, type RecordFilterInput } from './domain/filters.js';
+export { RetrieveRequestSchema } from './retrieval/request.js';
 export { formatPromptBlocks } from './retrieval/prompt-blocks.js';
 export { loadConfig, parseConfig } from './config/load.js';
 export * from './errors.js';

@@ -8,14 +8,43 @@ export type { Logger };
  * take `logger.child({component})`.
  */
 export function createLogger(level: string, destination: number = 2): Logger {
-  return pino(
-    {
-      level,
-      base: { pid: process.pid },
-      redact: { paths: ['req.headers.authorization', 'authorization', '*.api_key', '*.key'], censor: '[redacted]' },
+  return pino(options(level), pino.destination({ dest: destination, sync: true }));
+}
+
+function options(level: string): pino.LoggerOptions {
+  return {
+    level,
+    base: { pid: process.pid },
+    redact: { paths: ['req.headers.authorization', 'authorization', '*.api_key', '*.key'], censor: '[redacted]' },
+  };
+}
+
+const LEVEL_NAMES: Record<number, string> = { 10: 'trace', 20: 'debug', 30: 'info', 40: 'warning', 50: 'error', 60: 'fatal' };
+const NOT_SHOWN = new Set(['level', 'time', 'pid', 'msg', 'component']);
+
+/**
+ * The logger of a one-shot CLI command: the same records, printed for a person on stderr —
+ * `neuralcleave: warning: <message> (key=value, …)` — so they read like the command's own lines
+ * instead of JSON between them. Services (`serve`, `worker`) keep JSON lines for log collectors.
+ */
+export function createCliLogger(level: string): Logger {
+  const human = {
+    write(line: string): void {
+      let record: Record<string, unknown>;
+      try {
+        record = JSON.parse(line) as Record<string, unknown>;
+      } catch {
+        process.stderr.write(line);
+        return;
+      }
+      const fields = Object.entries(record)
+        .filter(([k]) => !NOT_SHOWN.has(k))
+        .map(([k, v]) => `${k}=${typeof v === 'string' ? v : JSON.stringify(v)}`);
+      const level = LEVEL_NAMES[record.level as number] ?? 'log';
+      process.stderr.write(`neuralcleave: ${level}: ${String(record.msg ?? '')}${fields.length > 0 ? ` (${fields.join(', ')})` : ''}\n`);
     },
-    pino.destination({ dest: destination, sync: true }),
-  );
+  };
+  return pino(options(level), human);
 }
 
 /** Logs a warning once per key for this logger's lifetime (fallback notices, skipped tiers). */

@@ -29,6 +29,7 @@ export async function processEmbed(job: EmbedJob, deps: ProcessorDeps): Promise<
     content: job.content,
     content_hash: job.content_hash,
     created_at: job.created_at,
+    metadata: job.metadata,
   };
   for (let round = 0; round < ROUNDS; round++) {
     const vector = await embedder.embedOne(payload.content);
@@ -52,7 +53,7 @@ export async function processEmbed(job: EmbedJob, deps: ProcessorDeps): Promise<
  * the SQLite file cannot tell, and trusts the job (the reconciler on the file's host repairs what it must).
  */
 async function current(job: EmbedJob, deps: ProcessorDeps): Promise<VectorPayload | null> {
-  const fromJob: VectorPayload = { user_id: job.user_id, session_id: job.session_id, role: job.role, name: job.name, kind: job.kind, content: job.content, content_hash: job.content_hash, created_at: job.created_at };
+  const fromJob: VectorPayload = { user_id: job.user_id, session_id: job.session_id, role: job.role, name: job.name, kind: job.kind, content: job.content, content_hash: job.content_hash, created_at: job.created_at, metadata: job.metadata };
   if (job.kind === 'turn') {
     if (!deps.turnLog) return fromJob;
     const t = await deps.turnLog.get(job.user_id, job.turn_id);
@@ -60,5 +61,5 @@ async function current(job: EmbedJob, deps: ProcessorDeps): Promise<VectorPayloa
   }
   if (!deps.longTerm) return fromJob;
   const e = await deps.longTerm.get(job.user_id, job.turn_id);
-  return e ? { ...fromJob, session_id: e.session_id, role: e.role, name: e.name, content: e.content, content_hash: e.content_hash, created_at: e.created_at } : null;
+  return e ? { ...fromJob, session_id: e.session_id, role: e.role, name: e.name, content: e.content, content_hash: e.content_hash, created_at: e.created_at, metadata: e.metadata } : null;
 }

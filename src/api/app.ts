@@ -16,6 +16,7 @@ import { memoryDocs, memoryRouter } from './routes/memory.js';
 import { metricsDocs, metricsRouter } from './routes/metrics.js';
 import { openapiDocs, openapiRouter } from './routes/openapi.js';
 import { turnsDocs, turnsRouter } from './routes/turns.js';
+import { usersDocs, usersRouter } from './routes/users.js';
 import { apiSchemas } from './schemas.js';
 import { NeuralCleaveError } from '../errors.js';
 import { mcpDocs, mcpRouter } from '../mcp/http.js';
@@ -63,6 +64,7 @@ export function createApp(deps: ApiDeps): Express {
   const routers: Array<{ router: Router; docs: RouteDoc[] }> = [
     { router: turnsRouter(ctx), docs: turnsDocs(schemas) },
     { router: memoryRouter(ctx), docs: memoryDocs(schemas) },
+    { router: usersRouter(ctx), docs: usersDocs() },
     { router: chatRouter(ctx), docs: chatDocs(schemas) },
     { router: metricsRouter(ctx), docs: metricsDocs() },
     { router: mcpRouter(ctx), docs: mcpDocs() },

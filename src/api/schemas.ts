@@ -112,6 +112,7 @@ export function apiSchemas(config: Pick<Config, 'max_turn_chars'>) {
 
     HealthResponse: z.looseObject({
       status: z.enum(['ok', 'degraded', 'down']),
+      problems: z.array(z.object({ part: z.string(), state: z.string(), advice: z.string() })).describe('each part not ok: what it means and what to do'),
       backends: z.record(z.string(), z.object({ backend: z.string(), state: z.string(), detail: z.string().optional() })),
       queues: z.record(z.string(), z.object({ waiting: z.number(), active: z.number(), delayed: z.number(), failed: z.number(), completed: z.number() })),
     }),

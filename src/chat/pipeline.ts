@@ -11,7 +11,7 @@ import { formatPromptBlocks } from '../retrieval/prompt-blocks.js';
 import type { Retriever } from '../retrieval/retrieve.js';
 import type { ShortTermStore } from '../ports/short-term.js';
 import { parseOrThrow } from '../validate.js';
-import { chatRequestSchema, type ChatRequestInput } from './request.js';
+import { chatRequestSchema, type ChatRequest, type ChatRequestInput } from './request.js';
 
 /** the top_k the chat pipeline retrieves with (SPEC §4) */
 export const CHAT_TOP_K = 8;
@@ -35,6 +35,9 @@ export interface ChatResponse {
   /** the memory text the LLM was given (memories already in the recent turns are not repeated) */
   prompt_blocks: string;
 }
+
+/** What a message would give the LLM: the retrieved memories and the prompt's memory text. */
+export type ChatPreview = Pick<ChatResponse, 'user_id' | 'session_id' | 'memories' | 'prompt_blocks'>;
 
 export interface ChatPipelineDeps {
   retriever: Retriever;
@@ -68,7 +71,29 @@ export class ChatPipeline {
     return this.deps.llm !== null;
   }
 
-  async chat(input: ChatRequestInput | unknown, options: { signal?: AbortSignal } = {}): Promise<ChatResponse> {
+  /**
+   * What a chat message would put before the LLM, without asking one or writing anything: the
+   * memories retrieved for it (with `explain`) and the memory text of the prompt (`chat --no-llm`).
+   */
+  async preview(input: ChatRequestInput | unknown): Promise<ChatPreview> {
+    const req = parseOrThrow(this.schema, input, 'chat request');
+    const { retrieved, promptBlocks } = await this.prepare(req);
+    return { user_id: req.user_id, session_id: req.session_id, memories: retrieved.results, prompt_blocks: promptBlocks };
+  }
+
+  private async prepare(req: ChatRequest) {
+    const [retrieved, history] = await Promise.all([
+      this.deps.retriever.retrieve({ query: req.message.slice(0, 4000), user_id: req.user_id, session_id: req.session_id, top_k: CHAT_TOP_K }),
+      this.deps.shortTerm.recent(req.user_id, req.session_id),
+    ]);
+    return { retrieved, ...this.prompt(req.message, retrieved.results, history) };
+  }
+
+  /**
+   * `onRetrieved` hears what retrieval found before the LLM is asked, so a caller can still show it
+   * (`/why`) when the LLM then fails.
+   */
+  async chat(input: ChatRequestInput | unknown, options: { signal?: AbortSignal; onRetrieved?: (p: ChatPreview) => void } = {}): Promise<ChatResponse> {
     const req = parseOrThrow(this.schema, input, 'chat request');
     const llm = this.deps.llm;
     if (!llm) {
@@ -78,11 +103,8 @@ export class ChatPipeline {
     const userTurn = { user_id: req.user_id, session_id: req.session_id, role: 'user' as const, content: req.message, created_at: new Date(receivedAt).toISOString() };
     // the message must be storable before the LLM is asked anything
     this.validateMessage(userTurn);
-    const [retrieved, history] = await Promise.all([
-      this.deps.retriever.retrieve({ query: req.message.slice(0, 4000), user_id: req.user_id, session_id: req.session_id, top_k: CHAT_TOP_K }),
-      this.deps.shortTerm.recent(req.user_id, req.session_id),
-    ]);
-    const { messages, promptBlocks } = this.prompt(req.message, retrieved.results, history);
+    const { retrieved, messages, promptBlocks } = await this.prepare(req);
+    options.onRetrieved?.({ user_id: req.user_id, session_id: req.session_id, memories: retrieved.results, prompt_blocks: promptBlocks });
     const answer = await llm.chat(messages, options.signal ? { signal: options.signal } : {});
 
     let reply: string;

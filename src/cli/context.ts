@@ -2,10 +2,11 @@ import { wire, type Services, type WireOptions } from '../app.js';
 import { loadConfig } from '../config/load.js';
 import type { Config } from '../config/schema.js';
 import { ConfigError, NeuralCleaveError, ValidationError } from '../errors.js';
-import { createLogger } from '../logger.js';
+import { EXIT, type ExitCode } from './exit-codes.js';
+import { createCliLogger } from '../logger.js';
 import { Memory } from '../memory/memory.js';
 
-/** Bad usage or configuration: exit code 2 (SPEC §9). */
+/** Bad usage or configuration: exit code 2 (see exit-codes.ts). */
 export class UsageError extends Error {
   constructor(message: string) {
     super(message);
@@ -13,14 +14,22 @@ export class UsageError extends Error {
   }
 }
 
-export function exitCodeFor(err: unknown): number {
-  if (err instanceof UsageError || err instanceof ConfigError || err instanceof ValidationError) return 2;
-  if ((err as { code?: string }).code?.startsWith?.('commander.')) return 2;
-  return 1;
+/** The command ran and could not do what was asked (nothing matched, a backend failed): exit code 1. */
+export class CommandFailed extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'CommandFailed';
+  }
+}
+
+export function exitCodeFor(err: unknown): ExitCode {
+  if (err instanceof UsageError || err instanceof ConfigError || err instanceof ValidationError) return EXIT.usage;
+  if ((err as { code?: string }).code?.startsWith?.('commander.')) return EXIT.usage;
+  return EXIT.failure;
 }
 
 export function oneLine(err: unknown): string {
-  if (err instanceof NeuralCleaveError || err instanceof UsageError) return err.message;
+  if (err instanceof NeuralCleaveError || err instanceof UsageError || err instanceof CommandFailed) return err.message;
   return err instanceof Error ? err.message : String(err);
 }
 
@@ -35,8 +44,8 @@ export function configFrom(opts: GlobalOptions): Config {
 /** Builds the services for one command, runs it, and always closes them. */
 export async function withMemory<T>(opts: GlobalOptions, wireOptions: WireOptions, fn: (m: Memory, s: Services) => Promise<T>): Promise<T> {
   const config = configFrom(opts);
-  // CLI logs: warnings and up, on stderr, so that stdout carries only results
-  const logger = createLogger(config.log_level === 'info' ? 'warn' : config.log_level);
+  // CLI logs: warnings and up, on stderr as lines for a person, so that stdout carries only results
+  const logger = createCliLogger(config.log_level === 'info' ? 'warn' : config.log_level);
   const services = await wire(config, { logger, ...wireOptions });
   const memory = new Memory(services);
   try {

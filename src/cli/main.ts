@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 import { Command, CommanderError } from 'commander';
 import { exitCodeFor, oneLine, type GlobalOptions } from './context.js';
+import { EXIT } from './exit-codes.js';
 import { registerArchive } from './commands/archive.js';
 import { registerChat } from './commands/chat.js';
 import { registerMemoryCompact } from './commands/compact.js';
@@ -43,7 +44,7 @@ try {
 } catch (err) {
   if (err instanceof CommanderError) {
     // help and version print themselves and exit 0; anything else is bad usage
-    process.exitCode = err.exitCode === 0 ? 0 : 2;
+    process.exitCode = err.exitCode === 0 ? EXIT.ok : EXIT.usage;
   } else {
     process.stderr.write(`neuralcleave: ${oneLine(err)}\n`);
     process.exitCode = exitCodeFor(err);

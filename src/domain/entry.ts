@@ -74,6 +74,8 @@ export const RetrievalResultSchema = z.object({
   tier: TierSchema,
   score: z.number(),
   created_at: z.string(),
+  /** as written with the turn (or by compaction and archival for summaries and archives) */
+  metadata: z.record(z.string(), z.unknown()).nullable(),
   explain: ExplainSchema,
 });
 export type RetrievalResult = z.infer<typeof RetrievalResultSchema>;

@@ -108,21 +108,26 @@ export const SessionIdSchema = wellFormed(z.string().min(1).max(128));
  */
 export function turnInputSchema(maxTurnChars: number) {
   return z.strictObject({
-    user_id: UserIdSchema.default(DEFAULT_USER),
-    session_id: SessionIdSchema,
-    role: RoleSchema,
-    name: text(128).optional(),
-    content: contentSchema(maxTurnChars),
-    id: MemoryIdSchema.optional(),
-    created_at: createdAtSchema.optional(),
-    importance: z.number().min(0).max(1).optional(),
-    pinned: z.boolean().default(false),
+    user_id: UserIdSchema.default(DEFAULT_USER).describe(`whose memory this is (default "${DEFAULT_USER}"; with API keys, the key's user)`),
+    session_id: SessionIdSchema.describe('the conversation it belongs to (over HTTP: the path\'s session)'),
+    role: RoleSchema.describe(`who spoke: ${ROLES.join(', ')}`),
+    name: text(128).optional().describe('the speaker\'s name, when a chat has several people ("Dolores")'),
+    content: contentSchema(maxTurnChars).describe('what was said (at most max_turn_chars characters, default 32000)'),
+    id: MemoryIdSchema.optional().describe('your id for the turn, per user (an idempotency key: the same turn re-sent is a duplicate, other text under it a 409); default: generated'),
+    created_at: createdAtSchema.optional().describe('when it was said, ISO 8601 with offset; default: now'),
+    importance: z.number().min(0).max(1).optional().describe('0–1; default: scored by the importance heuristic'),
+    pinned: z.boolean().default(false).describe('never pruned, compacted or archived away (default false)'),
     metadata: z
       .record(z.string(), z.unknown())
       .refine((m) => serializedBytes(m) <= METADATA_MAX_BYTES, `must be at most ${METADATA_MAX_BYTES} bytes serialized`)
-      .optional(),
+      .optional()
+      .describe(`any JSON object (at most ${METADATA_MAX_BYTES} bytes); retrieve can filter on its top-level keys`),
   });
 }
+
+/** One line of an `ingest` file, as the README and `ingest --help` show it (a test parses it). */
+export const TURN_EXAMPLE = '{"user_id":"alice","session_id":"2024-05-trip","role":"user","content":"My sister Ana is a nurse in Porto.","created_at":"2024-05-02T18:30:00Z","metadata":{"source":"whatsapp"}}';
+
 export type TurnInputSchema = ReturnType<typeof turnInputSchema>;
 /** What a caller sends (defaults optional). */
 export type TurnInput = z.input<TurnInputSchema>;

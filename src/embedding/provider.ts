@@ -4,6 +4,10 @@ import type { Embedder } from '../ports/embedder.js';
 
 export type EmbedderStatus = 'loading' | 'ready' | 'failed';
 
+/** The way out when the configured model cannot be loaded: said by the warning, `/health` and `doctor`. */
+export const EMBEDDER_WAY_OUT =
+  'set embedding_model = "hash" (or NEURALCLEAVE_EMBEDDING_MODEL=hash) for the built-in embedder, or point model_dir at a local copy of the model';
+
 /**
  * Holds the configured embedder while it loads (a model download can take a while) and after.
  * When loading fails it logs one warning and stays `failed`: the semantic tier is skipped, the
@@ -32,7 +36,7 @@ export class EmbedderProvider {
         this.status = 'failed';
         this.error = err instanceof Error ? err.message : String(err);
         // the one warning (SPEC §5): the semantic tier is skipped for the life of this process
-        log.warn({ model, err: this.error }, 'embedding model could not be loaded; the semantic tier is skipped, short-term and long-term retrieval go on');
+        log.warn({ model, err: this.error }, `embedding model could not be loaded; the semantic tier is skipped, short-term and long-term retrieval go on. To fix: ${EMBEDDER_WAY_OUT}`);
         return null;
       },
     );

@@ -1,26 +1,34 @@
 import { QUEUE_NAMES } from '../../queues/names.js';
 import type { Services } from '../app.js';
-import { KINDS, type Kind } from '../domain/entry.js';
+import { z } from 'zod';
+import { KINDS, KindSchema, type Kind } from '../domain/entry.js';
 import type { Logger } from '../logger.js';
 import type { Db } from '../adapters/sqlite/db.js';
 
-/** What an erasure (forget, clear) removed, tier by tier; the CLI prints it. */
-export interface ErasureReport {
-  scope: { user_id: string; session_id?: string } | { all: true };
+/** What an erasure (forget, clear) removed, tier by tier; the CLI prints it, the HTTP routes answer it. */
+export const ErasureReportSchema = z.object({
+  scope: z.union([z.object({ user_id: z.string(), session_id: z.string().optional() }), z.object({ all: z.literal(true) })]),
   /** long-term entries by kind (turns, summaries, archives), pinned included */
-  long_term: Record<Kind, number>;
-  turn_log: number;
+  long_term: z.record(KindSchema, z.number().int()),
+  turn_log: z.number().int(),
   /** short-term sessions removed */
-  short_term: number;
+  short_term: z.number().int(),
   /** vectors removed (under every embedder), when the backend reports it */
-  vectors: number;
+  vectors: z.number().int(),
   /** queued, completed and failed jobs removed because they held the text */
-  jobs: number;
+  jobs: z.number().int(),
   /** rows of other SQLite tables that carried the user's id (tables added later are covered too) */
-  other_rows: Record<string, number>;
+  other_rows: z.record(z.string(), z.number().int()),
   /** parts that could not be erased (a backend down); the erasure must be run again */
-  errors: string[];
-}
+  errors: z.array(z.string()),
+  /**
+   * The other running processes sharing the SQLite file that hold state of their own (a `serve`
+   * without Redis): those that confirmed they applied this erasure to it, and those that did not in
+   * time (their copy may still answer; the erasure is then reported incomplete).
+   */
+  processes: z.object({ confirmed: z.array(z.number().int()), unconfirmed: z.array(z.number().int()) }),
+});
+export type ErasureReport = z.infer<typeof ErasureReportSchema>;
 
 export interface ErasureOptions {
   /** how long to wait for running jobs that hold the text to finish (default 30 s) */
@@ -30,6 +38,8 @@ export interface ErasureOptions {
    * was on (older builds); holds the write lock for as long as the rebuild takes
    */
   vacuum?: boolean;
+  /** how long to wait for the other processes sharing the file to confirm (default 10 s) */
+  confirmMs?: number;
 }
 
 type Scope = { kind: 'user'; userId: string } | { kind: 'session'; userId: string; sessionId: string } | { kind: 'all' };
@@ -41,10 +51,19 @@ export type ErasureDeps = Pick<Services, 'db' | 'shortTerm' | 'vectors' | 'queue
  * Tables erased by name below; the sweep covers any other table with a user_id column. `erasures`
  * holds the signals to the other processes (a user id for a few minutes, no text).
  */
-const KNOWN_TABLES = new Set(['turns', 'entries', 'vectors', 'vector_deletes', 'archive_runs', 'erasures']);
+const KNOWN_TABLES = new Set(['turns', 'entries', 'vectors', 'vector_deletes', 'archive_runs', 'erasures', 'erasure_listeners']);
 const SETTLE_POLL_MS = 100;
 /** how long an erasure signal stays for the other processes to see it */
 const SIGNAL_TTL_MS = 5 * 60_000;
+/** how often a process holding state of its own looks for erasures run elsewhere */
+export const ERASURE_POLL_MS = 250;
+
+/** true when the erasure found nothing at all to remove */
+export function erasedNothing(r: ErasureReport): boolean {
+  const lt = r.long_term.turn + r.long_term.summary + r.long_term.archive;
+  const other = Object.values(r.other_rows).reduce((a, b) => a + b, 0);
+  return lt + r.turn_log + r.short_term + r.vectors + r.jobs + other === 0 && r.errors.length === 0;
+}
 
 /**
  * Erasure across every tier: the long-term store (turns, summaries, archives — pinned included), the
@@ -84,22 +103,63 @@ export async function erase(services: ErasureDeps, scope: Scope, options: Erasur
       report.errors.push(`vacuum: ${(err as Error).message}`);
     }
   }
-  signal(db, scope);
+  const seq = signal(db, scope);
   checkpoint(db, report);
+  report.processes = await confirmations(db, seq, options.confirmMs ?? 10_000);
+  for (const pid of report.processes.unconfirmed) {
+    report.errors.push(`process ${pid} (sharing this SQLite file, with an in-memory short-term tier or queue) did not confirm the erasure within ${options.confirmMs ?? 10_000} ms; it may still answer with the erased text until it does`);
+  }
   report.errors = [...new Set(report.errors)];
   return report;
 }
 
-/** Tells the other processes sharing the file (their in-process short-term store and queue) to erase too. */
-function signal(db: Db, scope: Scope): void {
+/** Tells the other processes sharing the file (their in-process short-term store and queue) to erase too; returns the signal's seq. */
+function signal(db: Db, scope: Scope): number {
   const now = Date.now();
   db.prepare('DELETE FROM erasures WHERE at < ?').run(now - SIGNAL_TTL_MS);
-  db.prepare('INSERT INTO erasures (user_id, session_id, pid, at) VALUES (?, ?, ?, ?)').run(
+  const info = db.prepare('INSERT INTO erasures (user_id, session_id, pid, at) VALUES (?, ?, ?, ?)').run(
     scope.kind === 'all' ? null : scope.userId,
     scope.kind === 'session' ? scope.sessionId : null,
     process.pid,
     now,
   );
+  return Number(info.lastInsertRowid);
+}
+
+/**
+ * Waits until every other live listener (a process holding state of its own) has applied the
+ * erasure `seq`, or `timeoutMs` passes. A listener whose process is gone (no such pid) holds nothing
+ * any more and is dropped from the table.
+ */
+async function confirmations(db: Db, seq: number, timeoutMs: number): Promise<ErasureReport['processes']> {
+  const deadline = Date.now() + timeoutMs;
+  const rows = db.prepare('SELECT pid, seen_seq, heartbeat_at FROM erasure_listeners WHERE pid != ?');
+  for (;;) {
+    const now = Date.now();
+    const confirmed: number[] = [];
+    const unconfirmed: number[] = [];
+    for (const r of rows.all(process.pid) as Array<{ pid: number; seen_seq: number; heartbeat_at: number }>) {
+      // a process killed without removing its row holds nothing any more; one alive but silent (hung,
+      // stopped) may still answer with the text, and is reported
+      if (!alive(r.pid)) {
+        db.prepare('DELETE FROM erasure_listeners WHERE pid = ? AND heartbeat_at = ?').run(r.pid, r.heartbeat_at);
+        continue;
+      }
+      (r.seen_seq >= seq ? confirmed : unconfirmed).push(r.pid);
+    }
+    if (unconfirmed.length === 0 || now >= deadline) return { confirmed, unconfirmed };
+    await new Promise((resolve) => setTimeout(resolve, Math.min(ERASURE_POLL_MS / 2, Math.max(1, deadline - now))));
+  }
+}
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    // EPERM: it exists, under another user
+    return (err as NodeJS.ErrnoException).code === 'EPERM';
+  }
 }
 
 /**
@@ -122,16 +182,32 @@ export class ErasureWatcher {
     this.s = {
       head: deps.db.prepare('SELECT coalesce(max(seq), 0) AS seq FROM erasures'),
       since: deps.db.prepare('SELECT seq, user_id, session_id, pid FROM erasures WHERE seq > ? ORDER BY seq'),
+      beat: deps.db.prepare(
+        'INSERT INTO erasure_listeners (pid, seen_seq, heartbeat_at) VALUES (?, ?, ?) ON CONFLICT (pid) DO UPDATE SET seen_seq = excluded.seen_seq, heartbeat_at = excluded.heartbeat_at',
+      ),
+      leave: deps.db.prepare('DELETE FROM erasure_listeners WHERE pid = ?'),
     };
   }
 
-  /** Polls every `intervalMs`; erasures run before the start concern state this process does not have yet. */
-  start(intervalMs = 1000): void {
+  /**
+   * Polls every `intervalMs`; erasures run before the start concern state this process does not have
+   * yet. Each poll records (in `erasure_listeners`) the last erasure applied, which the process that
+   * ran it waits for.
+   */
+  start(intervalMs = ERASURE_POLL_MS): void {
     this.last = (this.s.head.get() as { seq: number }).seq;
+    this.beat();
     this.timer = setInterval(() => {
-      this.running ??= this.poll().finally(() => (this.running = null));
+      this.running ??= this.poll()
+        .then(() => this.beat())
+        .catch((err: unknown) => this.deps.log.warn({ err: (err as Error).message }, 'could not apply the erasures of another process; retrying'))
+        .finally(() => (this.running = null));
     }, intervalMs);
     this.timer.unref();
+  }
+
+  private beat(): void {
+    this.s.beat.run(process.pid, this.last, Date.now());
   }
 
   /** Applies the signals written since the last poll; returns when done. */
@@ -143,21 +219,27 @@ export class ErasureWatcher {
       pid: number;
     }>;
     for (const r of rows) {
-      this.last = r.seq;
-      if (r.pid === process.pid) continue;
+      if (r.pid === process.pid) {
+        this.last = r.seq;
+        continue;
+      }
       const scope: Scope = r.user_id === null ? { kind: 'all' } : r.session_id === null ? { kind: 'user', userId: r.user_id } : { kind: 'session', userId: r.user_id, sessionId: r.session_id };
       const report = emptyReport(scope);
       await eraseShortTerm(this.deps, scope, report);
       const active = await removeJobs(this.deps, jobMatcher(scope, new Set()), this.settleMs, report);
       if (active) await eraseVectors(this.deps, scope, new Set(), report);
       this.deps.log.info({ scope: r.user_id === null ? 'all' : r.session_id === null ? 'user' : 'session', short_term: report.short_term, jobs: report.jobs, errors: report.errors }, 'applied an erasure run by another process');
+      // confirmed (by the next heartbeat) only once applied
+      this.last = r.seq;
     }
   }
 
   async stop(): Promise<void> {
+    const started = this.timer !== null;
     if (this.timer) clearInterval(this.timer);
     this.timer = null;
     await this.running;
+    if (started) this.s.leave.run(process.pid);
   }
 }
 
@@ -171,6 +253,7 @@ function emptyReport(scope: Scope): ErasureReport {
     jobs: 0,
     other_rows: {},
     errors: [],
+    processes: { confirmed: [], unconfirmed: [] },
   };
 }
 
@@ -218,7 +301,7 @@ async function removeJobs(services: ErasureDeps, holds: (data: unknown) => boole
     if (active === 0) return sawActive;
     sawActive = true;
     if (Date.now() > deadline) {
-      report.errors.push(`${active} running job(s) holding the text did not finish within ${settleMs} ms`);
+      report.errors.push(`${active} running ${active === 1 ? 'job' : 'jobs'} holding the text did not finish within ${settleMs} ms`);
       return sawActive;
     }
     await new Promise((r) => setTimeout(r, SETTLE_POLL_MS));

@@ -26,6 +26,11 @@ export interface ListQuery {
   limit: number;
 }
 
+/** What `ready()` reports: whether the semantic tier will be searched, and why not. */
+export interface ReadyReport {
+  embedder: { model: string; status: 'ready' | 'failed'; error: string | null };
+}
+
 export interface DeleteResult {
   id: string;
   /** which tiers held the memory */
@@ -39,11 +44,22 @@ export interface DeleteResult {
 export class Memory {
   constructor(readonly services: Services) {}
 
+  /**
+   * Resolves once the embedding model has loaded (or failed to: then the semantic tier is skipped
+   * and `error` says why). A retrieve before that skips the semantic tier, so a program that needs
+   * it from its first query awaits this after `createMemory()`.
+   */
+  async ready(): Promise<ReadyReport> {
+    const { embedders } = this.services;
+    const e = await embedders.ready();
+    return { embedder: { model: embedders.model, status: e ? 'ready' : 'failed', error: embedders.error } };
+  }
+
   addTurns(turns: unknown | readonly unknown[]): Promise<AddTurnsResult> {
     return this.services.writePath.addTurns(Array.isArray(turns) ? turns : [turns]);
   }
 
-  retrieve(request: RetrieveRequestInput): Promise<RetrieveResponse> {
+  async retrieve(request: RetrieveRequestInput): Promise<RetrieveResponse> {
     return this.services.retriever.retrieve(parseOrThrow(RetrieveRequestSchema, request));
   }
 

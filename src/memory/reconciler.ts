@@ -39,8 +39,22 @@ export class Reconciler {
 
   constructor(private readonly deps: ReconcilerDeps) {}
 
-  start(intervalMs: number, afterMs: number): void {
-    void this.run(Date.now(), { shortTerm: true });
+  /**
+   * The start-up pass over everything pending, then a pass every `intervalMs` over what has been
+   * pending for `afterMs`. Embeds need the model: the start-up pass waits briefly for one still
+   * loading (the built-in embedder is ready at once), so a restart reports its re-enqueued turns in
+   * one line; a model that takes longer gets its embeds re-enqueued (and reported) once it has loaded.
+   */
+  start(intervalMs: number, afterMs: number, embedderGraceMs = 200): void {
+    const startedAt = Date.now();
+    const { embedders } = this.deps;
+    void (async () => {
+      await Promise.race([embedders.ready(), new Promise((r) => setTimeout(r, embedderGraceMs).unref())]);
+      if (this.timer === null) return; // stopped meanwhile
+      await this.run(startedAt, { shortTerm: true });
+      if (embedders.current() || !(await embedders.ready()) || this.timer === null) return;
+      await this.run(startedAt, { only: 'embed' });
+    })();
     this.timer = setInterval(() => void this.run(Date.now() - afterMs), intervalMs);
     this.timer.unref();
   }
@@ -49,9 +63,9 @@ export class Reconciler {
    * One pass over turns accepted at or before `acceptedBefore`; returns how many were re-enqueued.
    * `shortTerm`: write them to the short-term tier as well (the start-up pass).
    */
-  run(acceptedBefore: number, options: { shortTerm?: boolean } = {}): Promise<number> {
+  run(acceptedBefore: number, options: { shortTerm?: boolean; only?: 'embed' } = {}): Promise<number> {
     // passes run one after another, never two at once over the same rows
-    const next: Promise<number> = (this.running ?? Promise.resolve(0)).then(() => this.pass(acceptedBefore, options.shortTerm ?? false));
+    const next: Promise<number> = (this.running ?? Promise.resolve(0)).then(() => this.pass(acceptedBefore, options.shortTerm ?? false, options.only === 'embed'));
     this.running = next;
     void next.finally(() => {
       if (this.running === next) this.running = null;
@@ -59,12 +73,12 @@ export class Reconciler {
     return next;
   }
 
-  private async pass(acceptedBefore: number, restoreShortTerm: boolean): Promise<number> {
+  private async pass(acceptedBefore: number, restoreShortTerm: boolean, embedOnly: boolean): Promise<number> {
     const { turnLog, writePath, vectors, embedders, log, shortTerm } = this.deps;
     let requeued = 0;
     if (restoreShortTerm && shortTerm) await this.restoreShortTerm(shortTerm, acceptedBefore);
     try {
-      for await (const page of turnLog.pending('persist', acceptedBefore, BATCH)) {
+      for await (const page of embedOnly ? [] : turnLog.pending('persist', acceptedBefore, BATCH)) {
         if (!(await writePath.enqueue(page, { embed: false, persist: true }, 'requeue'))) return requeued;
         requeued += page.length;
       }
@@ -83,7 +97,7 @@ export class Reconciler {
           requeued += missing.length;
         }
       }
-      if (requeued > 0) log.info({ requeued }, 're-enqueued unfinished turns from the turn log');
+      if (requeued > 0) log.info({ requeued }, embedOnly ? 're-enqueued the embedding of unfinished turns, now that the model has loaded' : 're-enqueued unfinished turns from the turn log');
     } catch (err) {
       log.warn({ err: (err as Error).message }, 'reconcile pass failed; will retry');
     }

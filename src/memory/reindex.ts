@@ -135,13 +135,13 @@ export async function reindex(deps: ReindexDeps, options: ReindexOptions = {}): 
 function turnItem(t: Turn): Item {
   return {
     id: t.id,
-    payload: { user_id: t.user_id, session_id: t.session_id, role: t.role, name: t.name, kind: 'turn', content: t.content, content_hash: t.content_hash, created_at: t.created_at },
+    payload: { user_id: t.user_id, session_id: t.session_id, role: t.role, name: t.name, kind: 'turn', content: t.content, content_hash: t.content_hash, created_at: t.created_at, metadata: t.metadata },
   };
 }
 
 function entryItem(e: MemoryEntry): Item {
   return {
     id: e.id,
-    payload: { user_id: e.user_id, session_id: e.session_id, role: e.role, name: e.name, kind: e.kind, content: e.content, content_hash: e.content_hash, created_at: e.created_at },
+    payload: { user_id: e.user_id, session_id: e.session_id, role: e.role, name: e.name, kind: e.kind, content: e.content, content_hash: e.content_hash, created_at: e.created_at, metadata: e.metadata },
   };
 }

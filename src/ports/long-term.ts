@@ -1,4 +1,5 @@
 import type { MemoryEntry } from '../domain/entry.js';
+import type { RecordFilter } from '../domain/filters.js';
 
 export interface TextHit {
   entry: MemoryEntry;
@@ -19,6 +20,8 @@ export interface ListOptions {
    * not Caroline's "Melanie, that's lovely!".
    */
   speakerTerms?: readonly string[];
+  /** a retrieval filter (searchText, searchSubstring, recent): applied in the query, before `limit` */
+  where?: RecordFilter;
 }
 
 export interface PruneCriteria {

@@ -1,4 +1,5 @@
 import type { Kind } from '../domain/entry.js';
+import type { RecordFilter } from '../domain/filters.js';
 import type { Role } from '../domain/turn.js';
 
 /** Which embedder produced a vector. Vectors of different tags are never compared. */
@@ -17,6 +18,8 @@ export interface VectorPayload {
   content: string;
   content_hash: string;
   created_at: string;
+  /** the memory's metadata, so a search can be filtered on it (absent: none) */
+  metadata?: Record<string, unknown> | null;
 }
 
 export interface VectorPoint {
@@ -37,19 +40,25 @@ export interface VectorFilter {
   session_id?: string;
 }
 
+/** A search's scope: the user (and session), and a retrieval filter applied before the cut to k. */
+export interface VectorSearchFilter extends VectorFilter {
+  where?: RecordFilter;
+}
+
 /**
  * Semantic tier: vectors of turns (and summaries), each tagged with its embedder.
  *
  * Contract: a vector is keyed by (payload.user_id, id, embedder): two users' equal ids are two
  * vectors, and `has`/`delete` name the user. `upsert` by that key is idempotent; `search` returns at
- * most `k` hits of the given embedder only, restricted to the filter's user (and session), best first,
- * by cosine similarity; deletes remove the id under every embedder. Vectors of the wrong dimension are
- * rejected. Not covered: embedding (callers pass vectors) and text search.
+ * most `k` hits of the given embedder only, restricted to the filter's user (and session) and, when
+ * `where` is given, to the vectors matching it — the best k among those, never the best k cut and then
+ * filtered — best first, by cosine similarity; deletes remove the id under every embedder. Vectors of
+ * the wrong dimension are rejected. Not covered: embedding (callers pass vectors) and text search.
  */
 export interface VectorIndex {
   readonly backend: 'embedded' | 'qdrant';
   upsert(tag: EmbedderTag, points: readonly VectorPoint[]): Promise<void>;
-  search(tag: EmbedderTag, query: Float32Array, filter: VectorFilter, k: number): Promise<VectorHit[]>;
+  search(tag: EmbedderTag, query: Float32Array, filter: VectorSearchFilter, k: number): Promise<VectorHit[]>;
   /** which of the user's `ids` hold a vector of this embedder */
   has(tag: EmbedderTag, userId: string, ids: readonly string[]): Promise<Set<string>>;
   /** deletes the user's `ids` under every embedder */

@@ -16,6 +16,7 @@ export interface Candidate {
   content_hash: string;
   created_at: string;
   importance: number | null;
+  metadata?: Record<string, unknown> | null;
   similarity?: number;
   bm25?: number;
 }
@@ -361,6 +362,7 @@ function toResult(s: Scored): RetrievalResult {
     tier: s.tier,
     score: round(s.score),
     created_at: c.created_at,
+    metadata: c.metadata ?? null,
     explain,
   };
 }

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { RetrieveFiltersSchema } from '../domain/filters.js';
 import { DEFAULT_USER, SessionIdSchema, UserIdSchema, wellFormed } from '../domain/turn.js';
 
 export const MAX_TOP_K = 100;
@@ -15,6 +16,8 @@ export const RetrieveRequestSchema = z.strictObject({
    * recency, importance) and 0.20 when the memory lies in a period the query names. See the README.
    */
   min_score: z.number().min(0).max(1).optional(),
+  /** only memories matching these conditions, applied by every tier before it ranks (src/domain/filters.ts) */
+  filters: RetrieveFiltersSchema.optional(),
 });
 export type RetrieveRequest = z.infer<typeof RetrieveRequestSchema>;
 export type RetrieveRequestInput = z.input<typeof RetrieveRequestSchema>;

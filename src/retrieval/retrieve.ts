@@ -1,4 +1,5 @@
 import type { MemoryEntry, RetrievalResult, Tier } from '../domain/entry.js';
+import { matchesFilter } from '../domain/filters.js';
 import type { Turn } from '../domain/turn.js';
 import type { EmbedderProvider } from '../embedding/provider.js';
 import { warnOnce, type Logger } from '../logger.js';
@@ -53,6 +54,8 @@ export interface RetrieverDeps {
 const CANDIDATES_PER_RESULT = 3;
 /** the newest turns of the session are always candidates, relevant to the query or not */
 const ALWAYS_RECENT = 2;
+/** how long a retrieval waits for an embedder still loading before it skips the semantic tier */
+const LOADING_GRACE_MS = 20;
 /** entries of a named period read before ranking them (newest first, then ordered by importance) */
 const PERIOD_SCAN = 200;
 /** newest long-term entries whose speakers count as the user's participants (see speakerTerms) */
@@ -149,7 +152,8 @@ export class Retriever {
   /** The session's recent turns, those sharing words with the query first, then the newest. */
   private async shortTerm(req: RetrieveRequest, terms: readonly string[]): Promise<Candidate[]> {
     if (req.session_id === undefined) return [];
-    const turns = await this.deps.shortTerm.recent(req.user_id, req.session_id);
+    // the session's turns are few (short_term_max_turns): the filter is applied here, before ranking
+    const turns = (await this.deps.shortTerm.recent(req.user_id, req.session_id)).filter((t) => matchesFilter(turnCandidate(t), req.filters));
     const wanted = new Set(stems(terms.join(' ')));
     const scored = turns.map((t, i) => {
       let overlap = 0;
@@ -163,7 +167,13 @@ export class Retriever {
   }
 
   private async semantic(req: RetrieveRequest, text: string, k: number): Promise<Candidate[] | null> {
-    const embedder = this.deps.embedders.current();
+    let embedder = this.deps.embedders.current();
+    if (!embedder && this.deps.embedders.status === 'loading') {
+      // a model that is about to be ready (the built-in hash embedder is, a tick after start-up) is
+      // worth a moment's wait; a download is not, and the tier is skipped until it finishes
+      await Promise.race([this.deps.embedders.ready(), new Promise((resolve) => setTimeout(resolve, LOADING_GRACE_MS).unref())]);
+      embedder = this.deps.embedders.current();
+    }
     if (!embedder) {
       // a failed load was already reported once by the provider; only a model still loading is news here
       if (this.deps.embedders.status === 'loading') {
@@ -174,7 +184,7 @@ export class Retriever {
     if (text.trim() === '') return [];
     const [query] = await embedder.embed([text]);
     // every session of the user: a new session must find what was said in earlier ones
-    const hits = await this.deps.vectors.search(embedder, query!, { user_id: req.user_id }, k);
+    const hits = await this.deps.vectors.search(embedder, query!, { user_id: req.user_id, where: req.filters }, k);
     return hits
       .filter((h) => h.score > 0)
       .map((h) => ({ id: h.id, ...h.payload, importance: null, similarity: round(h.score) }));
@@ -186,10 +196,11 @@ export class Retriever {
    */
   private async longTerm(req: RetrieveRequest, text: string, speakerTerms: string[], period: TimeRange | null, k: number): Promise<LongTermLists> {
     const { longTerm } = this.deps;
+    const where = req.filters;
     const [hits, inPeriodHits, inPeriod] = await Promise.all([
-      longTerm.searchText(req.user_id, text, { limit: k, speakerTerms }),
-      period ? longTerm.searchText(req.user_id, text, { limit: k, speakerTerms, createdFrom: period.from, createdBefore: period.to }) : [],
-      period ? longTerm.recent(req.user_id, { limit: PERIOD_SCAN, createdFrom: period.from, createdBefore: period.to }) : [],
+      longTerm.searchText(req.user_id, text, { limit: k, speakerTerms, where }),
+      period ? longTerm.searchText(req.user_id, text, { limit: k, speakerTerms, createdFrom: period.from, createdBefore: period.to, where }) : [],
+      period ? longTerm.recent(req.user_id, { limit: PERIOD_SCAN, createdFrom: period.from, createdBefore: period.to, where }) : [],
     ]);
     const periodList: Candidate[] = inPeriodHits.map(({ entry, bm25 }) => ({ ...entryCandidate(entry), bm25: round(bm25) }));
     const seen = new Set(periodList.map((c) => c.id));
@@ -215,7 +226,7 @@ export class Retriever {
         const around = await this.deps.context!.neighbours(h.user_id, h.id, 1, 1);
         if (!around) continue;
         const add = (t: Turn | undefined, pairs: boolean) => {
-          if (!t || t.user_id !== req.user_id) return;
+          if (!t || t.user_id !== req.user_id || !matchesFilter(turnCandidate(t), req.filters)) return;
           if (pairs) out.push({ parent: hit, turn: turnCandidate(t), share: CONTEXT_SHARE });
           else if (t.role !== 'assistant') out.push({ parent: hit, turn: turnCandidate(t), share: NEIGHBOUR_SHARE });
         };
@@ -263,6 +274,7 @@ function entryCandidate(e: MemoryEntry): Candidate {
     content_hash: e.content_hash,
     created_at: e.created_at,
     importance: e.importance,
+    metadata: e.metadata,
   };
 }
 
@@ -278,6 +290,7 @@ function turnCandidate(t: Turn): Candidate {
     content_hash: t.content_hash,
     created_at: t.created_at,
     importance: t.importance,
+    metadata: t.metadata,
   };
 }
 

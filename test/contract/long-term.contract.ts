@@ -4,6 +4,7 @@ import type { MemoryEntry } from '../../src/domain/entry.js';
 import { contentHash } from '../../src/domain/hash.js';
 import type { Turn } from '../../src/domain/turn.js';
 import type { LongTermStore } from '../../src/ports/long-term.js';
+import { FILTER_CASES, FILTER_RECORDS } from './filter-cases.js';
 
 let n = 0;
 export function entry(user: string, content: string, extra: Partial<MemoryEntry> = {}): MemoryEntry {
@@ -169,6 +170,31 @@ export function longTermContract(name: string, make: () => Promise<LongTermStore
       await turns.delete(u, e.id);
       assert.equal(await s.persistTurn(e), false, 'deleted since: nothing comes back');
       assert.equal(await s.get(u, e.id), null);
+    });
+
+    it('applies a retrieval filter in searchText, searchSubstring and recent, before the limit', async () => {
+      const s = await make();
+      const u = uid();
+      const entries = FILTER_RECORDS.map((r) =>
+        entry(u, `the harbour ferry timetable, note ${r.rank}`, { session_id: r.session_id, role: r.role, kind: r.kind, created_at: r.created_at, updated_at: r.created_at, metadata: r.metadata }),
+      );
+      await s.upsert(entries);
+      await s.upsert([entry(uid(), 'the harbour ferry timetable of someone else', { metadata: { topic: 'work' } })]);
+      const k = 3;
+      for (const c of FILTER_CASES) {
+        const want = new Set(c.matching.map((r) => entries[r.rank]!.id));
+        const label = `${c.name}: ${JSON.stringify(c.filter)}`;
+        const text = (await s.searchText(u, 'harbour ferry', { limit: k, where: c.filter })).map((h) => h.entry);
+        const like = await s.searchSubstring(u, 'ferry timetable', { limit: k, where: c.filter });
+        const recent = await s.recent(u, { limit: k, where: c.filter });
+        for (const [what, got] of [['searchText', text], ['searchSubstring', like], ['recent', recent]] as const) {
+          assert.equal(got.length, Math.min(k, want.size), `${what}, ${label}`);
+          for (const e of got) assert.ok(want.has(e.id), `${what}, ${label}: ${e.id} does not match`);
+        }
+        // recent is ordered by time: exactly the newest k matching
+        assert.deepEqual(recent.map((e) => e.id), [...c.matching].reverse().slice(0, k).map((r) => entries[r.rank]!.id), `recent, ${label}`);
+        for (const e of text) assert.deepEqual(e.metadata, FILTER_RECORDS[entries.findIndex((x) => x.id === e.id)]!.metadata);
+      }
     });
   });
 }

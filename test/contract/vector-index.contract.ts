@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { EmbedderTag, VectorIndex, VectorPayload, VectorPoint } from '../../src/ports/vector-index.js';
+import { FILTER_CASES, FILTER_RECORDS } from './filter-cases.js';
 
 const DIM = 8;
 const A: EmbedderTag = { id: 'contract-a', dim: DIM };
@@ -20,7 +21,7 @@ function axis(i: number, tilt = 0): Float32Array {
 }
 
 function payload(user: string, session: string, content: string): VectorPayload {
-  return { user_id: user, session_id: session, role: 'user', name: null, kind: 'turn', content, content_hash: `h-${content}`, created_at: '2026-01-01T00:00:00.000Z' };
+  return { user_id: user, session_id: session, role: 'user', name: null, kind: 'turn', content, content_hash: `h-${content}`, created_at: '2026-01-01T00:00:00.000Z', metadata: null };
 }
 
 function point(id: string, user: string, session: string, vector: Float32Array): VectorPoint {
@@ -127,6 +128,33 @@ export function vectorIndexContract(name: string, make: () => Promise<VectorInde
       assert.equal(await ix.count(A, { user_id: u }), 0);
       assert.equal(await ix.count(C, { user_id: u }), 2);
       assert.deepEqual((await ix.search(C, axis(1), { user_id: u }, 1)).map((h) => h.id), [b]);
+      await ix.close();
+    });
+    it('applies a retrieval filter before the cut to k: the best k among matching vectors, metadata in the payload', async () => {
+      const ix = await make();
+      const u = uid();
+      const ids = FILTER_RECORDS.map((r) => pid(`f${r.rank}`));
+      // rank i is at angle atan(0.15·(i + 5)) from the query: a strictly worse match as i grows; and 40
+      // vectors nearer than all of them that no filter case matches (another session, role, kind, time)
+      const at = (t: number) => unit([1, 0.15 * t, 0, 0, 0, 0, 0, 0]);
+      await ix.upsert(
+        A,
+        FILTER_RECORDS.map((r, i) => ({ id: ids[i]!, vector: at(r.rank + 5), payload: { ...payload(u, r.session_id, `c${i}`), role: r.role, kind: r.kind, created_at: r.created_at, metadata: r.metadata } })),
+      );
+      const filler = Array.from({ length: 40 }, (_, j): VectorPoint => ({
+        id: pid(`near${j}`),
+        vector: at(j / 10),
+        payload: { ...payload(u, 'elsewhere', `near${j}`), role: 'tool', kind: 'archive', created_at: '2020-01-01T00:00:00.000Z' },
+      }));
+      await ix.upsert(A, filler);
+      assert.deepEqual((await ix.search(A, at(0), { user_id: u }, 3)).map((h) => h.id), filler.slice(0, 3).map((p) => p.id), 'unfiltered: the near ones');
+      const k = 3;
+      for (const c of FILTER_CASES) {
+        const hits = await ix.search(A, at(0), { user_id: u, where: c.filter }, k);
+        const expected = c.matching.slice(0, k).map((r) => ids[r.rank]);
+        assert.deepEqual(hits.map((h) => h.id), expected, `${c.name}: ${JSON.stringify(c.filter)}`);
+        for (const h of hits) assert.deepEqual(h.payload.metadata, FILTER_RECORDS[ids.indexOf(h.id)]!.metadata, `${c.name}: metadata of ${h.id}`);
+      }
       await ix.close();
     });
   });

@@ -11,7 +11,9 @@ import type { AddressInfo } from 'node:net';
  * Implemented: GET / · GET /collections · GET|PUT|DELETE /collections/{c} · GET /collections/{c}/exists ·
  * PUT /collections/{c}/index · PUT /collections/{c}/points (upsert) · POST /collections/{c}/points
  * (retrieve) · POST …/points/delete (ids or filter) · POST …/points/query · POST …/points/search ·
- * POST …/points/count. Filters: `must` / `should` / `must_not` of `{key, match: {value | any}}`.
+ * POST …/points/count. Filters: `must` / `should` / `must_not` of `{key, match: {value | any}}`,
+ * `{key, range: {gt | gte | lt | lte}}` (numbers, or RFC 3339 strings: Qdrant's datetime range) and
+ * nested filters; a key `a.b` reads the nested payload field, as Qdrant does.
  * Distances: Cosine (vectors normalized on write, score = dot product, as Qdrant does) and Dot.
  */
 export interface FakeQdrant {
@@ -56,7 +58,8 @@ class HttpError extends Error {
   }
 }
 
-type Condition = { key?: string; match?: { value?: unknown; any?: unknown[] } };
+type Range = { gt?: unknown; gte?: unknown; lt?: unknown; lte?: unknown };
+type Condition = { key?: string; match?: { value?: unknown; any?: unknown[] }; range?: Range } | NonNullable<Filter>;
 type Filter = { must?: Condition[]; should?: Condition[]; must_not?: Condition[] } | null | undefined;
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
@@ -258,15 +261,37 @@ function shape(p: FakePoint, withPayload: unknown, withVector: unknown): Record<
 function matches(p: FakePoint, filter: Filter): boolean {
   if (!filter) return true;
   const test = (c: Condition): boolean => {
-    if (typeof c.key !== 'string' || !c.match) throw new HttpError(501, `fake Qdrant implements {key, match} conditions only, got ${JSON.stringify(c)}`);
-    const v = p.payload[c.key];
-    if ('value' in c.match) return v === c.match.value;
-    if (Array.isArray(c.match.any)) return c.match.any.includes(v);
+    if (!('key' in c)) return matches(p, c as Filter);
+    if (typeof c.key !== 'string' || (!c.match && !c.range)) throw new HttpError(501, `fake Qdrant implements {key, match}, {key, range} and nested filters only, got ${JSON.stringify(c)}`);
+    const v = c.key.split('.').reduce<unknown>((o, k) => (o !== null && typeof o === 'object' ? (o as Record<string, unknown>)[k] : undefined), p.payload);
+    if (c.range) return inRange(v, c.range);
+    if ('value' in c.match!) return v === c.match!.value;
+    if (Array.isArray(c.match!.any)) return c.match!.any.includes(v);
     throw new HttpError(501, `fake Qdrant implements match.value and match.any only, got ${JSON.stringify(c.match)}`);
   };
   if (filter.must && !filter.must.every(test)) return false;
   if (filter.should && filter.should.length > 0 && !filter.should.some(test)) return false;
   if (filter.must_not && filter.must_not.some(test)) return false;
+  return true;
+}
+
+/** numeric bounds compare numbers; string bounds are datetimes (Qdrant's DatetimeRange) */
+function inRange(v: unknown, r: Range): boolean {
+  const bounds = [r.gt, r.gte, r.lt, r.lte].filter((b) => b !== undefined);
+  const asDate = bounds.some((b) => typeof b === 'string');
+  const num = (x: unknown): number => {
+    if (asDate) {
+      if (typeof x !== 'string') return Number.NaN;
+      return Date.parse(x);
+    }
+    return typeof x === 'number' ? x : Number.NaN;
+  };
+  const x = num(v);
+  if (Number.isNaN(x)) return false;
+  if (r.gt !== undefined && !(x > num(r.gt))) return false;
+  if (r.gte !== undefined && !(x >= num(r.gte))) return false;
+  if (r.lt !== undefined && !(x < num(r.lt))) return false;
+  if (r.lte !== undefined && !(x <= num(r.lte))) return false;
   return true;
 }
 

@@ -61,15 +61,15 @@ export class EmbedderIndex {
     this.where = new Map();
   }
 
-  /** The user's `r` nearest rows by the quantized scan, best first. */
-  nearest(query: Float32Array, userId: string, sessionId: string | undefined, r: number): { rowids: number[]; ids: string[] } {
+  /** The user's `r` nearest rows by the quantized scan, best first (among `allowed` rowids, when given). */
+  nearest(query: Float32Array, userId: string, sessionId: string | undefined, r: number, allowed?: ReadonlySet<number>): { rowids: number[]; ids: string[] } {
     const p = this.partitions.get(userId);
     if (!p || p.n === 0) return { rowids: [], ids: [] };
     const q16 = this.arena.scratch(this.stride * 2 + Partition.outBytes(p.n));
     const a = this.arena;
     a.i16.fill(0, q16 / 2, q16 / 2 + this.stride);
     quantizeInto(query, a.i16, q16 / 2);
-    return p.nearest(q16, q16 + this.stride * 2, r, sessionId);
+    return p.nearest(q16, q16 + this.stride * 2, r, sessionId, allowed);
   }
 
   stats(): { vectors: number; users: number; arenaBytes: number; arenaUsed: number } {

@@ -83,14 +83,15 @@ export class Partition {
   /**
    * The `r` rows nearest to the query by the int8 scan, best first, as SQLite rowids (and ids, to
    * check the row still holds the same vector). `q16Offset` holds the query's codes widened to int16;
-   * `outOffset` has room for `Partition.outBytes(n)`.
+   * `outOffset` has room for `Partition.outBytes(n)`. `allowed`: only these rowids compete (a
+   * retrieval filter), so the r best are the r best matching rows.
    */
-  nearest(q16Offset: number, outOffset: number, r: number, sessionId: string | undefined): { rowids: number[]; ids: string[] } {
+  nearest(q16Offset: number, outOffset: number, r: number, sessionId: string | undefined, allowed?: ReadonlySet<number>): { rowids: number[]; ids: string[] } {
     const session = sessionId === undefined ? -1 : this.sessionNumbers.get(sessionId);
     if (this.n === 0 || session === undefined) return { rowids: [], ids: [] };
     const top = new TopK(Math.min(r, this.n));
-    if (session < 0) this.scanAll(q16Offset, outOffset, top);
-    else this.scanSession(q16Offset, outOffset, top, session);
+    if (session < 0 && !allowed) this.scanAll(q16Offset, outOffset, top);
+    else this.scanSome(q16Offset, outOffset, top, session, allowed);
     const rowids: number[] = [];
     const ids: string[] = [];
     for (let i = 0; i < top.size; i++) {
@@ -118,17 +119,21 @@ export class Partition {
     }
   }
 
-  /** One session's rows: all dot products from the kernel, the session test and threshold in JS. */
-  private scanSession(q16: number, out: number, top: TopK, session: number): void {
+  /**
+   * Some rows — one session's (`session` ≥ 0) and/or those whose rowid is `allowed` (a retrieval
+   * filter): all dot products from the kernel, the tests and threshold in JS.
+   */
+  private scanSome(q16: number, out: number, top: TopK, session: number, allowed: ReadonlySet<number> | undefined): void {
     const a = this.arena;
     a.kernels.dotI8(q16, this.block, this.n, this.stride, out);
     const dots = a.i32;
     const scales = a.f32;
     const base = out / 4;
     const sc = this.scalesBlock / 4;
-    const { sessions } = this;
+    const { sessions, rowids } = this;
     for (let i = 0; i < this.n; i++) {
-      if (sessions[i] !== session) continue;
+      if (session >= 0 && sessions[i] !== session) continue;
+      if (allowed && !allowed.has(rowids[i]!)) continue;
       // float32 like the kernel's own scores, so both paths rank identically
       const s = Math.fround(dots[base + i]! * scales[sc + i]!);
       if (s > top.floor) top.push(i, s);

@@ -1,4 +1,7 @@
+import type { Statement } from 'better-sqlite3';
+import type { RecordFilter } from '../../domain/filters.js';
 import type { Db } from '../sqlite/db.js';
+import { filterSql } from '../sqlite/filter-sql.js';
 import type { EmbedderTag, VectorFilter, VectorPayload, VectorPoint } from '../../ports/vector-index.js';
 
 /** A row of `vectors` as the in-memory index needs it. */
@@ -18,13 +21,15 @@ export interface RemovedRow {
 }
 
 /** A full row, read for the few candidates a search reranks. */
-export interface FullRow extends VectorPayload {
+export interface FullRow extends Omit<VectorPayload, 'metadata'> {
   id: string;
+  /** JSON text */
+  metadata: string | null;
   embedder: string;
   vector: Buffer;
 }
 
-const PAYLOAD = 'user_id, session_id, role, name, kind, content, content_hash, created_at';
+const PAYLOAD = 'user_id, session_id, role, name, kind, content, content_hash, created_at, metadata';
 
 /** float32 little-endian, as stored; copied when the blob is not 4-byte aligned */
 export function toFloat32(blob: Buffer): Float32Array {
@@ -46,15 +51,16 @@ export class VectorRows {
   private readonly s;
   /** `byRowids` statements by how many rowids they take (a search asks for the same few counts) */
   private readonly byRowidsOf = new Map<number, ReturnType<Db['prepare']>>();
+  private readonly filtered = new Map<string, Statement>();
 
   constructor(private readonly db: Db) {
     this.s = {
       upsert: db.prepare(
         `INSERT INTO vectors (id, embedder, dim, ${PAYLOAD}, vector)
-         VALUES (@id, @embedder, @dim, @user_id, @session_id, @role, @name, @kind, @content, @content_hash, @created_at, @vector)
+         VALUES (@id, @embedder, @dim, @user_id, @session_id, @role, @name, @kind, @content, @content_hash, @created_at, @metadata, @vector)
          ON CONFLICT (user_id, id, embedder) DO UPDATE SET dim = excluded.dim, session_id = excluded.session_id,
            role = excluded.role, name = excluded.name, kind = excluded.kind, content = excluded.content,
-           content_hash = excluded.content_hash, created_at = excluded.created_at, vector = excluded.vector
+           content_hash = excluded.content_hash, created_at = excluded.created_at, metadata = excluded.metadata, vector = excluded.vector
          RETURNING rowid`,
       ),
       current: db.prepare('SELECT rowid, id, user_id, session_id, vector FROM vectors WHERE user_id = ? AND id = ? AND embedder = ?'),
@@ -74,7 +80,8 @@ export class VectorRows {
 
   /** Inserts or replaces one point; returns its rowid (stable across replaces). */
   upsert(tag: EmbedderTag, p: VectorPoint): number {
-    const row = this.s.upsert.get({ id: p.id, embedder: tag.id, dim: tag.dim, ...p.payload, vector: toBlob(p.vector) }) as { rowid: number };
+    const metadata = p.payload.metadata ? JSON.stringify(p.payload.metadata) : null;
+    const row = this.s.upsert.get({ id: p.id, embedder: tag.id, dim: tag.dim, ...p.payload, metadata, vector: toBlob(p.vector) }) as { rowid: number };
     return row.rowid;
   }
 
@@ -90,6 +97,21 @@ export class VectorRows {
   /** how many vectors each user holds under the embedder */
   usersOf(tag: EmbedderTag): Array<{ user_id: string; n: number }> {
     return this.s.usersOf.all(tag.id) as Array<{ user_id: string; n: number }>;
+  }
+
+  /**
+   * The rowids of the user's vectors of this embedder that match a retrieval filter: the scan ranks
+   * only these, so a filtered search still finds k hits when k match.
+   */
+  matching(tag: EmbedderTag, userId: string, where: RecordFilter): Set<number> {
+    const f = filterSql(where);
+    const sql = `SELECT rowid FROM vectors WHERE embedder = @embedder AND user_id = @user_id${f.sql}`;
+    let st = this.filtered.get(sql);
+    if (!st) {
+      if (this.filtered.size >= 64) this.filtered.clear();
+      this.filtered.set(sql, (st = this.db.prepare(sql).pluck()));
+    }
+    return new Set(st.all({ embedder: tag.id, user_id: userId, ...f.params }) as number[]);
   }
 
   /** The rows of a search's candidates in one statement (one B-tree descent each, one call). */

@@ -1,6 +1,7 @@
 import { ValidationError } from '../../errors.js';
 import type { Db } from '../sqlite/db.js';
-import type { EmbedderTag, VectorFilter, VectorHit, VectorIndex, VectorPoint } from '../../ports/vector-index.js';
+import { isEmptyFilter, matchesFilter } from '../../domain/filters.js';
+import type { EmbedderTag, VectorFilter, VectorHit, VectorIndex, VectorPoint, VectorSearchFilter } from '../../ports/vector-index.js';
 import { ChangeLog, OwnChanges } from './change-log.js';
 import { EmbedderIndex } from './embedder-index.js';
 import { cosine } from './quantize.js';
@@ -86,7 +87,7 @@ export class EmbeddedVectorIndex implements VectorIndex {
     });
   }
 
-  async search(tag: EmbedderTag, query: Float32Array, filter: VectorFilter, k: number): Promise<VectorHit[]> {
+  async search(tag: EmbedderTag, query: Float32Array, filter: VectorSearchFilter, k: number): Promise<VectorHit[]> {
     if (query.length !== tag.dim) {
       const message = `query of ${query.length} dimensions; embedder ${tag.id} has ${tag.dim}`;
       throw new ValidationError(message, [{ path: 'query', message }]);
@@ -94,7 +95,10 @@ export class EmbeddedVectorIndex implements VectorIndex {
     if (k <= 0) return [];
     this.catchUp();
     const index = this.index(tag);
-    const { rowids, ids } = index.nearest(query, filter.user_id, filter.session_id, Math.max(k, this.candidates(k)));
+    const where = isEmptyFilter(filter.where) ? undefined : filter.where;
+    const allowed = where ? this.rows.matching(tag, filter.user_id, where) : undefined;
+    if (allowed?.size === 0) return [];
+    const { rowids, ids } = index.nearest(query, filter.user_id, filter.session_id, Math.max(k, this.candidates(k)), allowed);
     const hits: VectorHit[] = [];
     const rows = this.rows.byRowids(rowids);
     rowids.forEach((rowid, i) => {
@@ -102,7 +106,9 @@ export class EmbeddedVectorIndex implements VectorIndex {
       // the row may have changed since the scan (another process): never return another user's vector
       if (!row || row.id !== ids[i] || row.embedder !== tag.id || row.user_id !== filter.user_id) return;
       if (filter.session_id !== undefined && row.session_id !== filter.session_id) return;
-      hits.push({ id: row.id, score: cosine(query, toFloat32(row.vector)), payload: payloadOf(row) });
+      const payload = payloadOf(row);
+      if (where && !matchesFilter(payload, where)) return;
+      hits.push({ id: row.id, score: cosine(query, toFloat32(row.vector)), payload });
     });
     return hits.sort((a, b) => b.score - a.score).slice(0, k);
   }
@@ -288,5 +294,6 @@ function payloadOf(r: FullRow): VectorHit['payload'] {
     content: r.content,
     content_hash: r.content_hash,
     created_at: r.created_at,
+    metadata: r.metadata ? (JSON.parse(r.metadata) as Record<string, unknown>) : null,
   };
 }

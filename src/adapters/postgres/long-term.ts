@@ -5,6 +5,7 @@ import type { EntryPatch, ListOptions, LongTermStore, MemoryRef, PruneCriteria, 
 import type { Postgres } from './pool.js';
 import { Coalescer } from './coalesce.js';
 import { bulkInsert, ENTRY_COLUMNS, entrySelect, likePattern, rowToEntry, unnestRows } from './rows.js';
+import { filterSql } from './filter-sql.js';
 
 /** A word in at least this many of a user's entries is "common" for that user (see `terms`). */
 export const COMMON_TERM_DOCS = 2000;
@@ -83,6 +84,7 @@ export class PostgresLongTermStore implements LongTermStore {
   async searchText(userId: string, query: string, o: ListOptions): Promise<TextHit[]> {
     const terms = await this.terms(userId, query);
     if (terms.length === 0) return [];
+    const f = filterSql(o.where, 10, 'e.');
     const rows = await this.pg.query<Record<string, unknown> & { score: number }>(
       `WITH q AS (SELECT * FROM unnest($2::text[], $3::float8[]) AS q(lex, idf))
        SELECT ${entrySelect('e.')}, s.score FROM entries e
@@ -93,7 +95,7 @@ export class PostgresLongTermStore implements LongTermStore {
        ) s
        WHERE e.user_id = $1 AND e.tsv @@ $5::tsquery
          AND ($6::text IS NULL OR e.session_id = $6)
-         AND ($7::timestamptz IS NULL OR e.created_at >= $7) AND ($8::timestamptz IS NULL OR e.created_at < $8)
+         AND ($7::timestamptz IS NULL OR e.created_at >= $7) AND ($8::timestamptz IS NULL OR e.created_at < $8)${f.sql}
        ORDER BY s.score DESC, e.seq DESC LIMIT $9`,
       [
         userId,
@@ -105,6 +107,7 @@ export class PostgresLongTermStore implements LongTermStore {
         o.createdFrom ?? null,
         o.createdBefore ?? null,
         o.limit,
+        ...f.params,
       ],
     );
     return rows.map((r) => ({ entry: rowToEntry(r), bm25: r.score }));
@@ -171,20 +174,22 @@ export class PostgresLongTermStore implements LongTermStore {
   }
 
   async searchSubstring(userId: string, q: string, o: ListOptions): Promise<MemoryEntry[]> {
+    const f = filterSql(o.where, 5);
     const rows = await this.pg.query(
       `SELECT ${entrySelect()} FROM entries WHERE user_id = $1 AND ($2::text IS NULL OR session_id = $2)
-         AND (content ILIKE $3 OR coalesce(name, '') ILIKE $3) ORDER BY created_at DESC, seq DESC LIMIT $4`,
-      [userId, o.sessionId ?? null, likePattern(q), o.limit],
+         AND (content ILIKE $3 OR coalesce(name, '') ILIKE $3)${f.sql} ORDER BY created_at DESC, seq DESC LIMIT $4`,
+      [userId, o.sessionId ?? null, likePattern(q), o.limit, ...f.params],
     );
     return rows.map(rowToEntry);
   }
 
   async recent(userId: string, o: ListOptions): Promise<MemoryEntry[]> {
+    const f = filterSql(o.where, 6);
     const rows = await this.pg.query(
       `SELECT ${entrySelect()} FROM entries WHERE user_id = $1 AND ($2::text IS NULL OR session_id = $2)
-         AND ($3::timestamptz IS NULL OR created_at >= $3) AND ($4::timestamptz IS NULL OR created_at < $4)
+         AND ($3::timestamptz IS NULL OR created_at >= $3) AND ($4::timestamptz IS NULL OR created_at < $4)${f.sql}
        ORDER BY created_at DESC, seq DESC LIMIT $5`,
-      [userId, o.sessionId ?? null, o.createdFrom ?? null, o.createdBefore ?? null, o.limit],
+      [userId, o.sessionId ?? null, o.createdFrom ?? null, o.createdBefore ?? null, o.limit, ...f.params],
     );
     return rows.map(rowToEntry);
   }

@@ -1,6 +1,7 @@
 import { QdrantClient } from '@qdrant/js-client-rest';
 import type { Logger } from '../../logger.js';
-import type { EmbedderTag, VectorFilter, VectorHit, VectorIndex, VectorPayload, VectorPoint } from '../../ports/vector-index.js';
+import { acceptedValues, type MetadataScalar, type RecordFilter } from '../../domain/filters.js';
+import type { EmbedderTag, VectorFilter, VectorHit, VectorIndex, VectorPayload, VectorPoint, VectorSearchFilter } from '../../ports/vector-index.js';
 import { collectionName, isOurs, PREFIX_PATTERN } from './collections.js';
 import { pointId } from './point-id.js';
 
@@ -29,7 +30,12 @@ const INDEXED_FIELDS = ['user_id', 'session_id', 'turn_id'] as const;
 const CHUNK = 256;
 
 type Client = QdrantClient;
-type Filter = { must: Array<{ key: string; match: { value: string } | { any: string[] } }> };
+/** the subset of Qdrant's filter language we send */
+type Condition =
+  | { key: string; match: { value: string | number | boolean } | { any: string[] } }
+  | { key: string; range: { gte?: string | number; lt?: string; lte?: number } }
+  | { should: Condition[] };
+type Filter = { must: Condition[] };
 
 /** Thrown by `connect()` when Qdrant does not answer; `app.ts` falls back to the embedded index. */
 export class QdrantUnreachableError extends Error {
@@ -111,11 +117,11 @@ export class QdrantVectorIndex implements VectorIndex {
     }
   }
 
-  async search(tag: EmbedderTag, query: Float32Array, filter: VectorFilter, k: number): Promise<VectorHit[]> {
+  async search(tag: EmbedderTag, query: Float32Array, filter: VectorSearchFilter, k: number): Promise<VectorHit[]> {
     if (query.length !== tag.dim) throw new Error(`query of ${query.length} dimensions; embedder ${tag.id} has ${tag.dim}`);
     const name = this.collectionFor(tag);
     const res = await this.orEmpty('query', name, () =>
-      this.reads.query(name, { query: Array.from(query), filter: filterOf(filter), limit: k, with_payload: true, with_vector: false }),
+      this.reads.query(name, { query: Array.from(query), filter: filterOf(filter, filter.where), limit: k, with_payload: true, with_vector: false }),
     );
     if (!res) return [];
     return res.points.map((p) => ({ id: turnId(p.payload), score: p.score, payload: toPayload(p.payload) }));
@@ -278,9 +284,29 @@ function client(options: QdrantIndexOptions, timeoutMs: number): Client {
   });
 }
 
-function filterOf(f: VectorFilter): Filter {
-  const must = [{ key: 'user_id', match: { value: f.user_id } }];
+/**
+ * The user (and session) scope, and a retrieval filter as Qdrant conditions, so the query ranks only
+ * matching points: lists as `match.any`, times as a datetime range (Qdrant ≥ 1.8), metadata values
+ * as `match.value` on `metadata.<key>` (a fractional number as a one-point range: Qdrant matches
+ * integers, strings and booleans only).
+ */
+function filterOf(f: VectorFilter, where?: RecordFilter): Filter {
+  const must: Condition[] = [{ key: 'user_id', match: { value: f.user_id } }];
   if (f.session_id !== undefined) must.push({ key: 'session_id', match: { value: f.session_id } });
+  if (where?.session_ids) must.push({ key: 'session_id', match: { any: where.session_ids } });
+  if (where?.roles) must.push({ key: 'role', match: { any: where.roles } });
+  if (where?.kinds) must.push({ key: 'kind', match: { any: where.kinds } });
+  if (where?.created_after !== undefined || where?.created_before !== undefined) {
+    const range: { gte?: string; lt?: string } = {};
+    if (where.created_after !== undefined) range.gte = where.created_after;
+    if (where.created_before !== undefined) range.lt = where.created_before;
+    must.push({ key: 'created_at', range });
+  }
+  for (const [key, cond] of Object.entries(where?.metadata ?? {})) {
+    const one = (v: MetadataScalar): Condition =>
+      typeof v === 'number' && !Number.isInteger(v) ? { key: `metadata.${key}`, range: { gte: v, lte: v } } : { key: `metadata.${key}`, match: { value: v } };
+    must.push({ should: acceptedValues(cond).map(one) });
+  }
   return { must };
 }
 
@@ -303,6 +329,7 @@ function toPayload(p: RawPayload): VectorPayload {
     content: s('content'),
     content_hash: s('content_hash'),
     created_at: s('created_at'),
+    metadata: p?.metadata !== null && typeof p?.metadata === 'object' ? (p.metadata as Record<string, unknown>) : null,
   };
 }
 

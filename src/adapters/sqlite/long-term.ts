@@ -1,7 +1,10 @@
 import type { MemoryEntry } from '../../domain/entry.js';
 import { queryTerms } from '../../retrieval/query-terms.js';
 import type { EntryPatch, ListOptions, LongTermStore, MemoryRef, PruneCriteria, TextHit } from '../../ports/long-term.js';
+import type { Statement } from 'better-sqlite3';
 import type { Db } from './db.js';
+import { isEmptyFilter } from '../../domain/filters.js';
+import { filterSql } from './filter-sql.js';
 import { TransactionBatcher } from './transaction-batcher.js';
 import { contentHash } from '../../domain/hash.js';
 
@@ -88,12 +91,33 @@ export function pruneWhere(c: PruneCriteria): { where: string; params: Record<st
   return { where: where.join(' AND '), params };
 }
 
+// weights: content 1, participant name 2, owner 0 (the owner column only narrows the match)
+const ftsSql = (filter: string) =>
+  `SELECT ${COLUMNS.split(', ').map((c) => `e.${c}`).join(', ')}, -bm25(entries_fts, 1.0, 2.0, 0.0) AS rank
+   FROM entries_fts JOIN entries e ON e.rowid = entries_fts.rowid
+   WHERE entries_fts MATCH @match AND e.user_id = @user_id AND (@session_id IS NULL OR e.session_id = @session_id)
+     AND (@from IS NULL OR e.created_at >= @from) AND (@before IS NULL OR e.created_at < @before)${filter}
+   ORDER BY bm25(entries_fts, 1.0, 2.0, 0.0) LIMIT @limit`;
+const likeSql = (filter: string) =>
+  `SELECT ${COLUMNS} FROM entries
+   WHERE user_id = @user_id AND (@session_id IS NULL OR session_id = @session_id)
+     AND (content LIKE @pattern ESCAPE '\\' OR coalesce(name, '') LIKE @pattern ESCAPE '\\')${filter}
+   ORDER BY created_at DESC LIMIT @limit`;
+const recentSql = (filter: string) =>
+  `SELECT ${COLUMNS} FROM entries
+   WHERE user_id = @user_id AND (@session_id IS NULL OR session_id = @session_id)
+     AND (@from IS NULL OR created_at >= @from) AND (@before IS NULL OR created_at < @before)${filter}
+   ORDER BY created_at DESC, rowid DESC LIMIT @limit`;
+/** filtered statements differ only in their conditions; a few shapes are in use at a time */
+const FILTERED_CACHE = 64;
+
 /** Long-term store on the shared SQLite file. Statements are prepared once, at construction. */
 export class SqliteLongTermStore implements LongTermStore {
   private readonly s;
   /** `rowsOf` statements by how many rowids they take */
   private readonly byRowids = new Map<number, ReturnType<Db['prepare']>>();
   private readonly dfCache = new Map<string, { n: number; until: number }>();
+  private readonly filtered = new Map<string, Statement>();
 
   constructor(
     private readonly db: Db,
@@ -109,28 +133,12 @@ export class SqliteLongTermStore implements LongTermStore {
       get: db.prepare(`SELECT ${COLUMNS} FROM entries WHERE user_id = ? AND id = ?`),
       turnHolds: db.prepare('SELECT 1 FROM turns WHERE user_id = ? AND id = ? AND content_hash = ?').pluck(),
       // weights: content 1, participant name 2, owner 0 (the owner column only narrows the match)
-      fts: db.prepare(
-        `SELECT ${COLUMNS.split(', ').map((c) => `e.${c}`).join(', ')}, -bm25(entries_fts, 1.0, 2.0, 0.0) AS rank
-         FROM entries_fts JOIN entries e ON e.rowid = entries_fts.rowid
-         WHERE entries_fts MATCH @match AND e.user_id = @user_id AND (@session_id IS NULL OR e.session_id = @session_id)
-           AND (@from IS NULL OR e.created_at >= @from) AND (@before IS NULL OR e.created_at < @before)
-         ORDER BY bm25(entries_fts, 1.0, 2.0, 0.0) LIMIT @limit`,
-      ),
+      fts: db.prepare(ftsSql('')),
       // the best-ranked matches of every user, no table read: the first step of `ranked`
       ftsTop: db.prepare('SELECT rowid, bm25(entries_fts, 1.0, 2.0, 0.0) AS r FROM entries_fts WHERE entries_fts MATCH ? ORDER BY r LIMIT ?').raw(),
       cappedCount: db.prepare('SELECT count(*) AS n FROM (SELECT 1 FROM entries_fts WHERE entries_fts MATCH ? LIMIT ?)'),
-      like: db.prepare(
-        `SELECT ${COLUMNS} FROM entries
-         WHERE user_id = @user_id AND (@session_id IS NULL OR session_id = @session_id)
-           AND (content LIKE @pattern ESCAPE '\\' OR coalesce(name, '') LIKE @pattern ESCAPE '\\')
-         ORDER BY created_at DESC LIMIT @limit`,
-      ),
-      recent: db.prepare(
-        `SELECT ${COLUMNS} FROM entries
-         WHERE user_id = @user_id AND (@session_id IS NULL OR session_id = @session_id)
-           AND (@from IS NULL OR created_at >= @from) AND (@before IS NULL OR created_at < @before)
-         ORDER BY created_at DESC, rowid DESC LIMIT @limit`,
-      ),
+      like: db.prepare(likeSql('')),
+      recent: db.prepare(recentSql('')),
       update: db.prepare(
         `UPDATE entries SET content = coalesce(@content, content), content_hash = coalesce(@content_hash, content_hash),
            importance = coalesce(@importance, importance), pinned = coalesce(@pinned, pinned), updated_at = @updated_at
@@ -189,10 +197,10 @@ export class SqliteLongTermStore implements LongTermStore {
   async searchText(userId: string, query: string, o: ListOptions): Promise<TextHit[]> {
     const match = this.matchFor(userId, query, new Set(o.speakerTerms ?? []));
     if (!match) return [];
-    const plain = o.sessionId === undefined && o.createdFrom === undefined && o.createdBefore === undefined;
+    const plain = o.sessionId === undefined && o.createdFrom === undefined && o.createdBefore === undefined && isEmptyFilter(o.where);
     const fast = plain ? this.ranked(userId, match, o.limit) : null;
     if (fast) return fast;
-    const rows = this.s.fts.all({ match, user_id: userId, session_id: o.sessionId ?? null, ...createdRange(o), limit: o.limit }) as Array<
+    const rows = this.statement(this.s.fts, ftsSql, o, 'e').all({ match, user_id: userId, session_id: o.sessionId ?? null, ...createdRange(o), limit: o.limit }) as Array<
       EntryRow & { rank: number }
     >;
     return rows.map((r) => ({ entry: rowToEntry(r), bm25: r.rank }));
@@ -263,13 +271,30 @@ export class SqliteLongTermStore implements LongTermStore {
   }
 
   async searchSubstring(userId: string, q: string, o: ListOptions): Promise<MemoryEntry[]> {
-    const rows = this.s.like.all({ user_id: userId, session_id: o.sessionId ?? null, pattern: likePattern(q), limit: o.limit });
+    const rows = this.statement(this.s.like, likeSql, o).all({ user_id: userId, session_id: o.sessionId ?? null, pattern: likePattern(q), limit: o.limit });
     return (rows as EntryRow[]).map(rowToEntry);
   }
 
   async recent(userId: string, o: ListOptions): Promise<MemoryEntry[]> {
-    const rows = this.s.recent.all({ user_id: userId, session_id: o.sessionId ?? null, ...createdRange(o), limit: o.limit });
+    const rows = this.statement(this.s.recent, recentSql, o).all({ user_id: userId, session_id: o.sessionId ?? null, ...createdRange(o), limit: o.limit });
     return (rows as EntryRow[]).map(rowToEntry);
+  }
+
+  /**
+   * The statement for a read under `o.where`: the unfiltered one, or one with the filter's conditions
+   * in its WHERE clause (so LIMIT counts matching entries only), bound to the filter's values.
+   */
+  private statement(plain: Statement, sql: (filter: string) => string, o: ListOptions, alias = ''): { all: (params: Record<string, unknown>) => unknown[] } {
+    const f = filterSql(o.where, alias);
+    if (f.sql === '') return plain;
+    const text = sql(f.sql);
+    let st = this.filtered.get(text);
+    if (!st) {
+      if (this.filtered.size >= FILTERED_CACHE) this.filtered.clear();
+      this.filtered.set(text, (st = this.db.prepare(text)));
+    }
+    const bound = st;
+    return { all: (params) => bound.all({ ...params, ...f.params }) };
   }
 
   async update(userId: string, id: string, patch: EntryPatch): Promise<MemoryEntry | null> {

@@ -327,4 +327,26 @@ export const MIGRATIONS: ReadonlyArray<{ version: number; name: string; sql: str
       ALTER TABLE vector_deletes_v6 RENAME TO vector_deletes;
     `,
   },
+  {
+    version: 7,
+    name: 'vectors carry their metadata (filtered semantic search); processes confirm the erasures they applied',
+    sql: `
+      ALTER TABLE vectors ADD COLUMN metadata TEXT;
+      -- vectors written before this version: their turn's (or entry's) metadata
+      UPDATE vectors SET metadata = coalesce(
+        (SELECT t.metadata FROM turns t WHERE t.user_id = vectors.user_id AND t.id = vectors.id),
+        (SELECT e.metadata FROM entries e WHERE e.user_id = vectors.user_id AND e.id = vectors.id))
+      WHERE EXISTS (SELECT 1 FROM turns t WHERE t.user_id = vectors.user_id AND t.id = vectors.id AND t.metadata IS NOT NULL)
+         OR EXISTS (SELECT 1 FROM entries e WHERE e.user_id = vectors.user_id AND e.id = vectors.id AND e.metadata IS NOT NULL);
+
+      -- One row per running process that holds state of its own (in-process short-term store or
+      -- queue) and applies the erasures of the \`erasures\` table: \`seen_seq\` is the last one it has
+      -- applied, so an erasure run elsewhere (the CLI) answers only once every such process has.
+      CREATE TABLE erasure_listeners (
+        pid          INTEGER PRIMARY KEY,
+        seen_seq     INTEGER NOT NULL,
+        heartbeat_at INTEGER NOT NULL
+      ) STRICT;
+    `,
+  },
 ];

@@ -4,6 +4,7 @@ import { UserIdSchema } from '../../domain/turn.js';
 import { parseOrThrow } from '../../validate.js';
 import { UsageError, printJson, withMemory, type GlobalOptions } from '../context.js';
 import { progressBar } from '../progress.js';
+import { count } from '../plural.js';
 
 function describe(r: ArchiveReport): string {
   const lines: string[] = [];
@@ -15,7 +16,7 @@ function describe(r: ArchiveReport): string {
     else lines.push(`FAILED ${where}: ${s.error}`);
   }
   const verb = r.dry_run ? 'would archive' : 'archived';
-  lines.push(`${verb} ${r.dry_run ? r.sessions.length : r.archived} session(s) inactive since before ${r.cutoff}${r.dry_run ? ' (dry run: nothing changed)' : `; ${r.replaced} memories replaced`}${r.failed > 0 ? `; ${r.failed} failed` : ''}`);
+  lines.push(`${verb} ${count(r.dry_run ? r.sessions.length : r.archived, 'session')} inactive since before ${r.cutoff}${r.dry_run ? ' (dry run: nothing changed)' : `; ${count(r.replaced, 'memory')} replaced`}${r.failed > 0 ? `; ${r.failed} failed` : ''}`);
   return `${lines.join('\n')}\n`;
 }
 

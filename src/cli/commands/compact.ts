@@ -1,7 +1,8 @@
 import type { Command } from 'commander';
 import type { CompactionResult } from '../../compaction/compactor.js';
 import { DEFAULT_USER } from '../../domain/turn.js';
-import { printJson, withMemory, type GlobalOptions } from '../context.js';
+import { CommandFailed, printJson, withMemory, type GlobalOptions } from '../context.js';
+import { count } from '../plural.js';
 
 /** One human paragraph about a compaction; the chat prompt's /compact prints the same. */
 export function describeCompaction(r: CompactionResult): string {
@@ -14,8 +15,8 @@ export function describeCompaction(r: CompactionResult): string {
     return `nothing to compact in session ${r.session_id}: ${why} (${r.tokens_before} tokens)\n`;
   }
   return (
-    `compacted session ${r.session_id}: ${r.summarized} turn(s) summarized by ${r.summarizer ?? 'an earlier run'} into ${r.summary_id}; ` +
-    `${r.kept} turn(s) kept verbatim; ${r.tokens_before} → ${r.tokens_after} tokens\n\n${r.summary}\n`
+    `compacted session ${r.session_id}: ${count(r.summarized, 'turn')} summarized by ${r.summarizer ?? 'an earlier run'} into ${r.summary_id}; ` +
+    `${count(r.kept, 'turn')} kept verbatim; ${r.tokens_before} → ${r.tokens_after} tokens\n\n${r.summary}\n`
   );
 }
 
@@ -29,7 +30,10 @@ export function registerMemoryCompact(memory: Command, globals: () => GlobalOpti
     .option('--json', 'print the result as JSON')
     .action(async (o: { session: string; user: string; json?: boolean }) => {
       // workers run in-process (the summary's embed job completes before exit); no reconcile pass
-      await withMemory(globals(), { reconcile: false }, async (m) => {
+      await withMemory(globals(), { reconcile: false }, async (m, s) => {
+        // a misspelt session is not "nothing to compact": say it does not exist (exit 1)
+        const known = (await s.turnLog.session(o.user, o.session)).length > 0 || (await s.shortTerm.recent(o.user, o.session, 1)).length > 0;
+        if (!known) throw new CommandFailed(`no session "${o.session}" of user "${o.user}" is stored: nothing to compact`);
         const result = await m.compact(o.user, o.session);
         if (o.json) printJson(result);
         else process.stdout.write(describeCompaction(result));

@@ -4,6 +4,8 @@ import { checkIntegrity, type Finding, type IntegrityReport } from '../../memory
 import { healthReport } from '../../health.js';
 import { nextArchival } from '../../archival/schedule.js';
 import { inspectSqliteFile } from '../../adapters/sqlite/inspect.js';
+import { count } from '../plural.js';
+import { EXIT } from '../exit-codes.js';
 
 export function registerDoctor(program: Command, globals: () => GlobalOptions): void {
   program
@@ -30,11 +32,12 @@ export function registerDoctor(program: Command, globals: () => GlobalOptions): 
           scheduled_by: s.queue.backend === 'bullmq' ? 'the BullMQ job scheduler (registered by every worker consuming archive)' : 'the serve process (in-process cron)',
           ...(await s.archiver.status()),
         };
-        // a process that cannot write the file cannot accept a turn: that is a failure, not a note
+        // one verdict, the one /health gives: anything but ok is a failed check (exit 1), with the way out;
         // so is stored data that must not exist (left by a delete racing a job in older builds)
-        if (!sqlite.writable || report.status === 'down' || integrity.problems > 0) process.exitCode = 1;
+        if (!sqlite.writable || report.status !== 'ok' || integrity.problems > 0) process.exitCode = EXIT.failure;
         if (o.json) return printJson({ ...report, llm, sqlite, archival, integrity });
-        const out: string[] = [];
+        const out: string[] = [`status      ${report.status}${sqlite.writable ? '' : ' (the SQLite file is not writable by this process)'}`];
+        for (const p of report.problems) out.push(`  ${p.part} ${p.state}: ${p.advice}`);
         for (const [part, b] of Object.entries(report.backends)) out.push(`${part.padEnd(11)} ${b.backend} (${b.state})${b.detail ? ` — ${b.detail}` : ''}`);
         out.push(`llm         ${llm.summary}${llm.reachable === null ? '' : llm.reachable ? ' (reachable)' : ' (not reachable)'}`);
         const mb = (n: number) => `${(n / 1048576).toFixed(1)} MiB`;
@@ -47,8 +50,8 @@ export function registerDoctor(program: Command, globals: () => GlobalOptions): 
         const last = archival.last_run;
         out.push(
           `archival    "${archival.cron}" (${archival.timezone}), sessions inactive ${archival.inactive_days} days; next ${archival.next_run ?? 'never'}; by ${archival.scheduled_by}; ` +
-            `last run ${last ? `${last.started_at} ${last.outcome}${last.dry_run ? ' (dry run)' : ''}: ${last.sessions} session(s), ${last.replaced} memories replaced` : 'never'}` +
-            `${archival.vector_deletes_pending > 0 ? `; ${archival.vector_deletes_pending} vector delete(s) pending (the vector backend failed; retried next run)` : ''}`,
+            `last run ${last ? `${last.started_at} ${last.outcome}${last.dry_run ? ' (dry run)' : ''}: ${count(last.sessions, 'session')}, ${count(last.replaced, 'memory')} replaced` : 'never'}` +
+            `${archival.vector_deletes_pending > 0 ? `; ${count(archival.vector_deletes_pending, 'vector delete')} pending (the vector backend failed; retried next run)` : ''}`,
         );
         out.push(`turn log    ${report.turn_log.total} turns; pending embed ${report.turn_log.pending_embed}, persist ${report.turn_log.pending_persist}`);
         for (const [q, c] of Object.entries(report.queues)) if (c) out.push(`queue ${q.padEnd(8)} waiting ${c.waiting}, active ${c.active}, delayed ${c.delayed}, failed ${c.failed}`);

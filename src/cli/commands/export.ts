@@ -9,6 +9,7 @@ import type { ExportHeader } from '../../memory/export.js';
 import { parseOrThrow } from '../../validate.js';
 import { UsageError, printJson, withMemory, type GlobalOptions } from '../context.js';
 import { progressBar } from '../progress.js';
+import { count } from '../plural.js';
 
 async function write(out: Writable, line: string): Promise<void> {
   if (!out.write(line)) await once(out, 'drain');
@@ -52,7 +53,7 @@ export function registerExport(program: Command, globals: () => GlobalOptions): 
         } finally {
           bar?.stop();
         }
-        process.stderr.write(`exported ${n} record(s) of user "${user}"${file ? ` to ${file}` : ''}\n`);
+        process.stderr.write(`exported ${count(n, 'record')} of user "${user}"${file ? ` to ${file}` : ''}\n`);
       });
     });
 
@@ -86,9 +87,9 @@ export function registerExport(program: Command, globals: () => GlobalOptions): 
         const r = await m.importRecords(values, { locate: (i) => `${file}:${lines[i]}` });
         if (o.json) return printJson(r);
         process.stdout.write(
-          `imported user "${r.user_id}" from ${file}: ${r.turns.new} new turn(s) (${r.turns.already_stored} already stored), ` +
-            `${r.entries.new} new entr${r.entries.new === 1 ? 'y' : 'ies'} (${r.entries.already_stored} already stored), ` +
-            `${r.short_term_sessions} short-term session(s); ${r.embeds_enqueued} embedding(s) queued\n`,
+          `imported user "${r.user_id}" from ${file}: ${count(r.turns.new, 'new turn')} (${r.turns.already_stored} already stored), ` +
+            `${count(r.entries.new, 'new entry')} (${r.entries.already_stored} already stored), ` +
+            `${count(r.short_term_sessions, 'short-term session')}; ${count(r.embeds_enqueued, 'embedding')} queued\n`,
         );
       });
     });

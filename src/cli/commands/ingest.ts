@@ -2,10 +2,12 @@ import { createReadStream } from 'node:fs';
 import { createInterface } from 'node:readline';
 import type { Command } from 'commander';
 import { shortHash } from '../../domain/hash.js';
-import { DEFAULT_USER } from '../../domain/turn.js';
+import { DEFAULT_USER, turnInputSchema } from '../../domain/turn.js';
 import { ValidationError } from '../../errors.js';
 import { UsageError, withMemory, type GlobalOptions } from '../context.js';
 import { progressBar } from '../progress.js';
+import { count } from '../plural.js';
+import { turnFormatHelp } from '../turn-format.js';
 
 const BATCH = 500;
 
@@ -29,7 +31,8 @@ export function registerIngest(program: Command, globals: () => GlobalOptions): 
   program
     .command('ingest')
     .description('import turns (one JSON turn per line) through the normal write path')
-    .argument('<file>', 'a JSONL file of turns')
+    .argument('<file>', 'a JSONL file of turns (the format is below)')
+    .addHelpText('after', turnFormatHelp(turnInputSchema(32_000)))
     .option('--wait', 'return when every imported turn is processed')
     .option('--json', 'print the summary as JSON')
     .action(async (file: string, opts: { wait?: boolean; json?: boolean }) => {
@@ -76,7 +79,7 @@ export function registerIngest(program: Command, globals: () => GlobalOptions): 
         if (opts.wait) await waitForProcessing(s, ids);
         const summary = { file, turns: total, accepted, duplicates, waited: Boolean(opts.wait) };
         if (opts.json) process.stdout.write(`${JSON.stringify(summary)}\n`);
-        else process.stderr.write(`ingested ${total} turns from ${file}: ${accepted} new, ${duplicates} already stored\n`);
+        else process.stderr.write(`ingested ${count(total, 'turn')} from ${file}: ${accepted} new, ${duplicates} already stored\n`);
         void memory;
       });
     });

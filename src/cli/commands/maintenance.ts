@@ -3,9 +3,12 @@ import type { Command } from 'commander';
 import { apiSchemas } from '../../api/schemas.js';
 import type { MemoryEntry } from '../../domain/entry.js';
 import { DEFAULT_USER, UserIdSchema } from '../../domain/turn.js';
-import type { ErasureReport } from '../../memory/forget.js';
+import { NotFoundError } from '../../errors.js';
+import { erasedNothing, type ErasureReport } from '../../memory/forget.js';
 import { parseOrThrow } from '../../validate.js';
-import { UsageError, configFrom, printJson, withMemory, type GlobalOptions } from '../context.js';
+import { CommandFailed, UsageError, configFrom, printJson, withMemory, type GlobalOptions } from '../context.js';
+import { EXIT } from '../exit-codes.js';
+import { count } from '../plural.js';
 
 /**
  * Asks before destroying: `--yes` answers for scripts; on a terminal the user types "yes"; with no
@@ -31,28 +34,36 @@ function num(name: string, min: number, max: number) {
   };
 }
 
-/** What an erasure removed, one line per tier; errors last (the command then exits 1). */
+/** What an erasure removed, one line per tier, and whether the running processes applied it; errors last (the command then exits 1). */
 export function describeErasure(r: ErasureReport): string {
   const scope = 'all' in r.scope ? 'all memories' : r.scope.session_id !== undefined ? `session "${r.scope.session_id}" of user "${r.scope.user_id}"` : `user "${r.scope.user_id}"`;
+  const { confirmed, unconfirmed } = r.processes;
   const lines = [
     `erased ${scope}:`,
-    `  long-term   ${r.long_term.turn} turn(s), ${r.long_term.summary} summary(ies), ${r.long_term.archive} archive(s)`,
-    `  turn log    ${r.turn_log} turn(s)`,
-    `  short-term  ${r.short_term} session(s)`,
-    `  semantic    ${r.vectors} vector(s)`,
-    `  queues      ${r.jobs} job(s) holding the text`,
+    `  long-term   ${count(r.long_term.turn ?? 0, 'turn')}, ${count(r.long_term.summary ?? 0, 'summary')}, ${count(r.long_term.archive ?? 0, 'archive')}`,
+    `  turn log    ${count(r.turn_log, 'turn')}`,
+    `  short-term  ${count(r.short_term, 'session')}`,
+    `  semantic    ${count(r.vectors, 'vector')}`,
+    `  queues      ${count(r.jobs, 'job')} holding the text`,
   ];
-  for (const [table, n] of Object.entries(r.other_rows)) lines.push(`  ${table.padEnd(11)} ${n} row(s)`);
+  for (const [table, n] of Object.entries(r.other_rows)) lines.push(`  ${table.padEnd(11)} ${count(n, 'row')}`);
+  if (confirmed.length === 0 && unconfirmed.length === 0) lines.push('  processes   no running server shares this file with state of its own: nothing else to reach');
+  if (confirmed.length > 0) lines.push(`  processes   applied by the running ${confirmed.length === 1 ? 'server' : 'servers'} (pid ${confirmed.join(', ')}) before this answer`);
   for (const e of r.errors) lines.push(`  NOT ERASED  ${e}`);
   return `${lines.join('\n')}\n`;
 }
 
-function printErasure(r: ErasureReport, json: boolean | undefined): void {
+/**
+ * Prints an erasure's report. Nothing found is not a success (the user or session name may be
+ * misspelt): exit 1 with a reason. Errors (a backend, a process that did not confirm): exit 1.
+ */
+function printErasure(r: ErasureReport, json: boolean | undefined, what: string): void {
   if (json) printJson(r);
-  else process.stdout.write(describeErasure(r));
+  if (erasedNothing(r)) throw new CommandFailed(`nothing stored for ${what}: nothing was erased`);
+  if (!json) process.stdout.write(describeErasure(r));
   if (r.errors.length > 0) {
-    process.stderr.write(`neuralcleave: the erasure is incomplete (${r.errors.length} part(s) failed); run it again once the backend is back\n`);
-    process.exitCode = 1;
+    process.stderr.write(`neuralcleave: the erasure is incomplete (${count(r.errors.length, 'part')} failed); run it again once the backend is back\n`);
+    process.exitCode = EXIT.failure;
   }
 }
 
@@ -106,7 +117,7 @@ export function registerMaintenance(memory: Command, globals: () => GlobalOption
       parseOrThrow(apiSchemas(configFrom(globals())).MemoryIdParams, { id }, 'memory id');
       await withMemory(globals(), { ...quiet, runWorkers: false }, async (m) => {
         const entry = await m.get(user, id);
-        if (!(await m.exists(user, id))) throw new UsageError(`user "${user}" has no memory with id ${id}`);
+        if (!(await m.exists(user, id))) throw new NotFoundError(`memory ${id} of user "${user}"`);
         await confirmDestructive(`delete memory ${id} of user "${user}"${entry ? ` ("${entry.content.slice(0, 60)}${entry.content.length > 60 ? '…' : ''}")` : ''}`, o.yes);
         const r = await m.delete(user, id);
         if (o.json) return printJson(r);
@@ -151,7 +162,7 @@ export function registerMaintenance(memory: Command, globals: () => GlobalOption
         const ids = refs.map((r) => r.id);
         // across users an id alone is ambiguous: each pruned memory is named with its user too
         if (o.json) return printJson({ deleted: refs.length, ids, ...(body.user_id === undefined ? { memories: refs.map((r) => ({ user_id: r.user_id, id: r.id })) } : {}) });
-        process.stdout.write(`pruned ${refs.length} memor${refs.length === 1 ? 'y' : 'ies'} from every tier\n`);
+        process.stdout.write(`pruned ${count(refs.length, 'memory')} from every tier\n`);
         for (const r of refs) process.stdout.write(`  ${body.user_id !== undefined ? r.id : `${r.user_id}/${r.id}`}\n`);
       });
     });
@@ -172,7 +183,8 @@ export function registerMaintenance(memory: Command, globals: () => GlobalOption
       else await confirmDestructive(`erase session "${o.session}" of user "${o.user}" from every tier, pinned memories included`, o.yes);
       await withMemory(globals(), { ...quiet, runWorkers: false }, async (m) => {
         const options = { vacuum: Boolean(o.vacuum) };
-        printErasure(o.all ? await m.clearAll(options) : await m.clearSession(o.user, o.session!, options), o.json);
+        if (o.all) printErasure(await m.clearAll(options), o.json, 'any user');
+        else printErasure(await m.clearSession(o.user, o.session!, options), o.json, `session "${o.session}" of user "${o.user}"`);
       });
     });
 
@@ -185,6 +197,6 @@ export function registerMaintenance(memory: Command, globals: () => GlobalOption
     .option('--json', 'print what was removed as JSON')
     .action(async (o: { user: string; yes?: boolean; vacuum?: boolean; json?: boolean }) => {
       await confirmDestructive(`erase everything held about user "${o.user}"`, o.yes);
-      await withMemory(globals(), { ...quiet, runWorkers: false }, async (m) => printErasure(await m.forget(o.user, { vacuum: Boolean(o.vacuum) }), o.json));
+      await withMemory(globals(), { ...quiet, runWorkers: false }, async (m) => printErasure(await m.forget(o.user, { vacuum: Boolean(o.vacuum) }), o.json, `user "${o.user}"`));
     });
 }

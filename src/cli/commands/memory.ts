@@ -2,6 +2,7 @@ import type { Command } from 'commander';
 import type { MemoryEntry } from '../../domain/entry.js';
 import { DEFAULT_USER } from '../../domain/turn.js';
 import { parseIntOption, printJson, withMemory, type GlobalOptions } from '../context.js';
+import { count } from '../plural.js';
 
 function printEntries(entries: MemoryEntry[], json: boolean | undefined): void {
   if (json) return printJson(entries);
@@ -40,6 +41,39 @@ export function registerMemory(program: Command, globals: () => GlobalOptions): 
     .action(async (text: string, o: { user: string; session?: string; limit: number; json?: boolean }) => {
       await withMemory(globals(), { reconcile: false, runWorkers: false }, async (m) => {
         printEntries(await m.search(text, { user_id: o.user, limit: o.limit, ...(o.session ? { session_id: o.session } : {}) }), o.json);
+      });
+    });
+
+  memory
+    .command('users')
+    .description('the users with stored memories, most recently active first, with their counts')
+    .option('--limit <n>', 'how many', parseIntOption('--limit', 1, 100_000), 100)
+    .option('--json', 'print a JSON array')
+    .action(async (o: { limit: number; json?: boolean }) => {
+      await withMemory(globals(), { reconcile: false, runWorkers: false }, async (m) => {
+        const users = m.users({ all: true }, o.limit);
+        if (o.json) return printJson(users);
+        for (const u of users) {
+          process.stdout.write(`${u.user_id}  ${count(u.sessions, 'session')}, ${count(u.turns, 'turn')}, ${count(u.entries, 'long-term entry')}, last ${u.last_at ?? 'never'}\n`);
+        }
+        if (users.length === 0) process.stderr.write('no users: nothing is stored\n');
+      });
+    });
+
+  memory
+    .command('sessions')
+    .description("a user's sessions, most recently active first")
+    .option('--user <id>', 'the user', DEFAULT_USER)
+    .option('--limit <n>', 'how many', parseIntOption('--limit', 1, 100_000), 100)
+    .option('--json', 'print a JSON array')
+    .action(async (o: { user: string; limit: number; json?: boolean }) => {
+      await withMemory(globals(), { reconcile: false, runWorkers: false }, async (m) => {
+        const sessions = await m.sessions(o.user, o.limit);
+        if (o.json) return printJson(sessions);
+        for (const x of sessions) {
+          process.stdout.write(`${x.session_id}  ${count(x.turns, 'turn')}, ${count(x.entries, 'long-term entry')}, ${x.first_at} → ${x.last_at}${x.live ? ', live' : ''}\n`);
+        }
+        if (sessions.length === 0) process.stderr.write(`no sessions stored for user "${o.user}"\n`);
       });
     });
 

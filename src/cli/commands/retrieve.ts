@@ -13,6 +13,48 @@ interface RetrieveOptions {
   minScore?: number;
   json?: boolean;
   batch?: string;
+  filters?: string;
+  meta: string[];
+  sessionIds?: string;
+  roles?: string;
+  kinds?: string;
+  createdAfter?: string;
+  createdBefore?: string;
+}
+
+const list = (v: string | undefined) => (v === undefined ? undefined : v.split(',').map((x) => x.trim()).filter(Boolean));
+
+/**
+ * The `filters` of a retrieve from the command line: `--filters JSON` (the HTTP body's object) and
+ * the flags, which add to it (a flag wins over the same field in the JSON). Validated by the same
+ * schema as every other door.
+ */
+export function filtersFrom(o: RetrieveOptions): Record<string, unknown> | undefined {
+  let base: Record<string, unknown> = {};
+  if (o.filters !== undefined) {
+    try {
+      base = JSON.parse(o.filters) as Record<string, unknown>;
+    } catch {
+      throw new UsageError(`--filters must be a JSON object, e.g. '{"metadata":{"topic":"travel"}}', got ${o.filters}`);
+    }
+    if (base === null || typeof base !== 'object' || Array.isArray(base)) throw new UsageError('--filters must be a JSON object');
+  }
+  const metadata: Record<string, unknown> = { ...((base.metadata as Record<string, unknown> | undefined) ?? {}) };
+  for (const kv of o.meta) {
+    const at = kv.indexOf('=');
+    if (at <= 0) throw new UsageError(`--meta takes key=value, got "${kv}"`);
+    metadata[kv.slice(0, at)] = kv.slice(at + 1);
+  }
+  const out: Record<string, unknown> = {
+    ...base,
+    ...(Object.keys(metadata).length > 0 ? { metadata } : {}),
+    ...(o.sessionIds !== undefined ? { session_ids: list(o.sessionIds) } : {}),
+    ...(o.roles !== undefined ? { roles: list(o.roles) } : {}),
+    ...(o.kinds !== undefined ? { kinds: list(o.kinds) } : {}),
+    ...(o.createdAfter !== undefined ? { created_after: o.createdAfter } : {}),
+    ...(o.createdBefore !== undefined ? { created_before: o.createdBefore } : {}),
+  };
+  return Object.keys(out).length > 0 ? out : undefined;
 }
 
 function printHuman(r: RetrieveResponse): void {
@@ -41,16 +83,25 @@ export function registerRetrieve(program: Command, globals: () => GlobalOptions)
     .option('--top-k <k>', 'how many results', parseIntOption('--top-k', 1, 100))
     .option('--min-score <s>', 'drop results scoring below it (0 to 1; see the README for the scale)', parseScore)
     .option('--json', 'print {results, prompt_blocks} as JSON')
-    .option('--batch <file>', 'read {query, user_id?, session_id?, top_k?} lines; write one JSON result line per query')
+    .option('--batch <file>', 'read {query, user_id?, session_id?, top_k?, filters?} lines; write one JSON result line per query')
+    .option('--filters <json>', 'only memories matching these filters (the HTTP "filters" object)')
+    .option('--meta <key=value>', 'only memories whose metadata key has this (string) value; repeatable', (v: string, acc: string[]) => [...acc, v], [] as string[])
+    .option('--session-ids <a,b>', 'only memories of these sessions')
+    .option('--roles <r,…>', 'only these roles (user, assistant, system, tool)')
+    .option('--kinds <k,…>', 'only these kinds (turn, summary, archive)')
+    .option('--created-after <iso>', 'only memories created at or after this time')
+    .option('--created-before <iso>', 'only memories created before this time')
     .action(async (query: string | undefined, opts: RetrieveOptions) => {
       if (opts.batch && query) throw new UsageError('give either a query or --batch, not both');
+      const filters = filtersFrom(opts);
+      if (opts.batch && filters) throw new UsageError('with --batch, give filters on each line ("filters": {...}), not as flags');
       if (!opts.batch && !query) throw new UsageError('a query is required (or --batch FILE)');
       if (!opts.batch && !opts.user) throw new UsageError('--user is required');
       await withMemory(globals(), { reconcile: false }, async (memory, s) => {
         // a one-shot run waits for the model, or its semantic tier would always be skipped
         await s.embedders.ready();
         if (!opts.batch) {
-          const r = await memory.retrieve({ query: query!, user_id: opts.user!, ...(opts.session ? { session_id: opts.session } : {}), ...(opts.topK ? { top_k: opts.topK } : {}), ...(opts.minScore !== undefined ? { min_score: opts.minScore } : {}) });
+          const r = await memory.retrieve({ query: query!, user_id: opts.user!, ...(opts.session ? { session_id: opts.session } : {}), ...(opts.topK ? { top_k: opts.topK } : {}), ...(opts.minScore !== undefined ? { min_score: opts.minScore } : {}), ...(filters ? { filters } : {}) });
           if (opts.json) printJson({ results: r.results, prompt_blocks: r.prompt_blocks, tiers: r.tiers });
           else printHuman(r);
           return;

@@ -10,7 +10,7 @@ import type { BackendReport } from '../../backends.js';
 import type { Config } from '../../config/schema.js';
 import { createLogger, type Logger } from '../../logger.js';
 import { Memory } from '../../memory/memory.js';
-import { configFrom, UsageError, type GlobalOptions } from '../context.js';
+import { CommandFailed, configFrom, parseIntOption, UsageError, type GlobalOptions } from '../context.js';
 import { onShutdown } from '../shutdown.js';
 
 /** what the primary lends its HTTP processes, and how it reports those backends */
@@ -28,8 +28,10 @@ export function registerServe(program: Command, globals: () => GlobalOptions): v
     .command('serve')
     .description('the HTTP API; without Redis it also runs the workers in-process')
     .option('--processes <n>', 'HTTP processes sharing the port (default serve_processes: one per core; 1: one process doing everything)')
-    .action(async (opts: { processes?: string }) => {
-      const config = configFrom(globals());
+    .option('--port <n>', 'the port to listen on (0: any free one); overrides `port`', parseIntOption('--port', 0, 65_535))
+    .option('--host <address>', 'the address to bind; overrides `host` (anything but loopback needs api_keys)')
+    .action(async (opts: { processes?: string; port?: number; host?: string }) => {
+      const config = { ...configFrom(globals()), ...(opts.port !== undefined ? { port: opts.port } : {}), ...(opts.host !== undefined ? { host: opts.host } : {}) };
       assertSafeBind(config);
       const log = createLogger(config.log_level);
       const processes = processCount(opts.processes, config.serve_processes);
@@ -37,6 +39,24 @@ export function registerServe(program: Command, globals: () => GlobalOptions): v
       if (cluster.isPrimary) return servePrimary(config, log, processes);
       return serveWorker(config, log);
     });
+}
+
+/**
+ * Starts the HTTP server; a bind that fails closes the services and says what to do: a port in use
+ * is the usual first-hour stumble (a `serve` already running).
+ */
+async function listen(services: Services): Promise<Awaited<ReturnType<typeof startServer>>> {
+  const { config } = services;
+  return startServer({ memory: new Memory(services), services }).catch(async (err: unknown) => {
+    await services.close();
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code === 'EADDRINUSE') {
+      throw new CommandFailed(`${config.host}:${config.port} is already in use (another neuralcleave serve?): stop that process, or pick another port with --port N (or port / NEURALCLEAVE_PORT)`);
+    }
+    if (code === 'EADDRNOTAVAIL' || code === 'ENOTFOUND') throw new CommandFailed(`cannot bind ${config.host}: not an address of this machine (--host / host)`);
+    if (code === 'EACCES') throw new CommandFailed(`not allowed to bind ${config.host}:${config.port} (ports below 1024 need privileges): pick another with --port N`);
+    throw err;
+  });
 }
 
 function processCount(flag: string | undefined, configured: number): number {
@@ -73,7 +93,7 @@ function listeningLine(addr: { address: string; port: number; family?: string; a
 /** Today's shape: the API, the queue, the workers and the short-term tier in one process. */
 async function serveOne(config: Config, log: Logger): Promise<void> {
   const services = await wireServe(config, log);
-  const server = await startServer({ memory: new Memory(services), services });
+  const server = await listen(services);
   const addr = server.address() as AddressInfo;
   log.info({ host: addr.address, port: addr.port, backends: services.backends() }, 'neuralcleave serving');
   listeningLine(addr);
@@ -111,13 +131,15 @@ async function servePrimary(config: Config, log: Logger, processes: number): Pro
   }
   cluster.setupPrimary({ serialization: 'advanced' });
   let stopping = false;
+  // before the service is up a dying process is not replaced: its failure (a port in use) ends the start
+  let serving = false;
   const crashes: number[] = [];
   const fork = (): Worker => {
     const worker = cluster.fork();
     const started = Date.now();
     answerCalls(worker, targets, log.child({ component: 'cluster' }));
     worker.once('exit', (code, signal) => {
-      if (stopping) return;
+      if (stopping || !serving) return;
       log.error({ worker: worker.process.pid, code, signal }, 'an HTTP process exited; starting another');
       if (Date.now() - started < CRASH_LOOP_MS) crashes.push(Date.now());
       else crashes.length = 0;
@@ -144,8 +166,9 @@ async function servePrimary(config: Config, log: Logger, processes: number): Pro
     stopping = true;
     for (const w of Object.values(cluster.workers ?? {})) w?.kill('SIGKILL');
     await services.close();
-    throw err;
+    throw new CommandFailed(`${(err as Error).message}; its reason is above`);
   });
+  serving = true;
   log.info({ host: addr.address, port: addr.port, processes, lent, backends: services.backends() }, 'neuralcleave serving');
   listeningLine(addr);
   await onShutdown(log, async () => {
@@ -178,7 +201,11 @@ async function serveWorker(config: Config, parent: Logger): Promise<void> {
   };
   // the primary reconciles, schedules archival and watches erasures: once for the service
   const services = await wire(config, { logger: log, runWorkers: false, reconcile: false, shared });
-  const server = await startServer({ memory: new Memory(services), services });
+  const server = await listen(services).catch((err: unknown) => {
+    // the IPC channel would keep this process up: without it, it exits with the reason (exit 1)
+    process.disconnect();
+    throw err;
+  });
   warmSemantic(services);
   await onShutdown(log, async () => {
     await new Promise<void>((r) => server.close(() => r()));

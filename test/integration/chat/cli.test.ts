@@ -53,11 +53,11 @@ describe('neuralcleave chat and memory compact (the built CLI, a fake Ollama)', 
     assert.equal(r.code, 0, r.stderr);
     const out = r.stdout.split('\n');
     assert.equal(out[0], 'assistant> You said: My name is Ada and I keep bees in Porto.');
-    assert.equal(out[1], 'the last reply drew on no memories');
+    assert.equal(out[1], 'the last message retrieved no memories');
     assert.equal(out[2], 'assistant> You said: Where do I keep bees?');
-    assert.match(out[3]!, /^memories retrieved for the last reply \(\d+\):$/);
+    assert.match(out[3]!, /^memories retrieved for the last message \(\d+\):$/);
     assert.match(r.stdout, /\d\. \[short_term \d\.\d{3}\] user, \d{4}-\d\d-\d\d: My name is Ada and I keep bees in Porto\.\n {3}similarity .*, bm25 .*, ranks .*short_term#\d.*, fusion .*, tier priority .*, recency .*, importance /);
-    assert.match(r.stdout, /compacted session s1: 3 turn\(s\) summarized by llm:ollama\/llama3\.2 into summary~\S+; 1 turn\(s\) kept verbatim/);
+    assert.match(r.stdout, /compacted session s1: 3 turns summarized by llm:ollama\/llama3\.2 into summary~\S+; 1 turn kept verbatim/);
     assert.ok(!ollama.chats().some((q) => JSON.stringify(q.body).includes('never sent')), 'nothing after /exit is sent');
     assert.equal(ollama.chats().filter(isSummaryRequest).length, 1);
 
@@ -89,17 +89,36 @@ describe('neuralcleave chat and memory compact (the built CLI, a fake Ollama)', 
     assert.match(again.stdout, /^nothing to compact in session s2/);
   });
 
-  it('with piped input, a message the LLM could not answer makes the exit code 1', async () => {
+  it('with piped input, a message the LLM could not answer makes the exit code 1, and /why still shows what was retrieved', async () => {
     const port = await freePort();
-    const r = await runCli(['chat', '--session', 's3'], { ...env, NEURALCLEAVE_LLM_BASE_URL: `http://127.0.0.1:${port}` }, 'hello\n');
+    const r = await runCli(['chat', '--session', 's2', '--user', 'ada'], { ...env, NEURALCLEAVE_LLM_BASE_URL: `http://127.0.0.1:${port}` }, 'how many hives do I have?\n/why\n');
     assert.equal(r.code, 1);
     assert.match(r.stderr, /error: ollama at http:\/\/127\.0\.0\.1:\d+ is not reachable/);
+    assert.match(r.stdout, /^memories retrieved for the last message \(\d+\):\n1\. \[\w+ \d\.\d{3}\] .*hives/m);
   });
 
-  it('with no LLM configured, says so and exits 2', async () => {
-    const r = await runCli(['chat', '--session', 's4'], { ...env, NEURALCLEAVE_LLM_PROVIDER: 'none' }, 'hello\n');
-    assert.equal(r.code, 2);
-    assert.match(r.stderr, /no LLM is configured/);
+  it('with no LLM configured: retrieval only, says so, shows what would be injected, writes nothing', async () => {
+    const r = await runCli(['chat', '--session', 's4', '--user', 'ada'], { ...env, NEURALCLEAVE_LLM_PROVIDER: 'none' }, 'how much honey do the hives make?\n/why\n');
+    assert.equal(r.code, 0, r.stderr);
+    assert.match(r.stderr, /no LLM is configured .*: retrieval only/);
+    assert.match(r.stdout, /^memory> would inject \d+ memor(y|ies):\n/);
+    assert.match(r.stdout, /40 kg of honey/);
+    assert.match(r.stdout, /memories retrieved for the last message/);
+    const db = new Database(env.NEURALCLEAVE_SQLITE_PATH!, { readonly: true });
+    try {
+      assert.equal((db.prepare("SELECT count(*) AS n FROM turns WHERE session_id = 's4'").get() as { n: number }).n, 0, 'nothing written');
+    } finally {
+      db.close();
+    }
+  });
+
+  it('chat --no-llm: retrieval only even with an LLM configured; the LLM is never asked', async () => {
+    const before = ollama.chats().length;
+    const r = await runCli(['chat', '--session', 's5', '--user', 'nobody-yet', '--no-llm'], env, 'anything there?\n');
+    assert.equal(r.code, 0, r.stderr);
+    assert.equal(r.stdout, 'memory> nothing to inject\n');
+    assert.equal(r.stderr, '');
+    assert.equal(ollama.chats().length, before);
   });
 
   it('works under a pseudo-terminal: a prompt, replies, /exit', { skip: HAS_SCRIPT ? false : 'util-linux script is not installed' }, async () => {
@@ -108,6 +127,6 @@ describe('neuralcleave chat and memory compact (the built CLI, a fake Ollama)', 
     assert.match(r.stdout, /chat — session p1, user newcomer; llm: ollama llama3\.2/, 'the banner of an interactive session');
     assert.match(r.stdout, /you> /, 'a prompt');
     assert.match(r.stdout, /assistant> You said: hello there/);
-    assert.match(r.stdout, /the last reply drew on no memories/);
+    assert.match(r.stdout, /the last message retrieved no memories/);
   });
 });

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { runCli, startCli } from '../../helpers/cli.js';
 import { tmpDir } from '../../helpers/tmp.js';
-import { killAll, queueEnv, until } from '../queue/helpers.js';
+import { killAll, queueEnv } from '../queue/helpers.js';
 
 interface Retrieved {
   results: Array<{ tier: string; content: string; session_id: string }>;
@@ -41,14 +41,42 @@ describe('erasures reach a running serve process (no Redis)', () => {
 
     const cleared = await runCli(['memory', 'clear', '--session', 'a1', '--user', 'ann', '--yes'], env);
     assert.equal(cleared.code, 0, cleared.stderr);
-    await until("the server's short-term copy of ann/a1 to be erased", async () => (await shortTerm('ann', 'a1')).length === 0, 15_000, 200);
+    // the command answers only once the server has applied it, and says so
+    assert.match(cleared.stdout, new RegExp(`applied by the running server \\(pid ${serve.child.pid}\\)`));
+    assert.deepEqual(await shortTerm('ann', 'a1'), [], "a retrieve sent right after finds nothing of ann/a1");
     assert.equal((await shortTerm('ann', 'a2')).length, 3, 'the other session is kept');
 
     const forgot = await runCli(['memory', 'forget', '--user', 'ann', '--yes'], env);
     assert.equal(forgot.code, 0, forgot.stderr);
-    await until("the server's short-term copy of ann to be erased", async () => (await shortTerm('ann', 'a2')).length === 0, 15_000, 200);
+    assert.match(forgot.stdout, /applied by the running server/);
+    assert.deepEqual(await shortTerm('ann', 'a2'), []);
     const all = ((await post('/memory/retrieve', { query: 'ferry seats Lisbon', user_id: 'ann', top_k: 50 })) as Retrieved).results;
     assert.deepEqual(all, [], 'nothing of ann in any tier');
     assert.equal((await shortTerm('bob', 'b1')).length, 3, 'bob untouched');
+
+    const nobody = await runCli(['memory', 'forget', '--user', 'nobody', '--yes'], env);
+    assert.equal(nobody.code, 1, 'nothing stored is not a success');
+    assert.equal(nobody.stdout, '');
+    assert.match(nobody.stderr, /nothing stored for user "nobody": nothing was erased/);
+  });
+
+  it('a server that stops answering is named, and the erasure is reported incomplete (exit 1)', { timeout: 90_000 }, async () => {
+    // one process: a stopped cluster primary would also hold the HTTP processes' writes
+    const serve = await startCli(['serve', '--processes', '1'], env, /listening on (http:\/\/\S+)/);
+    children.add(serve.child);
+    const base = serve.match[1]!;
+    const res = await fetch(`${base}/sessions/c1/turns`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ user_id: 'cy', role: 'user', content: 'cy c1 a note' }) });
+    assert.equal(res.status, 202);
+    // a stopped (SIGSTOP) process keeps its pid and its row, but applies nothing
+    serve.child.kill('SIGSTOP');
+    try {
+      const r = await runCli(['memory', 'clear', '--session', 'c1', '--user', 'cy', '--yes'], { ...env, NEURALCLEAVE_LOG_LEVEL: 'error' });
+      assert.equal(r.code, 1, r.stdout + r.stderr);
+      assert.match(r.stdout, /^erased session "c1" of user "cy":\n/, r.stderr);
+      assert.match(r.stdout, new RegExp(`NOT ERASED  process ${serve.child.pid} .*did not confirm the erasure`));
+      assert.match(r.stderr, /the erasure is incomplete/);
+    } finally {
+      serve.child.kill('SIGCONT');
+    }
   });
 });
