@@ -30,14 +30,14 @@ describe('long-term text search: ranked before the rows are read', () => {
     }
     store.upsertSync(entries);
     const joined = (store as unknown as { s: { fts: { all(p: object): Array<{ id: string; rank: number }> } } }).s.fts;
-    const matchFor = (store as unknown as { matchFor(u: string, q: string): string }).matchFor.bind(store);
+    const matchFor = (store as unknown as { matchFor(u: string, q: string, speakers: ReadonlySet<string>): string }).matchFor.bind(store);
     let checked = 0;
     for (const user of ['big', 'small-3', 'nobody']) {
       for (let q = 0; q < 40; q++) {
         const query = Array.from({ length: 1 + (q % 3) }, () => WORDS[Math.floor(rnd() * WORDS.length)]!).join(' ') + (q % 5 === 0 ? ' dolores' : '');
         for (const limit of [8, 24]) {
           const got = (await store.searchText(user, query, { limit })).map((h) => [h.entry.id, h.bm25]);
-          const match = matchFor(user, query);
+          const match = matchFor(user, query, new Set());
           const want = joined.all({ match, user_id: user, session_id: null, from: null, before: null, limit }).map((r) => [r.id, r.rank]);
           assert.deepEqual(got, want, `${user}: "${query}" (limit ${limit})`);
           checked += want.length;
