@@ -1,5 +1,5 @@
 /**
- * The typed producer side of the queues, for programs that enqueue work themselves (SPEC §4): queue
+ * The typed producer side of the queues, for programs that enqueue work themselves (docs/architecture.md, layers and folders): queue
  * names, zod job payloads, deterministic job ids, default job options, and both queue backends.
  */
 export { QUEUE_NAMES, SQLITE_QUEUES, type QueueName } from './names.js';

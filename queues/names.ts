@@ -1,4 +1,4 @@
-/** The queues of the write path (SPEC §1). */
+/** The queues of the write path (docs/architecture.md, deployment and backends). */
 export const QUEUE_NAMES = ['embed', 'persist', 'compact', 'archive'] as const;
 export type QueueName = (typeof QUEUE_NAMES)[number];
 

@@ -69,7 +69,7 @@ export interface Services {
   /** the compaction check after each reply; `counters()` for metrics */
   autoCompaction: AutoCompactor;
   chat: ChatPipeline;
-  /** archival of inactive sessions (SPEC §6); the `archive` processor and `memory archive` run it */
+  /** archival of inactive sessions (docs/architecture.md, compaction and archival); the `archive` processor and `memory archive` run it */
   archiver: Archiver;
   /** which backend serves each part right now */
   backends(): BackendReports;

@@ -12,7 +12,7 @@ export interface ArchiveJobResult {
 }
 
 /**
- * Runs one archival pass (SPEC §6). The job id is the run id: a scheduled occurrence carries its time
+ * Runs one archival pass (docs/architecture.md, compaction and archival). The job id is the run id: a scheduled occurrence carries its time
  * in it, so a retry of an occurrence that completed is recognized and skipped. A session that failed
  * (its summarizer threw) fails the job so that it is retried with backoff; sessions already archived
  * are not touched again.

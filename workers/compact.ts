@@ -3,7 +3,7 @@ import type { CompactionResult } from '../src/compaction/compactor.js';
 import type { ProcessorDeps } from './deps.js';
 
 /**
- * Compacts one session (SPEC §6). A `threshold` job re-checks the estimate first, so a duplicate or a
+ * Compacts one session (docs/architecture.md, compaction and archival). A `threshold` job re-checks the estimate first, so a duplicate or a
  * late job finds the session already under the limit and does nothing; a summary already stored for
  * the same turns is reused. A throw fails the attempt and the queue retries it; the session is left
  * as it was.

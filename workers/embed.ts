@@ -17,7 +17,7 @@ const ROUNDS = 3;
 export async function processEmbed(job: EmbedJob, deps: ProcessorDeps): Promise<{ embedder: string } | { skipped: string }> {
   const embedder = await deps.embedders.ready();
   // No model on this worker: the turn stays un-embedded in the turn log (the semantic tier is skipped,
-  // SPEC §5) rather than failing the job over and over; `memory reindex` embeds it once a model loads.
+  // docs/architecture.md, embeddings) rather than failing the job over and over; `memory reindex` embeds it once a model loads.
   if (!embedder) return { skipped: `embedding model "${deps.embedders.model}" is not loaded` };
   if ((await current(job, deps))?.content_hash !== job.content_hash) return { skipped: 'deleted or edited since it was enqueued' };
   let payload: VectorPayload = {

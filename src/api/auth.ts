@@ -67,7 +67,7 @@ export function assertMayTouch(p: Principal, userId: string): void {
 
 /**
  * The user a request acts for when it names none: the key's only user when it is bound to exactly
- * one, else `"default"` (SPEC §2), which is then checked like any other.
+ * one, else `"default"` (docs/architecture.md, records), which is then checked like any other.
  */
 export function defaultUserOf(p: Principal): string {
   if (p.kind === 'key' && p.users !== 'all' && p.users.size === 1) return [...p.users][0]!;

@@ -5,7 +5,7 @@ import { createApp, type ApiDeps } from './app.js';
 
 const LOOPBACK = /^(127\.\d+\.\d+\.\d+|localhost|::1|\[::1\])$/;
 
-/** Refuses to expose unauthenticated memory beyond this machine (SPEC §8). */
+/** Refuses to expose unauthenticated memory beyond this machine (docs/architecture.md, HTTP and security). */
 export function assertSafeBind(config: Config): void {
   if (!LOOPBACK.test(config.host) && config.api_keys.length === 0) {
     throw new ConfigError(`refusing to bind ${config.host} with no api_keys: set api_keys, or bind 127.0.0.1`, [

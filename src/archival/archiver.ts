@@ -96,7 +96,7 @@ const DAY_MS = 86_400_000;
 const VECTOR_DELETE_BATCH = 500;
 
 /**
- * Archival (SPEC §6): every session whose last turn is older than the cutoff becomes one `archive`
+ * Archival (docs/architecture.md, compaction and archival): every session whose last turn is older than the cutoff becomes one `archive`
  * entry. For each session: read its unpinned turns and entries, summarize them, then in one SQLite
  * transaction (which re-reads the session and gives up if anything changed) remove them from the
  * turn log and the long-term store and write the archive; afterwards remove them from the short-term

@@ -4,7 +4,7 @@ import type { Logger } from '../logger.js';
 import { nextRuns } from './cron.js';
 
 /**
- * Registers the archival schedule (SPEC §6) on the queue: with BullMQ a job scheduler in Redis,
+ * Registers the archival schedule (docs/architecture.md, compaction and archival) on the queue: with BullMQ a job scheduler in Redis,
  * upserted by every worker at start — one scheduler id, so however many workers register it, each
  * occurrence yields one job, which one worker takes; without Redis an in-process cron in the `serve`
  * process. Safe to call any number of times.

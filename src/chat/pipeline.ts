@@ -13,7 +13,7 @@ import type { ShortTermStore } from '../ports/short-term.js';
 import { parseOrThrow } from '../validate.js';
 import { chatRequestSchema, type ChatRequest, type ChatRequestInput } from './request.js';
 
-/** the top_k the chat pipeline retrieves with (SPEC §4) */
+/** the top_k the chat pipeline retrieves with (docs/architecture.md, retrieval) */
 export const CHAT_TOP_K = 8;
 
 export const DEFAULT_SYSTEM_PROMPT =
@@ -53,7 +53,7 @@ export interface ChatPipelineDeps {
 }
 
 /**
- * The chat pipeline (SPEC §7): retrieve (top_k 8) → prompt blocks → LLM (system prompt and memory,
+ * The chat pipeline (docs/architecture.md, chat): retrieve (top_k 8) → prompt blocks → LLM (system prompt and memory,
  * the session's recent turns, the message) → reply → both turns written through the write path, the
  * message then the reply. The compaction check follows from the write path's `onAccepted` hook, off
  * the reply's path. When the LLM fails nothing is written: the client may simply retry.

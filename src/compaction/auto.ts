@@ -43,7 +43,7 @@ export function compactJobId(userId: string, sessionId: string, epoch: string): 
 }
 
 /**
- * Auto-compaction (SPEC §6): after a reply is accepted (an assistant turn through the write path),
+ * Auto-compaction (docs/architecture.md, compaction and archival): after a reply is accepted (an assistant turn through the write path),
  * estimates the session's tokens and, when they exceed the limit, enqueues a `compact` job.
  *
  * Fire-and-forget: `onAccepted` returns at once and the check runs on a later turn of the event loop,

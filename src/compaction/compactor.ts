@@ -63,7 +63,7 @@ export const SUMMARY_IMPORTANCE = 0.7;
 const MIN_SUMMARY_TOKENS = 64;
 
 /**
- * Compaction (SPEC §6): summarizes a session's conversation, persists the summary to the long-term
+ * Compaction (docs/architecture.md, compaction and archival): summarizes a session's conversation, persists the summary to the long-term
  * tier (`kind = "summary"`, `covers` = the turn ids it stands for), enqueues its `embed` job, and
  * replaces the session's short-term history with
  *

@@ -5,7 +5,7 @@ export const KINDS = ['turn', 'summary', 'archive'] as const;
 export const KindSchema = z.enum(KINDS);
 export type Kind = z.infer<typeof KindSchema>;
 
-/** A long-term memory entry (SPEC §2). */
+/** A long-term memory entry (docs/architecture.md, records). */
 export const MemoryEntrySchema = z.object({
   id: z.string(),
   user_id: z.string(),

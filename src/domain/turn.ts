@@ -103,7 +103,7 @@ export const UserIdSchema = wellFormed(z.string().min(1).max(128));
 export const SessionIdSchema = wellFormed(z.string().min(1).max(128));
 
 /**
- * The schema of one turn as every write path accepts it (SPEC §2). `maxTurnChars` comes from config,
+ * The schema of one turn as every write path accepts it (docs/architecture.md, records). `maxTurnChars` comes from config,
  * so the schema is built once at wiring time.
  */
 export function turnInputSchema(maxTurnChars: number) {

@@ -11,7 +11,7 @@ export const EMBEDDER_WAY_OUT =
 /**
  * Holds the configured embedder while it loads (a model download can take a while) and after.
  * When loading fails it logs one warning and stays `failed`: the semantic tier is skipped, the
- * others go on (SPEC §5).
+ * others go on (docs/architecture.md, embeddings).
  */
 export class EmbedderProvider {
   status: EmbedderStatus = 'loading';
@@ -35,7 +35,7 @@ export class EmbedderProvider {
       (err: unknown) => {
         this.status = 'failed';
         this.error = err instanceof Error ? err.message : String(err);
-        // the one warning (SPEC §5): the semantic tier is skipped for the life of this process
+        // the one warning (docs/architecture.md, embeddings): the semantic tier is skipped for the life of this process
         log.warn({ model, err: this.error }, `embedding model could not be loaded; the semantic tier is skipped, short-term and long-term retrieval go on. To fix: ${EMBEDDER_WAY_OUT}`);
         return null;
       },

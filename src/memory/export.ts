@@ -10,7 +10,7 @@ import { rowToEntry } from '../adapters/sqlite/long-term.js';
 import { rowToTurn } from '../adapters/sqlite/turn-log.js';
 
 /**
- * The portable export of one user's memories (SPEC §9), JSON Lines, version 1:
+ * The portable export of one user's memories (docs/architecture.md, maintenance), JSON Lines, version 1:
  *
  *   line 1   {"format":"neuralcleave-export","version":1,"user_id":…,"exported_at":…,"counts":{"turns","entries","short_term"}}
  *   then     {"type":"turn", id, user_id, session_id, role, name, content, created_at, importance, pinned, metadata,

@@ -38,7 +38,7 @@ export interface DeleteResult {
 }
 
 /**
- * The memory service as a library (SPEC §4): what `createMemory()` returns. Thin over the services;
+ * The memory service as a library (docs/architecture.md, retrieval): what `createMemory()` returns. Thin over the services;
  * the HTTP API and the CLI call the same methods.
  */
 export class Memory {
@@ -164,7 +164,7 @@ export class Memory {
   }
 
   /**
-   * Compacts a session now, in this process (SPEC §6): its conversation becomes one summary in the
+   * Compacts a session now, in this process (docs/architecture.md, compaction and archival): its conversation becomes one summary in the
    * long-term tier and at the head of its short-term history; pinned and the newest turns stay.
    */
   compact(userId: string, sessionId: string): Promise<CompactionResult> {

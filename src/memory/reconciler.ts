@@ -30,7 +30,7 @@ const BATCH = 1000;
  * session already holds). A process killed between the turn log and the short-term write leaves turns
  * that are durable but in no session's recent turns; the client's retry finds them already logged (a
  * duplicate, which the write path does not write again), so without this the retry's 202 would not
- * mean "the next retrieve in this session sees it" (SPEC §3). Later passes do not: a turn pending
+ * mean "the next retrieve in this session sees it" (docs/architecture.md, write path). Later passes do not: a turn pending
  * for a minute may have been trimmed or compacted out of its session since, on purpose.
  */
 export class Reconciler {

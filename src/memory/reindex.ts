@@ -47,7 +47,7 @@ interface Item {
 }
 
 /**
- * Re-embeds every memory for one embedder (SPEC §5): every turn of the turn log, then every long-term
+ * Re-embeds every memory for one embedder (docs/architecture.md, embeddings): every turn of the turn log, then every long-term
  * entry that is not a logged turn (summaries, archives, imported entries), in batches of one model
  * call and one vector write each.
  *

@@ -52,7 +52,7 @@ function conflictAt(err: unknown, turns: readonly Turn[], pathPrefix: string | u
 }
 
 /**
- * The write path of SPEC §3: validate every turn (all or nothing), append them to the turn log (the
+ * The write path of docs/architecture.md, write path: validate every turn (all or nothing), append them to the turn log (the
  * durable outbox) in one transaction (shared with concurrent writes: a group commit), write the short-term tier, enqueue `embed` and `persist`. Only the
  * turn log must succeed for the write to be acknowledged: a failing short-term store or queue is logged
  * and the reconciler re-enqueues from the turn log.

@@ -113,7 +113,7 @@ export interface Scored {
 }
 
 /**
- * Fuses the ranked lists into scored memories, deduplicated by content hash, best first (SPEC §4).
+ * Fuses the ranked lists into scored memories, deduplicated by content hash, best first (docs/architecture.md, retrieval).
  *
  *   score = 0.75 · relevance + 0.10 · in_period + 0.05 · tier_priority + 0.05 · recency + 0.05 · importance
  *

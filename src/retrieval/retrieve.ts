@@ -71,7 +71,7 @@ interface LongTermLists {
 }
 
 /**
- * The one retrieval pass (SPEC §4): the three tiers are read concurrently, each under its own time
+ * The one retrieval pass (docs/architecture.md, retrieval): the three tiers are read concurrently, each under its own time
  * budget, then fused, deduplicated and cut to top_k. Never waits for a queue. A time expression in the
  * query ("last May") is taken out of the text the tiers search and becomes a period: the long-term
  * entries created in it form one more ranked list, and being in it is part of the score.

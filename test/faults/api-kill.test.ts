@@ -22,7 +22,7 @@ import {
 } from './helpers.js';
 
 /**
- * SPEC §3 with real processes: `serve` (Redis queues, no in-process workers) is SIGKILLed while
+ * docs/architecture.md, write path with real processes: `serve` (Redis queues, no in-process workers) is SIGKILLed while
  * clients stream `POST /sessions/:id/turns` at it, and two `worker` processes keep running. Every turn
  * that got a 202 must survive; a request in flight at the kill may or may not be durable, and the
  * client retries it with the same ids. After a restart, everything is stored exactly once in every

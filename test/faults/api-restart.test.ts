@@ -21,7 +21,7 @@ import {
 } from './helpers.js';
 
 /**
- * SPEC §3, "turns whose jobs have not completed are re-enqueued at start-up": the API process is
+ * docs/architecture.md, write path, "turns whose jobs have not completed are re-enqueued at start-up": the API process is
  * restarted with unfinished turns in its turn log — their jobs lost with Redis's memory, lost with the
  * in-process queue, or stranded half-run by dead workers — and the restarted process finishes every
  * one of them, exactly once. The restarted API also puts the unfinished turns back in their sessions'

@@ -324,7 +324,7 @@ export interface Expected {
  * when `shortTerm` is given — all of its jobs are done, and nothing else is stored: no turn, vector or
  * entry that is not one of them (nothing half-written for a turn that was not acknowledged).
  *
- * The short-term tier is not durable (SPEC §3: a turn acknowledged while Redis is away is only in the
+ * The short-term tier is not durable (docs/architecture.md, write path: a turn acknowledged while Redis is away is only in the
  * turn log), so `shortTerm.exempt` names turns that may be absent from it — never twice, though.
  */
 export async function assertStoredOnce(

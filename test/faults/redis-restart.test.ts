@@ -10,7 +10,7 @@ import {
 const TURNS = 2000;
 
 /**
- * SPEC §1/§3 with real processes: `redis-server` (no persistence: it comes back empty, every queued
+ * docs/architecture.md, deployment and backends and write path with real processes: `redis-server` (no persistence: it comes back empty, every queued
  * job gone) is stopped and started again while `neuralcleave ingest --wait` writes turns and two
  * workers consume them. Ingest goes on while Redis is away (turns are durable in the turn log), the
  * workers reconnect, the reconcilers re-enqueue what the outage lost, and every turn ends stored

@@ -10,7 +10,7 @@ import {
 const TARGET = { turns: 1500, edits: 10, deletes: 5 };
 
 /**
- * SPEC §1, one host and several processes sharing the SQLite file (WAL, busy timeout): the API
+ * docs/architecture.md, deployment and backends, one host and several processes sharing the SQLite file (WAL, busy timeout): the API
  * (turn log appends, edits, deletes, prunes, reads) and two workers (vectors, entries, turn-log marks)
  * on one file, with a bulk `ingest` beside them so that the workers have a deep queue to drain at full
  * speed. No SQLITE_BUSY may reach a caller — no 5xx, no job failed or retried

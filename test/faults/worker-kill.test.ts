@@ -19,7 +19,7 @@ async function freezeHoldingJobs(worker: Proc, url: string, prefix: string): Pro
 }
 
 /**
- * SPEC §3 with real processes: a `worker` is SIGKILLed while it holds jobs (some half done: a vector
+ * docs/architecture.md, write path with real processes: a `worker` is SIGKILLed while it holds jobs (some half done: a vector
  * written but not yet recorded in the turn log, an entry stored but the turn not marked). Its jobs stay
  * locked until the lock expires; another worker's stalled-job check hands them back and they run
  * again. Every turn ends stored exactly once in every tier, and no job fails.

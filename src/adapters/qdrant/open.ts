@@ -18,7 +18,7 @@ export interface OpenedVectorIndex {
 }
 
 /**
- * The semantic tier's backend, decided once at start (SPEC §1): Qdrant when `qdrant_url` is set and
+ * The semantic tier's backend, decided once at start (docs/architecture.md, deployment and backends): Qdrant when `qdrant_url` is set and
  * answers, else the embedded index in the SQLite file. An unreachable Qdrant is a fallback — one
  * warning, and the report says why; an unset `qdrant_url` is the embedded default, not a fault.
  * A Qdrant that goes away later is handled per call: retrieval skips the tier past its budget.

@@ -42,7 +42,7 @@ export interface OpenRedisOptions {
 }
 
 /**
- * The queue and the short-term tier, decided together once at start (SPEC §1) since both live on
+ * The queue and the short-term tier, decided together once at start (docs/architecture.md, deployment and backends) since both live on
  * Redis: BullMQ and the Redis store when `redis_url` is set and answers within
  * `redis_connect_timeout_ms`; else the in-process queue and store. An unreachable Redis is a fallback
  * — one warning, and the reports say why; an unset `redis_url` is the one-process default, not a

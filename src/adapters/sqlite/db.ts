@@ -7,7 +7,7 @@ export type Db = Database.Database;
 
 /**
  * Opens (creating when needed) the one SQLite file and brings its schema up to date. WAL and a busy
- * timeout let the processes of one host share it (SPEC §1).
+ * timeout let the processes of one host share it (docs/architecture.md, deployment and backends).
  */
 export function openDatabase(path: string): Db {
   if (path !== ':memory:') mkdirSync(dirname(resolve(path)), { recursive: true });

@@ -7,7 +7,7 @@ import type { ApiSchemas } from '../schemas.js';
 import { parseRequest, withDefaultUser } from '../validate.js';
 
 /**
- * POST /chat (SPEC §7): retrieve → prompt blocks → LLM → reply → both turns written → compaction
+ * POST /chat (docs/architecture.md, chat): retrieve → prompt blocks → LLM → reply → both turns written → compaction
  * check. 503 `llm_unavailable` when no LLM is configured or reachable (nothing is written then); a
  * client that goes away cancels the LLM call.
  */

@@ -20,7 +20,7 @@ function describe(r: ArchiveReport): string {
   return `${lines.join('\n')}\n`;
 }
 
-/** `memory archive`: the archival job of SPEC §6, run by hand in this process, with a progress bar. */
+/** `memory archive`: the archival job of docs/architecture.md, compaction and archival, run by hand in this process, with a progress bar. */
 export function registerArchive(memory: Command, globals: () => GlobalOptions): void {
   memory
     .command('archive')

@@ -20,7 +20,7 @@ export function describeCompaction(r: CompactionResult): string {
   );
 }
 
-/** `memory compact --session S [--user U]`: the by-hand compaction of SPEC §6. */
+/** `memory compact --session S [--user U]`: the by-hand compaction of docs/architecture.md, compaction and archival. */
 export function registerMemoryCompact(memory: Command, globals: () => GlobalOptions): void {
   memory
     .command('compact')

@@ -72,7 +72,7 @@ function printEntry(e: MemoryEntry, json: boolean | undefined): void {
   process.stdout.write(`${e.id}  ${e.kind}  importance ${e.importance.toFixed(2)}${e.pinned ? '  pinned' : ''}  (${e.user_id}/${e.session_id})\n    ${e.content}\n`);
 }
 
-/** `memory edit/delete/prune/clear/forget`: the maintenance users run by hand (SPEC §9). */
+/** `memory edit/delete/prune/clear/forget`: the maintenance users run by hand (docs/architecture.md, maintenance). */
 export function registerMaintenance(memory: Command, globals: () => GlobalOptions): void {
   const quiet = { reconcile: false } as const;
 

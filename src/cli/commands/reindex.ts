@@ -4,7 +4,7 @@ import { parseIntOption, printJson, withMemory, type GlobalOptions } from '../co
 import { progressBar } from '../progress.js';
 
 /**
- * `memory reindex`: re-embeds every memory for the configured embedder (SPEC §5). Safe to run beside
+ * `memory reindex`: re-embeds every memory for the configured embedder (docs/architecture.md, embeddings). Safe to run beside
  * a live service and to interrupt: a second run goes on where the first stopped.
  */
 export function registerReindex(memory: Command, globals: () => GlobalOptions): void {

@@ -26,7 +26,7 @@ function scheduledRuns(dbPath: string): RunRow[] {
 }
 
 /**
- * SPEC §6 with real processes: three `neuralcleave worker` processes on one Redis each register the
+ * docs/architecture.md, compaction and archival with real processes: three `neuralcleave worker` processes on one Redis each register the
  * archival job scheduler (a pattern firing every second); each occurrence must run exactly once —
  * not once per worker, and none twice. The archive processor writes one `archive_runs` row per
  * invocation, keyed by the occurrence's job id, so a duplicate invocation would show as a second row.

@@ -14,7 +14,7 @@ interface Entry {
   kind: string;
 }
 
-/** The maintenance commands of SPEC §9 as users run them: confirmation, what they print, exit codes. */
+/** The maintenance commands of docs/architecture.md, maintenance as users run them: confirmation, what they print, exit codes. */
 describe('memory edit/delete/prune/clear, archive --dry-run, doctor', () => {
   const dir = tmpDir();
   const dbPath = join(dir, 'nc.db');

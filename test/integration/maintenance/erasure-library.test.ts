@@ -13,7 +13,7 @@ function countsOf(s: Services, user: string, session?: string) {
   return { turns: n('turns'), entries: n('entries'), vectors: n('vectors') };
 }
 
-/** The library side of SPEC §9's erasures and export, on the embedded defaults (one process). */
+/** The library side of docs/architecture.md, maintenance's erasures and export, on the embedded defaults (one process). */
 describe('Memory: clearSession, clearAll, forget, export/import', () => {
   it('clearSession erases one session from every tier, pinned included, and nothing else', async () => {
     const { memory, services: s } = await testMemory();

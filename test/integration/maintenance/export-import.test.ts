@@ -31,7 +31,7 @@ const QUERIES: Array<{ query: string; session?: string }> = [
 ];
 
 /**
- * SPEC §9 export/import: `export --user U` → `memory forget --user U` → `import FILE` gives back what
+ * docs/architecture.md, maintenance export/import: `export --user U` → `memory forget --user U` → `import FILE` gives back what
  * retrieval returned for U — every tier (short-term sessions on Redis, vectors, long-term entries
  * with their summaries, archive, edits, pins, and what was pruned staying pruned).
  */

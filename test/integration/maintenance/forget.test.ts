@@ -49,7 +49,7 @@ function rowsOf(dbPath: string, user: string) {
 }
 
 /**
- * SPEC §9 `memory forget`: after it, nothing anywhere holds the user's text — not a tier, a table, a
+ * docs/architecture.md, maintenance `memory forget`: after it, nothing anywhere holds the user's text — not a tier, a table, a
  * Redis key or value, a vector, a summary, an archive or a job in any state — while another user's
  * data is untouched. The marker is a random token planted in the user's content, names and metadata.
  */

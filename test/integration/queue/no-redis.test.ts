@@ -13,7 +13,7 @@ interface Doctor {
 }
 
 /**
- * SPEC §1 fallback: with no Redis at all, or a configured Redis that does not answer, the same
+ * docs/architecture.md, deployment and backends fallback: with no Redis at all, or a configured Redis that does not answer, the same
  * ingest and retrieve run in-process (one warning in the second case, and doctor/health say why);
  * a worker process, which only makes sense beside a shared queue, refuses to start (exit 2).
  */

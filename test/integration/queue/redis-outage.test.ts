@@ -14,7 +14,7 @@ import { assertEachProcessedOnce, killAll, makeTurns, processedTurns, queueEnv, 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /**
- * SPEC §1/§3, Redis lost while running: the producer (this process, through the library API) keeps
+ * docs/architecture.md, deployment and backends and write path, Redis lost while running: the producer (this process, through the library API) keeps
  * accepting turns into the turn log while Redis is down — the short-term write and the enqueue
  * degrade without failing the write — and when Redis is back (empty: it persists nothing) the
  * reconciler drains the turn log onto the queues and two worker processes finish every turn.

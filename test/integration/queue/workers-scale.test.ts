@@ -10,7 +10,7 @@ import { assertEachProcessedOnce, killAll, makeTurns, processedTurns, queueEnv, 
 const TURNS = 5_000;
 
 /**
- * SPEC §1 and §3 with real processes: three `neuralcleave worker` processes and a producer (`ingest`)
+ * docs/architecture.md, deployment and backends and write path with real processes: three `neuralcleave worker` processes and a producer (`ingest`)
  * share one Redis and one SQLite file; one worker is SIGKILLed mid-run. Its in-flight jobs stall
  * (their lock expires) and the survivors take them over; every turn ends embedded once and stored once.
  */

@@ -1,4 +1,4 @@
-// SPEC §5 embedder failure modes: a model that cannot be loaded gives one warning, the semantic tier
+// docs/architecture.md, embeddings embedder failure modes: a model that cannot be loaded gives one warning, the semantic tier
 // is skipped, short-term and long-term retrieval go on, nothing crashes.
 import assert from 'node:assert/strict';
 import { lookup } from 'node:dns/promises';

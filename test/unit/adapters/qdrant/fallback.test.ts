@@ -32,7 +32,7 @@ async function remember(memory: Memory, user: string): Promise<void> {
   await memory.idle();
 }
 
-describe('semantic tier fallback (SPEC §1)', () => {
+describe('semantic tier fallback (docs/architecture.md, deployment and backends)', () => {
   it('qdrant_url unset: the embedded index, reported ok, and no warning', async () => {
     const log = capturingLogger();
     const { services } = await testMemory({}, { logger: log.logger });
