@@ -57,10 +57,12 @@ describe('faults: SQLite shared by the API and two workers at full speed', () =>
             await sleep(20);
             continue;
           }
+          // ids are per user: a by-id call names the user it acts for
+          const path = `/memory/${encodeURIComponent(pick.id)}?user_id=u${i % 5}`;
           const op =
             i % 3 === 0
-              ? await rawRequest(serve.base, 'DELETE', `/memory/${encodeURIComponent(pick.id)}`)
-              : await rawRequest(serve.base, 'PATCH', `/memory/${encodeURIComponent(pick.id)}`, JSON.stringify({ content: `edited ${i}: ${pick.id} moved to another dock`, importance: 0.8 }));
+              ? await rawRequest(serve.base, 'DELETE', path)
+              : await rawRequest(serve.base, 'PATCH', path, JSON.stringify({ content: `edited ${i}: ${pick.id} moved to another dock`, importance: 0.8 }));
           // 404: deleted meanwhile by this loop; 409: an edit to a text the user already holds
           note(i % 3 === 0 ? 'delete' : 'edit', op.status, op.text);
         }
