@@ -4,7 +4,7 @@ import { queryTerms } from '../../retrieval/query-terms.js';
 import type { EntryPatch, ListOptions, LongTermStore, MemoryRef, PruneCriteria, TextHit } from '../../ports/long-term.js';
 import type { Postgres } from './pool.js';
 import { Coalescer } from './coalesce.js';
-import { bulkInsert, ENTRY_COLUMNS, entrySelect, likePattern, rowToEntry, unnestRows } from './rows.js';
+import { bulkInsert, ENTRY_COLUMNS, entrySelect, likePattern, rowToEntry, scanBySeq, unnestRows } from './rows.js';
 import { filterSql } from './filter-sql.js';
 
 /** A word in at least this many of a user's entries is "common" for that user (see `terms`). */
@@ -235,16 +235,7 @@ export class PostgresLongTermStore implements LongTermStore {
   }
 
   /** Pages through every entry in insertion order (memory reindex, export). */
-  async *scan(batch = 1000, userId?: string): AsyncGenerator<MemoryEntry[]> {
-    let after = 0;
-    for (;;) {
-      const rows = await this.pg.query(
-        `SELECT ${entrySelect()}, seq FROM entries WHERE seq > $1 AND ($3::text IS NULL OR user_id = $3) ORDER BY seq LIMIT $2`,
-        [after, batch, userId ?? null],
-      );
-      if (rows.length === 0) return;
-      after = rows[rows.length - 1]!.seq as number;
-      yield rows.map(rowToEntry);
-    }
+  scan(batch = 1000, userId?: string): AsyncGenerator<MemoryEntry[]> {
+    return scanBySeq(this.pg, 'entries', entrySelect(), rowToEntry, batch, userId);
   }
 }

@@ -1,5 +1,6 @@
 import type { MemoryEntry } from '../../domain/entry.js';
 import type { Turn } from '../../domain/turn.js';
+import type { Postgres } from './pool.js';
 
 /**
  * Column lists and row mappers of the `turns` and `entries` tables, written once. The pool's type
@@ -58,4 +59,23 @@ export function bulkInsert(table: string, columns: readonly string[], rows: Read
 /** `%`, `_` and `\` in user text match themselves in a LIKE pattern (PostgreSQL's default escape is `\`). */
 export function likePattern(q: string): string {
   return `%${q.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+}
+
+/**
+ * Pages through a table in `seq` order (keyset paging: each page starts after the last `seq` seen,
+ * so rows written meanwhile never shift a page), optionally one user's rows only.
+ */
+export async function* scanBySeq<T>(
+  pg: Postgres, table: 'turns' | 'entries', select: string, map: (r: Record<string, unknown>) => T, batch: number, userId?: string,
+): AsyncGenerator<T[]> {
+  let after = 0;
+  for (;;) {
+    const rows = await pg.query(
+      `SELECT ${select}, seq FROM ${table} WHERE seq > $1 AND ($3::text IS NULL OR user_id = $3) ORDER BY seq LIMIT $2`,
+      [after, batch, userId ?? null],
+    );
+    if (rows.length === 0) return;
+    after = rows[rows.length - 1]!.seq as number;
+    yield rows.map(map);
+  }
 }

@@ -4,7 +4,7 @@ import type { AppendResult, TurnLog } from '../../ports/turn-log.js';
 import type { MemoryRef, PruneCriteria } from '../../ports/long-term.js';
 import type { Postgres } from './pool.js';
 import { Coalescer } from './coalesce.js';
-import { bulkInsert, rowToTurn, turnSelect, TURN_COLUMNS } from './rows.js';
+import { bulkInsert, rowToTurn, scanBySeq, turnSelect, TURN_COLUMNS } from './rows.js';
 
 
 type Held = Pick<Turn, 'session_id' | 'role' | 'name' | 'content'>;
@@ -163,17 +163,8 @@ export class PostgresTurnLog implements TurnLog {
   }
 
   /** Pages through every turn in acceptance order (reindex, export). */
-  async *scan(batch = PAGE, userId?: string): AsyncGenerator<Turn[]> {
-    let after = 0;
-    for (;;) {
-      const rows = await this.pg.query(
-        `SELECT ${turnSelect()}, seq FROM turns WHERE seq > $1 AND ($3::text IS NULL OR user_id = $3) ORDER BY seq LIMIT $2`,
-        [after, batch, userId ?? null],
-      );
-      if (rows.length === 0) return;
-      after = rows[rows.length - 1]!.seq as number;
-      yield rows.map(rowToTurn);
-    }
+  scan(batch = PAGE, userId?: string): AsyncGenerator<Turn[]> {
+    return scanBySeq(this.pg, 'turns', turnSelect(), rowToTurn, batch, userId);
   }
 
   /** An edited turn must be re-embedded: its embed state is reset. */

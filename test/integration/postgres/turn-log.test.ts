@@ -65,4 +65,22 @@ describe('PostgreSQL turn log (real database)', () => {
     assert.deepEqual((await log.prune({ userId: u, belowImportance: 0.5 })).map((r) => r.id), [turns[0]!.id]);
     assert.equal(await log.deleteWhere(u), 1);
   });
+
+  it('scan pages through turns in acceptance order, all users or one, and the long-term store pages its entries the same way', async () => {
+    const log = new PostgresTurnLog(await pg());
+    const lt = new PostgresLongTermStore(await pg());
+    const [u, v] = [uid(), uid()];
+    const turns = [turn(u, 'one'), turn(v, 'two'), turn(u, 'three'), turn(u, 'four'), turn(v, 'five')];
+    for (const t of turns) await log.append([t]);
+    const pages: string[][] = [];
+    for await (const page of log.scan(2, u)) pages.push(page.map((t) => t.content));
+    assert.deepEqual(pages, [['one', 'three'], ['four']], "one user's turns, two a page, in order");
+    const all: string[] = [];
+    for await (const page of log.scan(2)) all.push(...page.filter((t) => t.user_id === u || t.user_id === v).map((t) => t.content));
+    assert.deepEqual(all, ['one', 'two', 'three', 'four', 'five'], 'every user, in acceptance order');
+    await lt.upsert(turns.map((t) => ({ ...t, kind: 'turn' as const, importance: 0.6, covers: null, updated_at: t.created_at })));
+    const entries: string[][] = [];
+    for await (const page of lt.scan(2, v)) entries.push(page.map((e) => e.content));
+    assert.deepEqual(entries, [['two', 'five']]);
+  });
 });
