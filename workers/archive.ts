@@ -1,5 +1,10 @@
 import type { ArchiveJob } from '../queues/payloads.js';
-import type { ProcessorDeps } from './deps.js';
+import type { Archiver } from '../src/archival/archiver.js';
+
+/** What the archive processor needs: archival over the durable store (docs/architecture.md, compaction and archival). */
+export interface ArchiveDeps {
+  archiver: Pick<Archiver, 'run'>;
+}
 
 /** What an archive job returns; counts only, since a queue backend keeps it (and forget must not chase it). */
 export interface ArchiveJobResult {
@@ -17,8 +22,7 @@ export interface ArchiveJobResult {
  * (its summarizer threw) fails the job so that it is retried with backoff; sessions already archived
  * are not touched again.
  */
-export async function processArchive(job: ArchiveJob, meta: { jobId: string }, deps: ProcessorDeps): Promise<ArchiveJobResult> {
-  if (!deps.archiver) throw new Error('archive jobs must run on the host that holds the SQLite file');
+export async function processArchive(job: ArchiveJob, meta: { jobId: string }, deps: ArchiveDeps): Promise<ArchiveJobResult> {
   const r = await deps.archiver.run({
     ...(job.inactive_days !== undefined ? { inactiveDays: job.inactive_days } : {}),
     dryRun: job.dry_run,

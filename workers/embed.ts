@@ -1,6 +1,24 @@
 import type { EmbedJob } from '../queues/payloads.js';
-import type { VectorPayload } from '../src/ports/vector-index.js';
-import type { ProcessorDeps } from './deps.js';
+import type { EmbedderProvider } from '../src/embedding/provider.js';
+import type { Logger } from '../src/logger.js';
+import type { LongTermStore } from '../src/ports/long-term.js';
+import type { Tombstones } from '../src/ports/tombstones.js';
+import type { TurnLog } from '../src/ports/turn-log.js';
+import type { VectorIndex, VectorPayload } from '../src/ports/vector-index.js';
+
+/**
+ * What the embed processor needs. With the durable store (`turnLog`, `longTerm`) it checks the memory
+ * there; without it (a worker on a host without the SQLite file, vectors in Qdrant) it checks the
+ * tombstones of the shared Redis instead (docs/architecture.md, embed workers without the durable store).
+ */
+export interface EmbedDeps {
+  log: Logger;
+  embedders: Pick<EmbedderProvider, 'ready' | 'model'>;
+  vectors: Pick<VectorIndex, 'upsert' | 'delete'>;
+  turnLog?: Pick<TurnLog, 'get' | 'markEmbedded'>;
+  longTerm?: Pick<LongTermStore, 'get'>;
+  tombstones?: Pick<Tombstones, 'isBuried'> | null;
+}
 
 /** a memory edited again and again while it is embedded is followed this many times, then left to the reconciler */
 const ROUNDS = 3;
@@ -14,7 +32,7 @@ const ROUNDS = 3;
  * that instead — never deleting, since the edit's own job may already have written the new vector,
  * which a delete here would remove for good.
  */
-export async function processEmbed(job: EmbedJob, deps: ProcessorDeps): Promise<{ embedder: string } | { skipped: string }> {
+export async function processEmbed(job: EmbedJob, deps: EmbedDeps): Promise<{ embedder: string } | { skipped: string }> {
   const embedder = await deps.embedders.ready();
   // No model on this worker: the turn stays un-embedded in the turn log (the semantic tier is skipped,
   // docs/architecture.md, embeddings) rather than failing the job over and over; `memory reindex` embeds it once a model loads.
@@ -50,16 +68,18 @@ export async function processEmbed(job: EmbedJob, deps: ProcessorDeps): Promise<
 
 /**
  * The memory as it is now (its vector payload), or null when it is gone. A worker on a host without
- * the SQLite file cannot tell, and trusts the job (the reconciler on the file's host repairs what it must).
+ * the durable store asks the tombstones: the job's text buried means gone; else the job is current
+ * (the file's host records the embed when it finds the vector, see the reconciler).
  */
-async function current(job: EmbedJob, deps: ProcessorDeps): Promise<VectorPayload | null> {
+async function current(job: EmbedJob, deps: EmbedDeps): Promise<VectorPayload | null> {
   const fromJob: VectorPayload = { user_id: job.user_id, session_id: job.session_id, role: job.role, name: job.name, kind: job.kind, content: job.content, content_hash: job.content_hash, created_at: job.created_at, metadata: job.metadata };
+  const elsewhere = async () => ((await deps.tombstones?.isBuried(job.user_id, job.turn_id, job.content_hash)) ? null : fromJob);
   if (job.kind === 'turn') {
-    if (!deps.turnLog) return fromJob;
+    if (!deps.turnLog) return elsewhere();
     const t = await deps.turnLog.get(job.user_id, job.turn_id);
     return t ? { ...fromJob, session_id: t.session_id, role: t.role, name: t.name, content: t.content, content_hash: t.content_hash, created_at: t.created_at } : null;
   }
-  if (!deps.longTerm) return fromJob;
+  if (!deps.longTerm) return elsewhere();
   const e = await deps.longTerm.get(job.user_id, job.turn_id);
   return e ? { ...fromJob, session_id: e.session_id, role: e.role, name: e.name, content: e.content, content_hash: e.content_hash, created_at: e.created_at, metadata: e.metadata } : null;
 }

@@ -1,6 +1,14 @@
 import type { PersistJob } from '../queues/payloads.js';
 import { scoreImportance } from '../src/domain/importance.js';
-import type { ProcessorDeps } from './deps.js';
+import type { LongTermStore } from '../src/ports/long-term.js';
+import type { TurnLog } from '../src/ports/turn-log.js';
+
+/** What the persist processor needs: the durable store's turn log and long-term store. */
+export interface PersistDeps {
+  turnLog: Pick<TurnLog, 'get' | 'markPersisted'>;
+  longTerm: Pick<LongTermStore, 'persistTurn'>;
+  importanceThreshold: number;
+}
 
 /**
  * Scores the turn's importance when it carries none and writes it to the long-term store when it
@@ -9,8 +17,7 @@ import type { ProcessorDeps } from './deps.js';
  * write's own transaction (LongTermStore.persistTurn): a delete or edit that lands while the job runs
  * is never undone by it.
  */
-export async function processPersist(job: PersistJob, deps: ProcessorDeps): Promise<{ stored: boolean; importance: number } | null> {
-  if (!deps.turnLog || !deps.longTerm) throw new Error('persist jobs must run on the host that holds the SQLite file');
+export async function processPersist(job: PersistJob, deps: PersistDeps): Promise<{ stored: boolean; importance: number } | null> {
   const turn = await deps.turnLog.get(job.user_id, job.turn_id);
   if (!turn) return null; // deleted or forgotten since it was enqueued
   const importance = turn.importance ?? scoreImportance(turn.content, turn.role);

@@ -1,20 +1,37 @@
 import type { QueueName } from '../queues/names.js';
 import type { Processor, ProcessorMap } from '../queues/queue.js';
-import { processArchive } from './archive.js';
-import { processCompact } from './compact.js';
-import type { ProcessorDeps } from './deps.js';
-import { processEmbed } from './embed.js';
-import { processPersist } from './persist.js';
+import { processArchive, type ArchiveDeps } from './archive.js';
+import { processCompact, type CompactDeps } from './compact.js';
+import { processEmbed, type EmbedDeps } from './embed.js';
+import { processPersist, type PersistDeps } from './persist.js';
+
+export type { ArchiveDeps, CompactDeps, EmbedDeps, PersistDeps };
+
+/** Each queue's processor dependencies; a queue left out gets no processor. */
+export interface ProcessorDepsByQueue {
+  embed?: EmbedDeps;
+  persist?: PersistDeps;
+  compact?: CompactDeps;
+  archive?: ArchiveDeps;
+}
+
+/** What every processor needs at once: a process that runs all four (serve with the in-process queue). */
+export type ProcessorDeps = EmbedDeps & PersistDeps & CompactDeps & ArchiveDeps;
+
+/** The processors of the queues given dependencies, each bound to its own. */
+export function processorsFor(deps: ProcessorDepsByQueue): ProcessorMap {
+  const out: ProcessorMap = {};
+  const { embed, persist, compact, archive } = deps;
+  if (embed) out.embed = (data) => processEmbed(data, embed);
+  if (persist) out.persist = (data) => processPersist(data, persist);
+  if (compact) out.compact = (data) => processCompact(data, compact);
+  if (archive) out.archive = (data, meta) => processArchive(data, meta, archive);
+  return out;
+}
 
 /** The processor of each queue, bound to its dependencies. */
 export function createProcessors(deps: ProcessorDeps, extra: ProcessorMap = {}): ProcessorMap {
-  return {
-    embed: (data) => processEmbed(data, deps),
-    persist: (data) => processPersist(data, deps),
-    archive: (data, meta) => processArchive(data, meta, deps),
-    compact: (data) => processCompact(data, deps),
-    ...extra,
-  };
+  return { ...processorsFor({ embed: deps, persist: deps, compact: deps, archive: deps }), ...extra };
 }
 
 /** One processor run, as metrics see it. */

@@ -1,10 +1,7 @@
-import { wire, type Services, type WireOptions } from '../app.js';
 import { loadConfig } from '../config/load.js';
 import type { Config } from '../config/schema.js';
 import { ConfigError, NeuralCleaveError, ValidationError } from '../errors.js';
 import { EXIT, type ExitCode } from './exit-codes.js';
-import { createCliLogger } from '../logger.js';
-import { Memory } from '../memory/memory.js';
 
 /** Bad usage or configuration: exit code 2 (see exit-codes.ts). */
 export class UsageError extends Error {
@@ -39,20 +36,6 @@ export interface GlobalOptions {
 
 export function configFrom(opts: GlobalOptions): Config {
   return loadConfig(opts.config ? { file: opts.config } : {});
-}
-
-/** Builds the services for one command, runs it, and always closes them. */
-export async function withMemory<T>(opts: GlobalOptions, wireOptions: WireOptions, fn: (m: Memory, s: Services) => Promise<T>): Promise<T> {
-  const config = configFrom(opts);
-  // CLI logs: warnings and up, on stderr as lines for a person, so that stdout carries only results
-  const logger = createCliLogger(config.log_level === 'info' ? 'warn' : config.log_level);
-  const services = await wire(config, { logger, ...wireOptions });
-  const memory = new Memory(services);
-  try {
-    return await fn(memory, services);
-  } finally {
-    await services.close();
-  }
 }
 
 export function printJson(value: unknown): void {

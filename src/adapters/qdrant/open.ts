@@ -1,8 +1,7 @@
 import type { BackendReport } from '../../backends.js';
 import type { Config } from '../../config/schema.js';
 import type { Logger } from '../../logger.js';
-import { EmbeddedVectorIndex } from '../embedded/vector-index.js';
-import type { Db } from '../sqlite/db.js';
+import { ConfigError } from '../../errors.js';
 import type { VectorIndex } from '../../ports/vector-index.js';
 import { QdrantVectorIndex, redactUrl as redact } from './vector-index.js';
 
@@ -22,10 +21,12 @@ export interface OpenedVectorIndex {
  * answers, else the embedded index in the SQLite file. An unreachable Qdrant is a fallback — one
  * warning, and the report says why; an unset `qdrant_url` is the embedded default, not a fault.
  * A Qdrant that goes away later is handled per call: retrieval skips the tier past its budget.
+ * `embedded` is null in a process without the durable store: there an unreachable Qdrant is a
+ * ConfigError, not a fallback.
  */
-export async function openVectorIndex(config: SemanticConfig, db: Db, log: Logger): Promise<OpenedVectorIndex> {
-  const embedded = (): VectorIndex => new EmbeddedVectorIndex(db);
+export async function openVectorIndex(config: SemanticConfig, embedded: (() => VectorIndex) | null, log: Logger): Promise<OpenedVectorIndex> {
   if (!config.qdrant_url) {
+    if (!embedded) throw new ConfigError('qdrant_url is not set, and this process holds no SQLite file for the embedded index', [{ path: 'qdrant_url', message: 'not set' }]);
     return { index: embedded(), report: { backend: 'embedded', state: 'ok', detail: `qdrant_url not set; vectors in ${config.sqlite_path}` } };
   }
   try {
@@ -42,6 +43,7 @@ export async function openVectorIndex(config: SemanticConfig, db: Db, log: Logge
     return { index, report: { backend: 'qdrant', state: 'ok', detail: `${redact(config.qdrant_url)} (Qdrant ${index.serverVersion})` } };
   } catch (err) {
     const reason = (err as Error).message;
+    if (!embedded) throw new ConfigError(`Qdrant at ${redact(config.qdrant_url)} is not reachable (${reason}), and this process holds no SQLite file for the embedded index`, [{ path: 'qdrant_url', message: reason }]);
     log.warn({ qdrant_url: redact(config.qdrant_url), err: reason }, 'Qdrant is not reachable; the semantic tier uses the embedded index in the SQLite file');
     return { index: embedded(), report: { backend: 'embedded', state: 'fallback', detail: reason } };
   }

@@ -6,6 +6,7 @@
  * Layout, with the default prefix `nc`:
  *   nc:st:s:{<user>}:<session>   short-term list of one session (JSON turns, oldest first)
  *   nc:st:u:{<user>}             sorted set: the user's sessions, scored by expiry time (ms)
+ *   nc:gone:{<user>}:<id>        hash: the buried texts of one memory ('*': all; else content hashes)
  *   nc:bull:<queue>:…            BullMQ's keys for each queue
  * The braces make the encoded user id the hash tag, so one user's keys share a cluster slot and a
  * script may touch a session and its user's index together.
@@ -59,6 +60,11 @@ export class RedisKeys {
   /** SCAN pattern matching every per-user session index */
   allUserIndexesPattern(): string {
     return `${this.st}:u:*`;
+  }
+
+  /** the tombstone of one memory (see ports/tombstones.ts) */
+  tombstone(userId: string, id: string): string {
+    return `${this.prefix}:gone:{${encodeKeyPart(userId)}}:${encodeKeyPart(id)}`;
   }
 
   /** BullMQ's `prefix` option: its queue keys live under it */

@@ -11,6 +11,14 @@ import type { ShortTermStore } from '../../ports/short-term.js';
 import { connectRedis, redactRedisUrl } from './connection.js';
 import { RedisKeys } from './keys.js';
 import { RedisShortTermStore } from './short-term.js';
+import { RedisTombstones } from './tombstones.js';
+import type { Tombstones } from '../../ports/tombstones.js';
+
+/**
+ * How long a tombstone is kept: far longer than an embed job waits in a queue that workers consume
+ * (docs/architecture.md, embed workers without the durable store).
+ */
+export const TOMBSTONE_TTL_S = 30 * 86_400;
 
 export type RedisConfig = Pick<
   Config,
@@ -28,6 +36,8 @@ export type RedisConfig = Pick<
 export interface OpenedRedis {
   queue: JobQueue;
   shortTerm: ShortTermStore;
+  /** marks of deleted texts for embed workers without the durable store; null in-process (every job runs beside the store) */
+  tombstones: Tombstones | null;
   /** the process's one shared connection; null when the in-process defaults are used */
   connection: Redis | null;
   /** what doctor and /health show for the queue and the short-term tier, now */
@@ -56,6 +66,7 @@ export async function openRedisBackends(config: RedisConfig, log: Logger, option
     return {
       queue,
       shortTerm,
+      tombstones: null,
       connection: null,
       reports: () => ({ queue: report('queue'), short_term: report('short_term') }),
       close: async () => {},
@@ -107,6 +118,7 @@ export async function openRedisBackends(config: RedisConfig, log: Logger, option
   return {
     queue,
     shortTerm,
+    tombstones: new RedisTombstones(client, keys, TOMBSTONE_TTL_S),
     connection: client,
     reports: () => ({ queue: report('bullmq'), short_term: report('redis') }),
     close: async () => {

@@ -2,7 +2,8 @@ import type { Command } from 'commander';
 import type { ArchiveReport } from '../../archival/archiver.js';
 import { UserIdSchema } from '../../domain/turn.js';
 import { parseOrThrow } from '../../validate.js';
-import { UsageError, printJson, withMemory, type GlobalOptions } from '../context.js';
+import { UsageError, printJson, type GlobalOptions } from '../context.js';
+import { withMemory } from '../../roots/maintenance.js';
 import { progressBar } from '../progress.js';
 import { count } from '../plural.js';
 

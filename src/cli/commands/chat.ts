@@ -4,7 +4,8 @@ import type { ChatPreview } from '../../chat/pipeline.js';
 import type { RetrievalResult } from '../../domain/entry.js';
 import { DEFAULT_USER } from '../../domain/turn.js';
 import { clearSession } from '../../memory/forget.js';
-import { oneLine, withMemory, type GlobalOptions } from '../context.js';
+import { oneLine, type GlobalOptions } from '../context.js';
+import { withMemory } from '../../roots/maintenance.js';
 import { describeCompaction } from './compact.js';
 import { count } from '../plural.js';
 

@@ -1,7 +1,8 @@
 import type { Command } from 'commander';
 import type { CompactionResult } from '../../compaction/compactor.js';
 import { DEFAULT_USER } from '../../domain/turn.js';
-import { CommandFailed, printJson, withMemory, type GlobalOptions } from '../context.js';
+import { CommandFailed, printJson, type GlobalOptions } from '../context.js';
+import { withMemory } from '../../roots/maintenance.js';
 import { count } from '../plural.js';
 
 /** One human paragraph about a compaction; the chat prompt's /compact prints the same. */

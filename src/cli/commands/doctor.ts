@@ -1,5 +1,6 @@
 import type { Command } from 'commander';
-import { configFrom, printJson, withMemory, type GlobalOptions } from '../context.js';
+import { configFrom, printJson, type GlobalOptions } from '../context.js';
+import { withMemory } from '../../roots/maintenance.js';
 import { checkIntegrity, type Finding, type IntegrityReport } from '../../memory/integrity.js';
 import { healthReport } from '../../health.js';
 import { nextArchival } from '../../archival/schedule.js';

@@ -7,7 +7,8 @@ import { UserIdSchema } from '../../domain/turn.js';
 import { ValidationError } from '../../errors.js';
 import type { ExportHeader } from '../../memory/export.js';
 import { parseOrThrow } from '../../validate.js';
-import { UsageError, printJson, withMemory, type GlobalOptions } from '../context.js';
+import { UsageError, printJson, type GlobalOptions } from '../context.js';
+import { withMemory } from '../../roots/maintenance.js';
 import { progressBar } from '../progress.js';
 import { count } from '../plural.js';
 

@@ -1,7 +1,8 @@
 import type { Command } from 'commander';
 import { QUEUE_NAMES, type QueueName } from '../../../queues/names.js';
 import type { Services } from '../../app.js';
-import { UsageError, parseIntOption, printJson, withMemory, type GlobalOptions } from '../context.js';
+import { UsageError, parseIntOption, printJson, type GlobalOptions } from '../context.js';
+import { withMemory } from '../../roots/maintenance.js';
 
 function parseQueue(value: string): QueueName {
   if (!(QUEUE_NAMES as readonly string[]).includes(value)) throw new UsageError(`unknown queue "${value}"; queues are ${QUEUE_NAMES.join(', ')}`);

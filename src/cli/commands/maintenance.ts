@@ -6,7 +6,8 @@ import { DEFAULT_USER, UserIdSchema } from '../../domain/turn.js';
 import { NotFoundError } from '../../errors.js';
 import { erasedNothing, type ErasureReport } from '../../memory/forget.js';
 import { parseOrThrow } from '../../validate.js';
-import { CommandFailed, UsageError, configFrom, printJson, withMemory, type GlobalOptions } from '../context.js';
+import { CommandFailed, UsageError, configFrom, printJson, type GlobalOptions } from '../context.js';
+import { withMemory } from '../../roots/maintenance.js';
 import { EXIT } from '../exit-codes.js';
 import { count } from '../plural.js';
 

@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
-import { wire } from '../../app.js';
+import { wire } from '../../roots/library.js';
 import type { Principal } from '../../api/auth.js';
 import { apiSchemas } from '../../api/schemas.js';
 import { UserIdSchema } from '../../domain/turn.js';
@@ -9,7 +9,7 @@ import { createMcpServer } from '../../mcp/server.js';
 import { Memory } from '../../memory/memory.js';
 import { parseOrThrow } from '../../validate.js';
 import { configFrom, type GlobalOptions } from '../context.js';
-import { onShutdown } from '../shutdown.js';
+import { onShutdown } from '../../lifecycle/shutdown.js';
 
 interface McpOptions {
   user?: string[];

@@ -1,7 +1,8 @@
 import type { Command } from 'commander';
 import type { MemoryEntry } from '../../domain/entry.js';
 import { DEFAULT_USER } from '../../domain/turn.js';
-import { parseIntOption, printJson, withMemory, type GlobalOptions } from '../context.js';
+import { parseIntOption, printJson, type GlobalOptions } from '../context.js';
+import { withMemory } from '../../roots/maintenance.js';
 import { count } from '../plural.js';
 
 function printEntries(entries: MemoryEntry[], json: boolean | undefined): void {

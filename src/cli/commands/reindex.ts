@@ -1,6 +1,7 @@
 import type { Command } from 'commander';
 import { reindex } from '../../memory/reindex.js';
-import { parseIntOption, printJson, withMemory, type GlobalOptions } from '../context.js';
+import { parseIntOption, printJson, type GlobalOptions } from '../context.js';
+import { withMemory } from '../../roots/maintenance.js';
 import { progressBar } from '../progress.js';
 
 /**

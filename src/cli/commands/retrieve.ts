@@ -4,7 +4,8 @@ import type { Command } from 'commander';
 import { ValidationError } from '../../errors.js';
 import { replacingIds, status } from '../../retrieval/prompt-blocks.js';
 import type { RetrieveResponse } from '../../retrieval/retrieve.js';
-import { UsageError, parseIntOption, printJson, withMemory, type GlobalOptions } from '../context.js';
+import { UsageError, parseIntOption, printJson, type GlobalOptions } from '../context.js';
+import { withMemory } from '../../roots/maintenance.js';
 
 interface RetrieveOptions {
   user?: string;

@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
 import { QUEUE_NAMES, type QueueName } from '../../../queues/names.js';
-import { runWorkerProcess } from '../../../workers/main.js';
+import { runWorkerProcess } from '../../roots/worker.js';
 import { createLogger } from '../../logger.js';
 import { UsageError, configFrom, parseIntOption, type GlobalOptions } from '../context.js';
 
