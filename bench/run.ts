@@ -10,6 +10,7 @@ const SECTIONS: Record<string, () => Promise<{ default: Section }>> = {
   embedder: () => import('./sections/embedder.js'),
   http: () => import('./sections/http.js'),
   bullmq: () => import('./sections/bullmq.js'),
+  postgres: () => import('./sections/postgres.js'),
 };
 
 const args = process.argv.slice(2);

@@ -42,7 +42,8 @@ const CONNECTIONS = 16;
 const WRITE_CONNECTIONS = 20;
 const CLUSTER_PROCESSES = 2;
 const CHILD_ENV = 'NC_BENCH_HTTP_CHILD';
-const KEY = 'bench-admin-key-0123456789abcdef';
+/** the admin key every bench server is configured with (and `cannon` sends) */
+export const KEY = 'bench-admin-key-0123456789abcdef';
 
 interface ChildArgs {
   dir: string;
@@ -327,7 +328,7 @@ function runCannon(port: number, bodies: string[], seconds: number): Promise<aut
 }
 
 /** single-turn writes: every request one new turn, spread over 50 users and 200 sessions */
-function runWrites(port: number, seconds: number, tag: string): Promise<autocannon.Result> {
+export function runWrites(port: number, seconds: number, tag: string): Promise<autocannon.Result> {
   let i = 0;
   const rnd = prng(11);
   const sessions = Array.from({ length: 200 }, (_, k) => `w${tag}-s${k}`);

@@ -24,7 +24,7 @@ const BATCH = 500;
 const USERS = 20;
 const TURNS_PER_SESSION = 40;
 
-interface Input {
+export interface Input {
   id: string;
   user_id: string;
   session_id: string;
@@ -33,7 +33,8 @@ interface Input {
   created_at: string;
 }
 
-function inputs(n: number, seed: number): Input[] {
+/** `n` chat-like turns of USERS users (ids fresh per seed), as a client would send them */
+export function inputs(n: number, seed: number): Input[] {
   const text = new ChatText(seed);
   const start = Date.parse('2024-01-01T00:00:00Z');
   return Array.from({ length: n }, (_, i) => {
