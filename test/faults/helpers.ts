@@ -24,10 +24,14 @@ export { until } from '../helpers/until.js';
 
 export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-/** The configuration every process of one scenario shares, as NEURALCLEAVE_* variables. */
-export function faultEnv(o: { sqlitePath: string; redisUrl?: string; prefix?: string; extra?: Record<string, string> }): Record<string, string> {
+/**
+ * The configuration every process of one scenario shares, as NEURALCLEAVE_* variables: the durable
+ * store is the SQLite file, or the PostgreSQL database when `databaseUrl` is given.
+ */
+export function faultEnv(o: { sqlitePath?: string; databaseUrl?: string; redisUrl?: string; prefix?: string; extra?: Record<string, string> }): Record<string, string> {
   return {
-    NEURALCLEAVE_SQLITE_PATH: o.sqlitePath,
+    ...(o.sqlitePath ? { NEURALCLEAVE_SQLITE_PATH: o.sqlitePath } : {}),
+    ...(o.databaseUrl ? { NEURALCLEAVE_DATABASE_URL: o.databaseUrl } : {}),
     NEURALCLEAVE_EMBEDDING_MODEL: 'hash',
     NEURALCLEAVE_LOG_LEVEL: 'warn',
     NEURALCLEAVE_PORT: '0',
@@ -73,15 +77,16 @@ export class Fleet {
   readonly children = new Set<ChildProcess>();
   private readonly groups = new Set<ChildProcess>();
 
-  async serve(env: Record<string, string>): Promise<Proc & { base: string }> {
-    const p = await startCli(['serve', '--processes', SERVE_PROCESSES], env, /listening on (http:\/\/\S+)/, 60_000, { group: true });
+  /** `cwd`: the process's working folder (the test's own by default) */
+  async serve(env: Record<string, string>, cwd?: string): Promise<Proc & { base: string }> {
+    const p = await startCli(['serve', '--processes', SERVE_PROCESSES], env, /listening on (http:\/\/\S+)/, 60_000, { group: true, cwd });
     this.children.add(p.child);
     this.groups.add(p.child);
     return { child: p.child, output: p.output, base: p.match[1]!, group: true };
   }
 
-  async worker(env: Record<string, string>, args: string[] = ['--queues', 'embed,persist', '--concurrency', '8']): Promise<Proc> {
-    const p = await startCli(['worker', ...args], env, /worker ready/, 60_000);
+  async worker(env: Record<string, string>, args: string[] = ['--queues', 'embed,persist', '--concurrency', '8'], cwd?: string): Promise<Proc> {
+    const p = await startCli(['worker', ...args], env, /worker ready/, 60_000, { cwd });
     this.children.add(p.child);
     return { child: p.child, output: p.output };
   }
@@ -352,7 +357,17 @@ export async function assertStoredOnce(
     assert.equal(one("SELECT count(*) AS n FROM entries WHERE kind = 'turn'"), one('SELECT count(*) AS n FROM expected WHERE important = 1'), 'one entry per important turn');
     assert.equal(one('SELECT count(*) AS n FROM entries_fts'), one('SELECT count(*) AS n FROM entries'), 'the full-text index matches the entries');
   });
-  if (!shortTerm) return;
+  if (shortTerm) await assertShortTermOnce(expected, shortTerm);
+}
+
+/**
+ * Every expected turn is once in its session's short-term list in Redis (`exempt`: may be absent,
+ * never twice), and the lists hold nothing else.
+ */
+export async function assertShortTermOnce(
+  expected: ReadonlyMap<string, Expected>,
+  shortTerm: { url: string; prefix: string; exempt?: ReadonlySet<string> },
+): Promise<void> {
   const redis = new Redis(shortTerm.url, { maxRetriesPerRequest: 1 });
   try {
     const keys = new RedisKeys(shortTerm.prefix);

@@ -30,11 +30,11 @@ export function startCli(
   env: Record<string, string>,
   ready: RegExp,
   timeoutMs = 30_000,
-  /** its own process group (signal `-pid` to reach a `serve --processes N` and its workers at once) */
-  options: { group?: boolean } = {},
+  /** group: its own process group (signal `-pid` to reach a `serve --processes N` and its workers at once); cwd: its working folder */
+  options: { group?: boolean; cwd?: string } = {},
 ): Promise<{ child: ChildProcess; match: RegExpMatchArray; output: () => string }> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [CLI, ...args], { env: { PATH: process.env.PATH ?? '', ...env }, stdio: ['ignore', 'pipe', 'pipe'], detached: options.group ?? false });
+    const child = spawn(process.execPath, [CLI, ...args], { env: { PATH: process.env.PATH ?? '', ...env }, stdio: ['ignore', 'pipe', 'pipe'], detached: options.group ?? false, cwd: options.cwd });
     let out = '';
     const timer = setTimeout(() => reject(new Error(`"${args.join(' ')}" not ready after ${timeoutMs} ms:\n${out}`)), timeoutMs);
     const onData = (d: Buffer) => {
