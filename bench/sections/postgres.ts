@@ -39,8 +39,7 @@ import type { Turn } from '../../src/domain/turn.js';
 import type { LongTermStore } from '../../src/ports/long-term.js';
 import type { TurnLog } from '../../src/ports/turn-log.js';
 import { ftsMatchExpression } from '../../src/retrieval/query-terms.js';
-import { processPersist } from '../../workers/persist.js';
-import type { ProcessorDeps } from '../../workers/deps.js';
+import { processPersist, type PersistDeps } from '../../workers/persist.js';
 import { createDatabase, type TestDatabase } from '../../test/helpers/postgres.js';
 import { percentile, type Report, type Section } from '../report.js';
 import { ChatText } from './chat-text.js';
@@ -82,7 +81,7 @@ interface Ingested {
 
 /** The write path's durable work through the ports (see the header), timed from the first append to the last job. */
 async function throughPorts(turnLog: TurnLog, longTerm: LongTermStore, turns: readonly Turn[]): Promise<Ingested> {
-  const deps = { turnLog, longTerm, importanceThreshold: IMPORTANCE_THRESHOLD } as ProcessorDeps;
+  const deps: PersistDeps = { turnLog, longTerm, importanceThreshold: IMPORTANCE_THRESHOLD };
   const persist = new PQueue({ concurrency: JOBS_IN_FLIGHT });
   const embed = new PQueue({ concurrency: JOBS_IN_FLIGHT });
   const importance = new Map<string, number>();
