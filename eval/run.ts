@@ -1,7 +1,9 @@
 // The retrieval-quality evaluation: `npm run eval [-- --seed N] [-- --users N] [-- --embedders hash,tiny]`,
 // or on real conversations: `npm run eval -- --locomo FILE [--no-ablation] [--no-captions]` (eval/locomo/).
 // Generates the conversation set, runs the service once per offline embedder and the keyword baselines,
-// prints the tables and writes eval/out/results.{json,md}.
+// prints the tables and writes eval/out/results.{json,md}. Either form takes `--database-url URL` (or
+// NEURALCLEAVE_DATABASE_URL): the service then runs on a scratch database of that PostgreSQL server
+// instead of a temp SQLite file (eval/store.ts).
 import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
@@ -12,6 +14,8 @@ import { DEFAULT_DATASET, generateDataset, type EvalDataset } from './dataset.js
 import { BM25_BASELINE, LIKE_BASELINE, buildResults, renderMarkdown, type SystemRanking } from './report.js';
 import { runLocomo } from './locomo/run.js';
 import { runService, type EmbedderChoice, type ServiceOutcome } from './service-run.js';
+import { databaseUrlArg } from './store.js';
+import { redactUrl } from '../src/adapters/postgres/pool.js';
 
 interface Args {
   locomo: string | undefined;
@@ -21,6 +25,7 @@ interface Args {
   users: number;
   embedders: string[];
   out: string;
+  databaseUrl: string | undefined;
 }
 
 function parseArgs(argv: readonly string[]): Args {
@@ -43,7 +48,14 @@ function parseArgs(argv: readonly string[]): Args {
     users: int('users', DEFAULT_DATASET.users),
     embedders: (value('embedders') ?? 'hash,tiny').split(',').filter(Boolean),
     out: value('out') ?? join(repoRoot(), 'eval', 'out'),
+    databaseUrl: argv.includes('--database-url')
+      ? (databaseUrlArg(value('database-url'), '--database-url') ?? usage('--database-url takes a postgres:// URL'))
+      : databaseUrlArg(process.env.NEURALCLEAVE_DATABASE_URL, 'NEURALCLEAVE_DATABASE_URL'),
   };
+}
+
+function usage(message: string): never {
+  throw new Error(message);
 }
 
 /** The checkout's root, whether this runs from eval/ (tsx) or dist/eval/ (compiled). */
@@ -94,8 +106,9 @@ function baselineRankings(dataset: EvalDataset): SystemRanking[] {
 
 async function main(): Promise<void> {
   const args = parseArgs(process.argv.slice(2));
-  if (args.locomo !== undefined) return runLocomo(args.locomo, { out: args.out, ablation: args.ablation, captions: args.captions });
+  if (args.locomo !== undefined) return runLocomo(args.locomo, { out: args.out, ablation: args.ablation, captions: args.captions, databaseUrl: args.databaseUrl });
   const log = (m: string) => process.stderr.write(`${m}\n`);
+  if (args.databaseUrl) log(`store: a scratch database on the PostgreSQL server of ${redactUrl(args.databaseUrl)}`);
   const started = performance.now();
   const dataset = generateDataset({ seed: args.seed, users: args.users });
   log(`dataset: ${dataset.users.length} users, ${dataset.turns.length} turns, ${dataset.questions.length} questions (seed ${args.seed})`);
@@ -111,7 +124,7 @@ async function main(): Promise<void> {
         continue;
       }
       log(`running the service with the ${choice.label} embedder…`);
-      outcomes.push(await runService(dataset, choice, { onProgress: log }));
+      outcomes.push(await runService(dataset, choice, { onProgress: log, databaseUrl: args.databaseUrl }));
     }
   } finally {
     rmSync(modelDir, { recursive: true, force: true });

@@ -10,6 +10,7 @@ import { parseConfig } from '../src/config/load.js';
 import type { Tier } from '../src/domain/entry.js';
 import { RetrieveRequestSchema } from '../src/retrieval/request.js';
 import type { EvalDataset, EvalQuestion } from './dataset.js';
+import { evalStore } from './store.js';
 
 export interface EmbedderChoice {
   /** short label for the tables */
@@ -55,14 +56,17 @@ export type ServiceOutcome = ServiceRun | { label: string; available: false; rea
 export interface ServiceRunOptions {
   /** extra config (tests shrink things); budgets are raised so a busy machine cannot skip a tier */
   config?: Record<string, unknown>;
+  /** run on a scratch database of this PostgreSQL server instead of a temp SQLite file (see eval/store.ts) */
+  databaseUrl?: string;
   onProgress?: (message: string) => void;
 }
 
 export async function runService(dataset: EvalDataset, choice: EmbedderChoice, options: ServiceRunOptions = {}): Promise<ServiceOutcome> {
   const dir = mkdtempSync(join(tmpdir(), 'nc-eval-'));
   const progress = options.onProgress ?? (() => {});
+  const store = await evalStore(dir, 'eval', options.databaseUrl);
   const config = parseConfig({
-    sqlite_path: join(dir, 'eval.db'),
+    ...store.config,
     log_level: 'silent',
     short_term_budget_ms: 60_000,
     semantic_budget_ms: 60_000,
@@ -70,7 +74,10 @@ export async function runService(dataset: EvalDataset, choice: EmbedderChoice, o
     ...choice.config,
     ...options.config,
   });
-  const services = await wire(config, { logger: pino({ level: 'silent' }), reconcile: false });
+  const services = await wire(config, { logger: pino({ level: 'silent' }), reconcile: false }).catch(async (err: unknown) => {
+    await store.close();
+    throw err;
+  });
   try {
     const embedder = await services.embedders.ready();
     if (!embedder) return { label: choice.label, available: false, reason: services.embedders.error ?? 'embedder did not load' };
@@ -131,7 +138,7 @@ export async function runService(dataset: EvalDataset, choice: EmbedderChoice, o
     };
   } finally {
     await services.close();
-    rmSync(dir, { recursive: true, force: true });
+    await store.close().finally(() => rmSync(dir, { recursive: true, force: true }));
   }
 }
 

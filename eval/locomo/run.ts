@@ -15,6 +15,7 @@ import { KeywordBaselines } from '../baselines.js';
 import { KS, round, scoreRanking, summarize, type QuestionScore, type Summary } from '../metrics.js';
 import { Rand } from '../random.js';
 import { CATEGORIES, readLocomo, type Category, type LocomoDataset } from './dataset.js';
+import { evalStore } from '../store.js';
 
 /** how deep every system ranks: the deepest k scored */
 const DEPTH = Math.max(...KS);
@@ -84,12 +85,16 @@ interface ServiceRankings {
   ingestMs: number;
   queryMsPerQuestion: number;
   longTermEntries: number;
+  /** where the durable store was (eval/store.ts) */
+  store: string;
 }
 
-async function serviceRankings(dataset: LocomoDataset, ablate: readonly Signal[], progress: (m: string) => void): Promise<ServiceRankings> {
+async function serviceRankings(dataset: LocomoDataset, ablate: readonly Signal[], progress: (m: string) => void, databaseUrl?: string): Promise<ServiceRankings> {
   const dir = mkdtempSync(join(tmpdir(), 'nc-locomo-'));
+  const store = await evalStore(dir, 'locomo', databaseUrl);
+  progress(`store: ${store.label}`);
   const config = parseConfig({
-    sqlite_path: join(dir, 'locomo.db'),
+    ...store.config,
     log_level: 'silent',
     embedding_model: 'hash',
     // a busy machine must not skip a tier and make the figures unfair
@@ -97,7 +102,10 @@ async function serviceRankings(dataset: LocomoDataset, ablate: readonly Signal[]
     semantic_budget_ms: 60_000,
     long_term_budget_ms: 60_000,
   });
-  const services = await wire(config, { logger: pino({ level: 'silent' }), reconcile: false, autoCompact: false });
+  const services = await wire(config, { logger: pino({ level: 'silent' }), reconcile: false, autoCompact: false }).catch(async (err: unknown) => {
+    await store.close();
+    throw err;
+  });
   try {
     if (!(await services.embedders.ready())) throw new Error(`the hash embedder did not load: ${services.embedders.error ?? 'unknown'}`);
     const started = performance.now();
@@ -127,10 +135,10 @@ async function serviceRankings(dataset: LocomoDataset, ablate: readonly Signal[]
     for (const signal of ablate) {
       ablation[signal] = await run(new Retriever({ ...services.retrieverDeps, signals: { [signal]: false } }));
     }
-    return { combined, ablation, ingestMs, queryMsPerQuestion, longTermEntries: await services.longTerm.count() };
+    return { combined, ablation, ingestMs, queryMsPerQuestion, longTermEntries: await services.longTerm.count(), store: store.label };
   } finally {
     await services.close();
-    rmSync(dir, { recursive: true, force: true });
+    await store.close().finally(() => rmSync(dir, { recursive: true, force: true }));
   }
 }
 
@@ -165,7 +173,7 @@ function render(dataset: LocomoDataset, systems: Record<string, LocomoSystem>, a
 
 const signed = (x: number) => `${x >= 0 ? '+' : ''}${x.toFixed(3)}`;
 
-export async function runLocomo(file: string, o: { out: string; ablation: boolean; captions: boolean }): Promise<void> {
+export async function runLocomo(file: string, o: { out: string; ablation: boolean; captions: boolean; databaseUrl?: string }): Promise<void> {
   const log = (m: string) => process.stderr.write(`${m}\n`);
   const started = performance.now();
   const dataset = readLocomo(file, { captions: o.captions });
@@ -173,7 +181,7 @@ export async function runLocomo(file: string, o: { out: string; ablation: boolea
   log(
     `${file}: ${dataset.conversations.length} conversations, ${dataset.turns.length} turns, ${dataset.questions.length} questions; evidence ids normalised ${repairs.normalised.length}, dropped ${repairs.dropped.length}, questions left without evidence ${repairs.questionsWithoutEvidence}`,
   );
-  const service = await serviceRankings(dataset, o.ablation ? SIGNALS : [], log);
+  const service = await serviceRankings(dataset, o.ablation ? SIGNALS : [], log, o.databaseUrl);
   const systems: Record<string, LocomoSystem> = { [COMBINED]: score(dataset, service.combined) };
   for (const [name, r] of Object.entries(baselineRankings(dataset))) systems[name] = score(dataset, r);
   const ablation = Object.fromEntries(Object.entries(service.ablation).map(([s, r]) => [s, score(dataset, r)]));
@@ -199,7 +207,7 @@ export async function runLocomo(file: string, o: { out: string; ablation: boolea
     systems,
     ablation,
     against_best_lexical: perCategory,
-    run: { ingest_s: round(service.ingestMs / 1000, 1), query_ms_per_question: round(service.queryMsPerQuestion, 2), long_term_entries: service.longTermEntries },
+    run: { store: service.store, ingest_s: round(service.ingestMs / 1000, 1), query_ms_per_question: round(service.queryMsPerQuestion, 2), long_term_entries: service.longTermEntries },
   };
   mkdirSync(o.out, { recursive: true });
   writeFileSync(join(o.out, 'locomo.json'), `${JSON.stringify(result, null, 2)}\n`);

@@ -13,8 +13,8 @@ export interface TestDatabase {
   drop(): Promise<void>;
 }
 
-async function admin<T>(fn: (c: pg.Client) => Promise<T>): Promise<T> {
-  const c = new pg.Client({ connectionString: `${TEST_PG_SERVER}/postgres`, connectionTimeoutMillis: 5000 });
+async function admin<T>(adminUrl: string, fn: (c: pg.Client) => Promise<T>): Promise<T> {
+  const c = new pg.Client({ connectionString: adminUrl, connectionTimeoutMillis: 5000 });
   await c.connect();
   try {
     return await fn(c);
@@ -25,18 +25,22 @@ async function admin<T>(fn: (c: pg.Client) => Promise<T>): Promise<T> {
 
 /**
  * Creates a database with a unique name (`nc_test_<pid>_<random>`); the caller drops it. Never
- * touches any other database.
+ * touches any other database. `adminUrl`: the server, user and database to connect to while creating
+ * and dropping it (the test server's `postgres` database by default); the new database's URL is the
+ * same with its name.
  */
-export async function createDatabase(prefix = 'nc_test'): Promise<TestDatabase> {
+export async function createDatabase(prefix = 'nc_test', adminUrl = `${TEST_PG_SERVER}/postgres`): Promise<TestDatabase> {
   const name = `${prefix}_${process.pid}_${randomBytes(4).toString('hex')}`;
-  await admin((c) => c.query(`CREATE DATABASE ${name}`));
+  await admin(adminUrl, (c) => c.query(`CREATE DATABASE ${name}`));
   let dropped = false;
   const drop = async () => {
     if (dropped) return;
     dropped = true;
-    await admin((c) => c.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`));
+    await admin(adminUrl, (c) => c.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`));
   };
-  return { name, url: `${TEST_PG_SERVER}/${name}`, drop };
+  const url = new URL(adminUrl);
+  url.pathname = `/${name}`;
+  return { name, url: url.toString(), drop };
 }
 
 /** A database of its own for one test file, dropped when the file's tests end, whatever happened. */
