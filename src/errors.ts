@@ -113,6 +113,19 @@ export class BackendUnavailableError extends NeuralCleaveError {
   }
 }
 
+/**
+ * The database is there but busy past its lock timeout (another process holding the write lock): 503
+ * with a short Retry-After; nothing was acknowledged, and a retry in a moment usually succeeds.
+ */
+export class BackendBusyError extends BackendUnavailableError {
+  /** what the HTTP answer's Retry-After says */
+  readonly retryAfterSeconds = 1;
+  constructor(backend: string, options?: ErrorOptions) {
+    super(backend, 'the database is busy; retry shortly', options);
+    this.name = 'BackendBusyError';
+  }
+}
+
 /** An erasure could not remove everything (a backend down, a process that did not confirm); run it again. */
 export class ErasureIncompleteError extends NeuralCleaveError {
   constructor(message: string, details?: ErrorDetail[]) {

@@ -46,7 +46,7 @@ export async function healthReport(s: Services, options: { turnLogCounts?: boole
   try {
     // counting scans the turn log; a probe that does not show the counts only checks the file answers
     if (options.turnLogCounts ?? true) turnLog = await s.turnLog.counts();
-    else s.db.prepare('SELECT 1').get();
+    else await s.store.maintenance.ping();
   } catch (err) {
     backends.long_term = { ...backends.long_term, state: 'down', detail: (err as Error).message };
   }

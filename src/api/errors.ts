@@ -1,5 +1,5 @@
 import type { NextFunction, Request, Response } from 'express';
-import { ERROR_CATALOG, NeuralCleaveError, type ErrorCode, type ErrorDetail } from '../errors.js';
+import { BackendBusyError, ERROR_CATALOG, NeuralCleaveError, type ErrorCode, type ErrorDetail } from '../errors.js';
 
 export interface ErrorBody {
   error: { code: ErrorCode; message: string; details?: ErrorDetail[] };
@@ -42,9 +42,6 @@ export const STATUS_CODES: Readonly<Partial<Record<number, ErrorCode>>> = {
   415: 'unsupported_media_type',
 };
 
-/** SQLite could not take the lock within its busy timeout: a transient 503 the client may retry. */
-const SQLITE_TRANSIENT = new Set(['SQLITE_BUSY', 'SQLITE_LOCKED', 'SQLITE_BUSY_SNAPSHOT', 'SQLITE_BUSY_TIMEOUT']);
-
 function body(code: ErrorCode, message: string, details?: ErrorDetail[]): ErrorBody {
   return { error: details && details.length > 0 ? { code, message, details } : { code, message } };
 }
@@ -52,7 +49,9 @@ function body(code: ErrorCode, message: string, details?: ErrorDetail[]): ErrorB
 /** The one mapping from anything thrown to the `{error: {code, message, details?}}` answer. */
 export function toHttpError(err: unknown, context: { maxBodyBytes?: number; requestId?: string } = {}): HttpError {
   if (err instanceof NeuralCleaveError) {
-    return { status: ERROR_CATALOG[err.code].status, body: body(err.code, err.message, err.details), unexpected: err.code === 'internal' };
+    // a busy database (the stores' adapters raise it) is transient: the client is told when to retry
+    const headers = err instanceof BackendBusyError ? { headers: { 'Retry-After': String(err.retryAfterSeconds) } } : {};
+    return { status: ERROR_CATALOG[err.code].status, body: body(err.code, err.message, err.details), unexpected: err.code === 'internal', ...headers };
   }
   const e = err as Partial<Error> & { type?: string; status?: number; statusCode?: number; code?: string; expose?: boolean };
   if (typeof e.type === 'string' && Object.hasOwn(BODY_PARSER_ERRORS, e.type)) {
@@ -60,14 +59,6 @@ export function toHttpError(err: unknown, context: { maxBodyBytes?: number; requ
     let message = m.message(err as Error);
     if (m.code === 'payload_too_large' && context.maxBodyBytes !== undefined) message += `: at most ${context.maxBodyBytes} bytes`;
     return { status: ERROR_CATALOG[m.code].status, body: body(m.code, message), unexpected: false };
-  }
-  if (typeof e.code === 'string' && SQLITE_TRANSIENT.has(e.code)) {
-    return {
-      status: ERROR_CATALOG.backend_unavailable.status,
-      body: body('backend_unavailable', 'the database is busy; retry shortly'),
-      headers: { 'Retry-After': '1' },
-      unexpected: false,
-    };
   }
   const status = e.status ?? e.statusCode;
   const code = status !== undefined ? STATUS_CODES[status] : undefined;

@@ -6,8 +6,6 @@ import { contentHash } from '../domain/hash.js';
 import { scoreImportance } from '../domain/importance.js';
 import { GENERATED_ID_MARK, RoleSchema, SessionIdSchema, StoredIdSchema, UserIdSchema, type Turn } from '../domain/turn.js';
 import { ValidationError, describeDetails, zodDetails, type ErrorDetail } from '../errors.js';
-import { rowToEntry } from '../adapters/sqlite/long-term.js';
-import { rowToTurn } from '../adapters/sqlite/turn-log.js';
 
 /**
  * The portable export of one user's memories (docs/architecture.md, maintenance), JSON Lines, version 1:
@@ -94,12 +92,11 @@ type TurnRecord = z.infer<typeof TurnRecordSchema>;
 type EntryRecord = z.infer<typeof EntryRecordSchema>;
 
 const PAGE = 1000;
-const TURN_COLUMNS = 'id, user_id, session_id, role, name, content, content_hash, created_at, importance, pinned, metadata';
-const ENTRY_COLUMNS = 'id, user_id, session_id, role, name, kind, content, content_hash, importance, pinned, metadata, covers, created_at, updated_at';
 
 /** Streams a user's export: the header, then turns, entries and short-term sessions. */
 export async function* exportUser(services: Services, userId: string): AsyncGenerator<ExportHeader | ExportRecord> {
-  const { db, vectors, shortTerm } = services;
+  const { vectors, shortTerm } = services;
+  const exchange = services.store.exchange;
   const embedder = await services.embedders.ready();
   const hasVector = async (ids: string[]): Promise<(id: string) => boolean | null> => {
     if (!embedder || ids.length === 0) return () => null;
@@ -113,38 +110,28 @@ export async function* exportUser(services: Services, userId: string): AsyncGene
     const turns = await shortTerm.recent(userId, s);
     if (turns.length > 0) liveSessions.push({ session_id: s, turns });
   }
-  const count = (table: string) => (db.prepare(`SELECT count(*) AS n FROM ${table} WHERE user_id = ?`).get(userId) as { n: number }).n;
+  const counts = await exchange.counts(userId);
   yield {
     format: EXPORT_FORMAT,
     version: EXPORT_VERSION,
     user_id: userId,
     exported_at: new Date().toISOString(),
-    counts: { turns: count('turns'), entries: count('entries'), short_term: liveSessions.length },
+    counts: { ...counts, short_term: liveSessions.length },
   };
 
-  const turnPage = db.prepare(
-    `SELECT ${TURN_COLUMNS}, embedded_with, persisted_at, rowid FROM turns WHERE user_id = ? AND rowid > ? ORDER BY rowid LIMIT ?`,
-  );
-  for (let after = 0; ; ) {
-    const rows = turnPage.all(userId, after, PAGE) as Array<Parameters<typeof rowToTurn>[0] & { embedded_with: string | null; persisted_at: number | null; rowid: number }>;
-    if (rows.length === 0) break;
-    after = rows[rows.length - 1]!.rowid;
-    const vectorOf = await hasVector(rows.map((r) => r.id));
-    for (const r of rows) {
-      const { content_hash: _h, ...t } = rowToTurn(r);
-      yield { type: 'turn', ...t, persisted: r.persisted_at !== null, embedded_with: r.embedded_with, vector: vectorOf(r.id) };
+  for await (const page of exchange.turns(userId, PAGE)) {
+    const vectorOf = await hasVector(page.map((r) => r.turn.id));
+    for (const r of page) {
+      const { content_hash: _h, ...t } = r.turn;
+      yield { type: 'turn', ...t, persisted: r.persisted, embedded_with: r.embedded_with, vector: vectorOf(t.id) };
     }
   }
 
-  const entryPage = db.prepare(`SELECT ${ENTRY_COLUMNS}, rowid FROM entries WHERE user_id = ? AND rowid > ? ORDER BY rowid LIMIT ?`);
-  for (let after = 0; ; ) {
-    const rows = entryPage.all(userId, after, PAGE) as Array<Parameters<typeof rowToEntry>[0] & { rowid: number }>;
-    if (rows.length === 0) break;
-    after = rows[rows.length - 1]!.rowid;
-    const vectorOf = await hasVector(rows.map((r) => r.id));
-    for (const r of rows) {
-      const { content_hash: _h, ...e } = rowToEntry(r);
-      yield { type: 'entry', ...e, vector: vectorOf(r.id) };
+  for await (const page of exchange.entries(userId, PAGE)) {
+    const vectorOf = await hasVector(page.map((e) => e.id));
+    for (const entry of page) {
+      const { content_hash: _h, ...e } = entry;
+      yield { type: 'entry', ...e, vector: vectorOf(e.id) };
     }
   }
 
@@ -184,22 +171,17 @@ export async function importRecords(
   const { header, turns, entries, shortTerm } = await validateAll(services, records, locate);
   const userId = header.user_id;
 
-  const { db, turnLog, longTerm } = services;
-  const acceptedAt = Date.now();
-  const applied = db
-    .transaction(() => {
-      const { accepted } = turnLog.appendSync(turns.map((t) => t.turn), acceptedAt);
-      const newTurns = new Set(accepted.map((t) => t.id));
-      for (const t of turns) {
-        if (!newTurns.has(t.turn.id)) continue;
-        if (t.record.persisted) turnLog.markPersistedSync(userId, t.turn.id, t.turn.importance ?? scoreImportance(t.turn.content, t.turn.role));
-        // embedded once, but its vector was removed since (a pruned memory): it stays without one
-        if (t.record.embedded_with && t.record.vector === false) turnLog.markEmbeddedSync(userId, [t.turn.id], t.record.embedded_with);
-      }
-      const written = new Set(longTerm.upsertSync(entries.map((e) => e.entry)));
-      return { newTurns, written };
-    })
-    .immediate();
+  const restored = await services.store.exchange.restore(
+    turns.map((t) => ({
+      turn: t.turn,
+      persistedImportance: t.record.persisted ? (t.turn.importance ?? scoreImportance(t.turn.content, t.turn.role)) : null,
+      // embedded once, but its vector was removed since (a pruned memory): it stays without one
+      embeddedWith: t.record.embedded_with && t.record.vector === false ? t.record.embedded_with : null,
+    })),
+    entries.map((e) => e.entry),
+    Date.now(),
+  );
+  const applied = { newTurns: new Set(restored.turns), written: new Set(restored.entries) };
 
   for (const s of shortTerm) await services.shortTerm.push(s);
 

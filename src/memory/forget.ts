@@ -1,9 +1,12 @@
 import { QUEUE_NAMES } from '../../queues/names.js';
-import type { Services } from '../app.js';
+import type { JobQueue } from '../../queues/queue.js';
 import { z } from 'zod';
-import { KINDS, KindSchema, type Kind } from '../domain/entry.js';
+import { KINDS, KindSchema } from '../domain/entry.js';
 import type { Logger } from '../logger.js';
-import type { Db } from '../adapters/sqlite/db.js';
+import type { DurableStore } from '../ports/durable-store.js';
+import type { ErasedRows, ErasureScope } from '../ports/erasure.js';
+import type { ShortTermStore } from '../ports/short-term.js';
+import type { VectorIndex } from '../ports/vector-index.js';
 
 /** What an erasure (forget, clear) removed, tier by tier; the CLI prints it, the HTTP routes answer it. */
 export const ErasureReportSchema = z.object({
@@ -42,19 +45,17 @@ export interface ErasureOptions {
   confirmMs?: number;
 }
 
-type Scope = { kind: 'user'; userId: string } | { kind: 'session'; userId: string; sessionId: string } | { kind: 'all' };
+type Scope = ErasureScope;
 
-/** What an erasure touches: the tiers and the queue of this process, and the shared SQLite file. */
-export type ErasureDeps = Pick<Services, 'db' | 'shortTerm' | 'vectors' | 'queue'>;
+/** What an erasure touches: the tiers and the queue of this process, and the durable store. */
+export interface ErasureDeps {
+  store: Pick<DurableStore, 'erasure'>;
+  shortTerm: ShortTermStore;
+  vectors: VectorIndex;
+  queue: JobQueue;
+}
 
-/**
- * Tables erased by name below; the sweep covers any other table with a user_id column. `erasures`
- * holds the signals to the other processes (a user id for a few minutes, no text).
- */
-const KNOWN_TABLES = new Set(['turns', 'entries', 'vectors', 'vector_deletes', 'archive_runs', 'erasures', 'erasure_listeners']);
 const SETTLE_POLL_MS = 100;
-/** how long an erasure signal stays for the other processes to see it */
-const SIGNAL_TTL_MS = 5 * 60_000;
 /** how often a process holding state of its own looks for erasures run elsewhere */
 export const ERASURE_POLL_MS = 250;
 
@@ -78,34 +79,28 @@ export function erasedNothing(r: ErasureReport): boolean {
  */
 export async function erase(services: ErasureDeps, scope: Scope, options: ErasureOptions = {}): Promise<ErasureReport> {
   const report = emptyReport(scope);
-  const ids = idsIn(services.db, scope);
+  const store = services.store.erasure;
+  const ids = await store.idsIn(scope);
   const holds = jobMatcher(scope, ids);
-  const { db } = services;
-  // zeroes freed bytes on this connection (the embedded vector index shares it) while erasing
-  const previous = db.pragma('secure_delete', { simple: true }) as number;
-  db.pragma('secure_delete = ON');
-  try {
-    for (let round = 0; round < 2; round++) {
-      await removeJobs(services, holds, options.settleMs ?? 30_000, report);
-      eraseSqlite(db, scope, report);
-      await eraseVectors(services, scope, ids, report);
-      await eraseShortTerm(services, scope, report);
-    }
-    // the round's jobs may have completed since (a completed job keeps its payload)
+  for (let round = 0; round < 2; round++) {
     await removeJobs(services, holds, options.settleMs ?? 30_000, report);
-  } finally {
-    db.pragma(`secure_delete = ${previous}`);
+    addRows(report, await store.eraseRows(scope));
+    await eraseVectors(services, scope, ids, report);
+    await eraseShortTerm(services, scope, report);
   }
+  // the round's jobs may have completed since (a completed job keeps its payload)
+  await removeJobs(services, holds, options.settleMs ?? 30_000, report);
   if (options.vacuum) {
     try {
-      db.exec('VACUUM');
+      await store.vacuum();
     } catch (err) {
       report.errors.push(`vacuum: ${(err as Error).message}`);
     }
   }
-  const seq = signal(db, scope);
-  checkpoint(db, report);
-  report.processes = await confirmations(db, seq, options.confirmMs ?? 10_000);
+  // tells the other processes sharing the store (their in-process short-term store and queue) to erase too
+  const seq = await store.signal(scope, process.pid, Date.now());
+  await scrub(services, report);
+  report.processes = await confirmations(services, seq, options.confirmMs ?? 10_000);
   for (const pid of report.processes.unconfirmed) {
     report.errors.push(`process ${pid} (sharing this SQLite file, with an in-memory short-term tier or queue) did not confirm the erasure within ${options.confirmMs ?? 10_000} ms; it may still answer with the erased text until it does`);
   }
@@ -113,36 +108,23 @@ export async function erase(services: ErasureDeps, scope: Scope, options: Erasur
   return report;
 }
 
-/** Tells the other processes sharing the file (their in-process short-term store and queue) to erase too; returns the signal's seq. */
-function signal(db: Db, scope: Scope): number {
-  const now = Date.now();
-  db.prepare('DELETE FROM erasures WHERE at < ?').run(now - SIGNAL_TTL_MS);
-  const info = db.prepare('INSERT INTO erasures (user_id, session_id, pid, at) VALUES (?, ?, ?, ?)').run(
-    scope.kind === 'all' ? null : scope.userId,
-    scope.kind === 'session' ? scope.sessionId : null,
-    process.pid,
-    now,
-  );
-  return Number(info.lastInsertRowid);
-}
-
 /**
  * Waits until every other live listener (a process holding state of its own) has applied the
  * erasure `seq`, or `timeoutMs` passes. A listener whose process is gone (no such pid) holds nothing
  * any more and is dropped from the table.
  */
-async function confirmations(db: Db, seq: number, timeoutMs: number): Promise<ErasureReport['processes']> {
+async function confirmations(services: ErasureDeps, seq: number, timeoutMs: number): Promise<ErasureReport['processes']> {
   const deadline = Date.now() + timeoutMs;
-  const rows = db.prepare('SELECT pid, seen_seq, heartbeat_at FROM erasure_listeners WHERE pid != ?');
+  const store = services.store.erasure;
   for (;;) {
     const now = Date.now();
     const confirmed: number[] = [];
     const unconfirmed: number[] = [];
-    for (const r of rows.all(process.pid) as Array<{ pid: number; seen_seq: number; heartbeat_at: number }>) {
+    for (const r of await store.listeners(process.pid)) {
       // a process killed without removing its row holds nothing any more; one alive but silent (hung,
       // stopped) may still answer with the text, and is reported
       if (!alive(r.pid)) {
-        db.prepare('DELETE FROM erasure_listeners WHERE pid = ? AND heartbeat_at = ?').run(r.pid, r.heartbeat_at);
+        await store.leave(r.pid, r.heartbeat_at);
         continue;
       }
       (r.seen_seq >= seq ? confirmed : unconfirmed).push(r.pid);
@@ -173,30 +155,20 @@ export class ErasureWatcher {
   private last = 0;
   private timer: NodeJS.Timeout | null = null;
   private running: Promise<void> | null = null;
-  private readonly s;
 
   constructor(
     private readonly deps: ErasureDeps & { log: Logger },
     private readonly settleMs = 30_000,
-  ) {
-    this.s = {
-      head: deps.db.prepare('SELECT coalesce(max(seq), 0) AS seq FROM erasures'),
-      since: deps.db.prepare('SELECT seq, user_id, session_id, pid FROM erasures WHERE seq > ? ORDER BY seq'),
-      beat: deps.db.prepare(
-        'INSERT INTO erasure_listeners (pid, seen_seq, heartbeat_at) VALUES (?, ?, ?) ON CONFLICT (pid) DO UPDATE SET seen_seq = excluded.seen_seq, heartbeat_at = excluded.heartbeat_at',
-      ),
-      leave: deps.db.prepare('DELETE FROM erasure_listeners WHERE pid = ?'),
-    };
-  }
+  ) {}
 
   /**
    * Polls every `intervalMs`; erasures run before the start concern state this process does not have
    * yet. Each poll records (in `erasure_listeners`) the last erasure applied, which the process that
    * ran it waits for.
    */
-  start(intervalMs = ERASURE_POLL_MS): void {
-    this.last = (this.s.head.get() as { seq: number }).seq;
-    this.beat();
+  async start(intervalMs = ERASURE_POLL_MS): Promise<void> {
+    this.last = await this.deps.store.erasure.latestSignal();
+    await this.beat();
     this.timer = setInterval(() => {
       this.running ??= this.poll()
         .then(() => this.beat())
@@ -206,31 +178,24 @@ export class ErasureWatcher {
     this.timer.unref();
   }
 
-  private beat(): void {
-    this.s.beat.run(process.pid, this.last, Date.now());
+  private beat(): Promise<void> {
+    return this.deps.store.erasure.heartbeat(process.pid, this.last, Date.now());
   }
 
   /** Applies the signals written since the last poll; returns when done. */
   async poll(): Promise<void> {
-    const rows = this.s.since.all(this.last) as Array<{
-      seq: number;
-      user_id: string | null;
-      session_id: string | null;
-      pid: number;
-    }>;
-    for (const r of rows) {
-      if (r.pid === process.pid) {
-        this.last = r.seq;
+    for (const { seq, scope, pid } of await this.deps.store.erasure.signalsAfter(this.last)) {
+      if (pid === process.pid) {
+        this.last = seq;
         continue;
       }
-      const scope: Scope = r.user_id === null ? { kind: 'all' } : r.session_id === null ? { kind: 'user', userId: r.user_id } : { kind: 'session', userId: r.user_id, sessionId: r.session_id };
       const report = emptyReport(scope);
       await eraseShortTerm(this.deps, scope, report);
       const active = await removeJobs(this.deps, jobMatcher(scope, new Set()), this.settleMs, report);
       if (active) await eraseVectors(this.deps, scope, new Set(), report);
-      this.deps.log.info({ scope: r.user_id === null ? 'all' : r.session_id === null ? 'user' : 'session', short_term: report.short_term, jobs: report.jobs, errors: report.errors }, 'applied an erasure run by another process');
+      this.deps.log.info({ scope: scope.kind, short_term: report.short_term, jobs: report.jobs, errors: report.errors }, 'applied an erasure run by another process');
       // confirmed (by the next heartbeat) only once applied
-      this.last = r.seq;
+      this.last = seq;
     }
   }
 
@@ -239,7 +204,7 @@ export class ErasureWatcher {
     if (this.timer) clearInterval(this.timer);
     this.timer = null;
     await this.running;
-    if (started) this.s.leave.run(process.pid);
+    if (started) await this.deps.store.erasure.leave(process.pid);
   }
 }
 
@@ -255,19 +220,6 @@ function emptyReport(scope: Scope): ErasureReport {
     errors: [],
     processes: { confirmed: [], unconfirmed: [] },
   };
-}
-
-/** Ids of everything in scope now: persist jobs carry only a turn id. */
-function idsIn(db: Db, scope: Scope): Set<string> {
-  if (scope.kind === 'all') return new Set();
-  const params = { user_id: scope.userId, session_id: scope.kind === 'session' ? scope.sessionId : null };
-  const rows = db
-    .prepare(
-      `SELECT id FROM turns WHERE user_id = @user_id AND (@session_id IS NULL OR session_id = @session_id)
-       UNION SELECT id FROM entries WHERE user_id = @user_id AND (@session_id IS NULL OR session_id = @session_id)`,
-    )
-    .all(params) as Array<{ id: string }>;
-  return new Set(rows.map((r) => r.id));
 }
 
 function jobMatcher(scope: Scope, ids: ReadonlySet<string>): (data: unknown) => boolean {
@@ -308,52 +260,10 @@ async function removeJobs(services: ErasureDeps, holds: (data: unknown) => boole
   }
 }
 
-function eraseSqlite(db: Db, scope: Scope, report: ErasureReport): void {
-  db.transaction(() => {
-    const where = scopeWhere(scope);
-    const params = scopeParams(scope);
-    const kinds = db.prepare(`DELETE FROM entries ${where} RETURNING kind`).all(params) as Array<{ kind: Kind }>;
-    for (const k of kinds) if (KINDS.includes(k.kind)) report.long_term[k.kind]++;
-    report.turn_log += db.prepare(`DELETE FROM turns ${where}`).run(params).changes;
-    if (scope.kind === 'all') db.prepare('DELETE FROM vector_deletes').run();
-    for (const table of userTables(db, scope)) {
-      const n = db.prepare(`DELETE FROM "${table}" ${where}`).run(params).changes;
-      if (n > 0) report.other_rows[table] = (report.other_rows[table] ?? 0) + n;
-    }
-  }).immediate();
-}
-
-function scopeWhere(scope: Scope): string {
-  if (scope.kind === 'all') return '';
-  return scope.kind === 'user' ? 'WHERE user_id = @user_id' : 'WHERE user_id = @user_id AND session_id = @session_id';
-}
-
-function scopeParams(scope: Scope): Record<string, string> {
-  if (scope.kind === 'all') return {};
-  return scope.kind === 'user' ? { user_id: scope.userId } : { user_id: scope.userId, session_id: scope.sessionId };
-}
-
-/**
- * Other tables holding a user's rows (beside the ones erased by name): any ordinary table with a
- * `user_id` column, and for a session or everything, also a `session_id` column — so a table another
- * part of the service adds later is erased too. The vectors table goes through the vector index.
- */
-function userTables(db: Db, scope: Scope): string[] {
-  const tables = db.prepare("SELECT name FROM sqlite_schema WHERE type = 'table' AND name NOT LIKE 'sqlite_%'").all() as Array<{ name: string }>;
-  const out: string[] = [];
-  for (const { name } of tables) {
-    if (KNOWN_TABLES.has(name) || name.startsWith('entries_fts')) continue;
-    let columns: string[];
-    try {
-      columns = (db.prepare(`SELECT name FROM pragma_table_info(?)`).all(name) as Array<{ name: string }>).map((c) => c.name);
-    } catch {
-      continue; // a virtual table of a module this connection has not loaded
-    }
-    if (!columns.includes('user_id')) continue;
-    if (scope.kind !== 'user' && !columns.includes('session_id')) continue;
-    out.push(name);
-  }
-  return out;
+function addRows(report: ErasureReport, rows: ErasedRows): void {
+  for (const k of KINDS) report.long_term[k] += rows.long_term[k];
+  report.turn_log += rows.turn_log;
+  for (const [table, n] of Object.entries(rows.other_rows)) report.other_rows[table] = (report.other_rows[table] ?? 0) + n;
 }
 
 async function eraseVectors(services: ErasureDeps, scope: Scope, ids: ReadonlySet<string>, report: ErasureReport): Promise<void> {
@@ -382,24 +292,24 @@ async function eraseShortTerm(services: ErasureDeps, scope: Scope, report: Erasu
   }
 }
 
-/** Moves the WAL into the file and truncates it, so erased rows' old page images leave the disk. */
-function checkpoint(db: Db, report: ErasureReport): void {
+/** Moves the write-ahead log into the store and truncates it, so erased rows' old page images leave the disk. */
+async function scrub(services: ErasureDeps, report: ErasureReport): Promise<void> {
   try {
-    const [r] = db.pragma('wal_checkpoint(TRUNCATE)') as Array<{ busy: number; log: number; checkpointed: number }>;
-    if (r && r.busy !== 0) report.errors.push('the write-ahead log could not be truncated now (another process is reading); it is on the next checkpoint');
+    const { complete } = await services.store.erasure.scrub();
+    if (!complete) report.errors.push('the write-ahead log could not be truncated now (another process is reading); it is on the next checkpoint');
   } catch (err) {
     report.errors.push(`checkpoint: ${(err as Error).message}`);
   }
 }
 
-export function forgetUser(services: Services, userId: string, options?: ErasureOptions): Promise<ErasureReport> {
+export function forgetUser(services: ErasureDeps, userId: string, options?: ErasureOptions): Promise<ErasureReport> {
   return erase(services, { kind: 'user', userId }, options);
 }
 
-export function clearSession(services: Services, userId: string, sessionId: string, options?: ErasureOptions): Promise<ErasureReport> {
+export function clearSession(services: ErasureDeps, userId: string, sessionId: string, options?: ErasureOptions): Promise<ErasureReport> {
   return erase(services, { kind: 'session', userId, sessionId }, options);
 }
 
-export function clearAll(services: Services, options?: ErasureOptions): Promise<ErasureReport> {
+export function clearAll(services: ErasureDeps, options?: ErasureOptions): Promise<ErasureReport> {
   return erase(services, { kind: 'all' }, options);
 }

@@ -1,7 +1,8 @@
 import type { Services } from '../app.js';
 import { z } from 'zod';
 import { MemoryEntrySchema } from '../domain/entry.js';
-import type { Role } from '../domain/turn.js';
+import type { SessionSummary, UserSummary } from '../domain/inspection.js';
+import type { UserScope } from '../ports/maintenance.js';
 import { QUEUE_NAMES, type QueueName } from '../../queues/names.js';
 import type { FailedJob } from '../../queues/queue.js';
 
@@ -11,24 +12,7 @@ import type { FailedJob } from '../../queues/queue.js';
  * the users it may see; nothing here decides access.
  */
 
-export const UserSummarySchema = z.object({
-  user_id: z.string(),
-  sessions: z.number().int().describe('distinct sessions in the turn log and the long-term store'),
-  turns: z.number().int().describe('turns in the turn log'),
-  entries: z.number().int().describe('long-term entries (turns, summaries, archives)'),
-  last_at: z.string().nullable().describe('newest created_at of any turn or entry; null when nothing is stored'),
-});
-export type UserSummary = z.infer<typeof UserSummarySchema>;
-
-export const SessionSummarySchema = z.object({
-  session_id: z.string(),
-  turns: z.number().int(),
-  entries: z.number().int(),
-  first_at: z.string(),
-  last_at: z.string(),
-  live: z.boolean().describe('the short-term tier holds the session now (it has not expired)'),
-});
-export type SessionSummary = z.infer<typeof SessionSummarySchema>;
+export { SessionSummarySchema, UserSummarySchema, type SessionSummary, type UserSummary } from '../domain/inspection.js';
 
 /** Where one memory of a session is held, and what is still to be done with it. */
 export const InspectedEntrySchema = MemoryEntrySchema.pick({
@@ -59,26 +43,12 @@ export interface OwnedFailedJob extends FailedJob {
   user_id: string | null;
 }
 
-/** Which users a listing covers: every one (an admin key, or no keys), or the named ones. */
-export type UserScope = { all: true } | { all: false; users: readonly string[] };
-
-const USER_STATS = `
-  WITH t AS (SELECT user_id, count(*) AS turns, max(created_at) AS last FROM turns GROUP BY user_id),
-       e AS (SELECT user_id, count(*) AS entries, max(created_at) AS last FROM entries GROUP BY user_id),
-       s AS (SELECT user_id, count(*) AS sessions FROM (SELECT user_id, session_id FROM turns UNION SELECT user_id, session_id FROM entries) GROUP BY user_id)
-  SELECT u.user_id, coalesce(s.sessions, 0) AS sessions, coalesce(t.turns, 0) AS turns, coalesce(e.entries, 0) AS entries,
-         CASE WHEN t.last IS NULL THEN e.last WHEN e.last IS NULL THEN t.last ELSE max(t.last, e.last) END AS last_at
-  FROM (SELECT user_id FROM turns UNION SELECT user_id FROM entries) u
-  LEFT JOIN t ON t.user_id = u.user_id LEFT JOIN e ON e.user_id = u.user_id LEFT JOIN s ON s.user_id = u.user_id`;
+export type { UserScope } from '../ports/maintenance.js';
 
 /** Users with anything stored, most recently active first; a scoped listing also names its users that hold nothing. */
-export function listUsers(s: Services, scope: UserScope, limit: number): UserSummary[] {
-  if (scope.all) {
-    return s.db.prepare(`${USER_STATS} ORDER BY last_at DESC, u.user_id LIMIT ?`).all(limit) as UserSummary[];
-  }
-  const rows = s.db
-    .prepare(`${USER_STATS} WHERE u.user_id IN (SELECT value FROM json_each(?)) ORDER BY last_at DESC, u.user_id`)
-    .all(JSON.stringify(scope.users)) as UserSummary[];
+export async function listUsers(s: Services, scope: UserScope, limit: number): Promise<UserSummary[]> {
+  const rows = await s.store.maintenance.users(scope, limit);
+  if (scope.all) return rows;
   const seen = new Set(rows.map((r) => r.user_id));
   for (const user_id of scope.users) if (!seen.has(user_id)) rows.push({ user_id, sessions: 0, turns: 0, entries: 0, last_at: null });
   return rows.slice(0, limit);
@@ -86,30 +56,10 @@ export function listUsers(s: Services, scope: UserScope, limit: number): UserSum
 
 /** A user's sessions (turn log and long-term store), most recently active first. */
 export async function listSessions(s: Services, userId: string, limit: number): Promise<SessionSummary[]> {
-  const rows = s.db
-    .prepare(
-      `SELECT session_id, sum(turns) AS turns, sum(entries) AS entries, min(first_at) AS first_at, max(last_at) AS last_at FROM (
-         SELECT session_id, count(*) AS turns, 0 AS entries, min(created_at) AS first_at, max(created_at) AS last_at FROM turns WHERE user_id = @u GROUP BY session_id
-         UNION ALL
-         SELECT session_id, 0, count(*), min(created_at), max(created_at) FROM entries WHERE user_id = @u GROUP BY session_id
-       ) GROUP BY session_id ORDER BY last_at DESC, session_id LIMIT @limit`,
-    )
-    .all({ u: userId, limit }) as Array<Omit<SessionSummary, 'live'>>;
+  const rows = await s.store.maintenance.sessions(userId, limit);
   // a Redis that is away must not hide what SQLite holds: live is then unknown, shown as false
   const live = new Set(await s.shortTerm.sessions(userId).catch(() => [] as string[]));
   return rows.map((r) => ({ ...r, live: live.has(r.session_id) }));
-}
-
-interface TurnRow {
-  id: string;
-  role: Role;
-  name: string | null;
-  content: string;
-  importance: number | null;
-  pinned: number;
-  created_at: string;
-  embedded_with: string | null;
-  persisted_at: number | null;
 }
 
 /**
@@ -118,17 +68,12 @@ interface TurnRow {
  * values win over its turn's (an edit changes the entry).
  */
 export async function sessionEntries(s: Services, userId: string, sessionId: string, limit: number): Promise<InspectedEntry[]> {
-  const turns = s.db
-    .prepare(
-      `SELECT id, role, name, content, importance, pinned, created_at, embedded_with, persisted_at FROM turns
-       WHERE user_id = ? AND session_id = ? ORDER BY created_at DESC, rowid DESC LIMIT ?`,
-    )
-    .all(userId, sessionId, limit) as TurnRow[];
+  const turns = await s.store.maintenance.sessionTurns(userId, sessionId, limit);
   const entries = await s.longTerm.recent(userId, { sessionId, limit });
   const [shortTerm, embedder] = [await s.shortTerm.recent(userId, sessionId).catch(() => []), s.embedders.current()];
 
   const byId = new Map<string, InspectedEntry>();
-  for (const t of turns) {
+  for (const { turn: t, pending } of turns) {
     byId.set(t.id, {
       id: t.id,
       user_id: userId,
@@ -138,11 +83,11 @@ export async function sessionEntries(s: Services, userId: string, sessionId: str
       kind: 'turn',
       content: t.content,
       importance: t.importance,
-      pinned: t.pinned === 1,
+      pinned: t.pinned,
       created_at: t.created_at,
       updated_at: null,
       tiers: { turn_log: true, short_term: false, semantic: null, long_term: false },
-      pending: { embed: t.embedded_with === null, persist: t.persisted_at === null },
+      pending,
     });
   }
   for (const e of entries) {

@@ -1,7 +1,7 @@
 import { embedJob } from '../../queues/producers.js';
 import type { Services } from '../app.js';
 import { byUser } from '../domain/refs.js';
-import { SqliteIntegrity, type DuplicateGroup, type Found } from '../adapters/sqlite/integrity.js';
+import type { DuplicateGroup, Found, MaintenanceStore } from '../ports/maintenance.js';
 
 /** One finding of `doctor`: how many, and the first few (owner and id, for the operator). */
 export interface Finding {
@@ -57,18 +57,18 @@ export async function checkIntegrity(s: Services, options: IntegrityOptions = {}
 }
 
 async function inspect(s: Services, afterMs: number): Promise<IntegrityReport> {
-  const sql = new SqliteIntegrity(s.db);
+  const sql = s.store.maintenance;
   const vectorsChecked = s.vectors.backend === 'embedded';
   const orphanShortTerm = await shortTermOrphans(s, sql);
-  const stale = [...sql.staleEntries(), ...(vectorsChecked ? sql.staleVectors() : [])];
+  const stale = [...(await sql.staleEntries()), ...(vectorsChecked ? await sql.staleVectors() : [])];
   const report: IntegrityReport = {
-    orphan_entries: finding(sql.orphanEntries()),
-    orphan_vectors: finding(vectorsChecked ? sql.orphanVectors() : []),
+    orphan_entries: finding(await sql.orphanEntries()),
+    orphan_vectors: finding(vectorsChecked ? await sql.orphanVectors() : []),
     orphan_short_term: finding(orphanShortTerm),
     stale: finding(stale),
-    unfinished: finding(sql.unfinished(Date.now() - afterMs)),
+    unfinished: finding(await sql.unfinished(Date.now() - afterMs)),
     unfinished_after_s: Math.round(afterMs / 1000),
-    duplicate_content: sql.duplicateContent(),
+    duplicate_content: await sql.duplicateContent(),
     vectors_checked: vectorsChecked,
     problems: 0,
     repaired: null,
@@ -77,21 +77,21 @@ async function inspect(s: Services, afterMs: number): Promise<IntegrityReport> {
   return report;
 }
 
-async function shortTermOrphans(s: Services, sql: SqliteIntegrity): Promise<Found[]> {
+async function shortTermOrphans(s: Services, sql: MaintenanceStore): Promise<Found[]> {
   const out: Found[] = [];
-  for (const user of sql.users()) {
+  for (const user of await sql.everyUser()) {
     for (const session of await s.shortTerm.sessions(user)) {
-      for (const t of await s.shortTerm.recent(user, session)) if (!sql.live(user, t.id)) out.push({ user_id: user, id: t.id, session_id: session });
+      for (const t of await s.shortTerm.recent(user, session)) if (!(await sql.live(user, t.id))) out.push({ user_id: user, id: t.id, session_id: session });
     }
   }
   return out;
 }
 
 async function repair(s: Services, afterMs: number): Promise<{ removed: number; realigned: number; requeued: number }> {
-  const sql = new SqliteIntegrity(s.db);
+  const sql = s.store.maintenance;
   // everything is listed first: removing an orphan entry must not hide its vector from the count
-  const entries = sql.orphanEntries();
-  const vectors = s.vectors.backend === 'embedded' ? sql.orphanVectors() : [];
+  const entries = await sql.orphanEntries();
+  const vectors = s.vectors.backend === 'embedded' ? await sql.orphanVectors() : [];
   for (const [user, found] of byUser(entries)) {
     await s.longTerm.delete(user, found.map((f) => f.id));
     for (const f of found) await s.shortTerm.remove(user, f.session_id, [f.id]);
@@ -101,15 +101,15 @@ async function repair(s: Services, afterMs: number): Promise<{ removed: number; 
   for (const f of await shortTermOrphans(s, sql)) removed += await s.shortTerm.remove(f.user_id, f.session_id, [f.id]);
 
   let realigned = 0;
-  for (const f of sql.staleEntries()) {
-    sql.realign(f.user_id, f.id);
+  for (const f of await sql.staleEntries()) {
+    await sql.realign(f.user_id, f.id);
     await s.vectors.delete(f.user_id, [f.id]);
     realigned++;
   }
   if (s.vectors.backend === 'embedded') {
-    for (const f of sql.staleVectors()) {
+    for (const f of await sql.staleVectors()) {
       await s.vectors.delete(f.user_id, [f.id]);
-      sql.markUnembedded(f.user_id, f.id);
+      await sql.markUnembedded(f.user_id, f.id);
       // a summary or archive has no turn-log row to re-embed it from: its embed job is enqueued here
       const entry = (await s.turnLog.get(f.user_id, f.id)) ? null : await s.longTerm.get(f.user_id, f.id);
       if (entry) await s.queue.add('embed', [embedJob(entry, entry.kind, entry.content_hash)]);
@@ -118,7 +118,7 @@ async function repair(s: Services, afterMs: number): Promise<{ removed: number; 
   }
 
   // unfinished jobs (and the turns realigned above) are enqueued again; the in-process queue runs them now
-  const requeued = sql.unfinished(Date.now() - afterMs).length;
+  const requeued = (await sql.unfinished(Date.now() - afterMs)).length;
   await s.reconciler.run(Date.now());
   if (s.queue.backend === 'in-process') await s.queue.idle();
   return { removed, realigned, requeued };

@@ -199,7 +199,7 @@ export class Memory {
   }
 
   /** Users with stored memories and their counts, most recently active first (the inspector). */
-  users(scope: UserScope, limit: number): UserSummary[] {
+  users(scope: UserScope, limit: number): Promise<UserSummary[]> {
     return listUsers(this.services, scope, limit);
   }
 

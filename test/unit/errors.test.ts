@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { STATUS_CODES as HTTP_REASONS } from 'node:http';
 import { describe, test } from 'node:test';
 import { BODY_PARSER_ERRORS, STATUS_CODES, toHttpError } from '../../src/api/errors.js';
+import { sqliteError } from '../../src/adapters/sqlite/errors.js';
 import * as errors from '../../src/errors.js';
 import { ERROR_CATALOG, NeuralCleaveError, type ErrorCode } from '../../src/errors.js';
 
@@ -96,7 +97,8 @@ describe('error catalog', () => {
   });
 
   test('SQLite lock contention is a retryable 503, not a 500', () => {
-    const mapped = toHttpError(Object.assign(new Error('database is locked'), { code: 'SQLITE_BUSY' }));
+    // the SQLite adapters map the driver's error (src/adapters/sqlite/errors.ts); the API answers the mapped one
+    const mapped = toHttpError(sqliteError(Object.assign(new Error('database is locked'), { code: 'SQLITE_BUSY' })));
     assert.equal(mapped.status, 503);
     assert.equal(mapped.body.error.code, 'backend_unavailable');
     assert.equal(mapped.headers?.['Retry-After'], '1');

@@ -2,12 +2,9 @@ import type { MemoryEntry } from '../../domain/entry.js';
 import { contentHash } from '../../domain/hash.js';
 import type { ArchiveRun, ArchiveStore, RunOutcome, RunTrigger, SessionContents, SessionRef } from '../../ports/archive-store.js';
 import type { Db } from './db.js';
-import { rowToEntry } from './long-term.js';
-import { rowToTurn } from './turn-log.js';
-
-const TURN_COLUMNS = 'id, user_id, session_id, role, name, content, content_hash, created_at, importance, pinned, metadata';
-const ENTRY_COLUMNS =
-  'id, user_id, session_id, role, name, kind, content, content_hash, importance, pinned, metadata, covers, created_at, updated_at';
+import { ARCHIVE_RUN_COLUMNS, rowToRun, type ArchiveRunRow } from './rows/archive-runs.js';
+import { ENTRY_COLUMNS, ENTRY_VALUES, entryParams, rowToEntry, type EntryRow } from './rows/entries.js';
+import { rowToTurn, TURN_COLUMNS, type TurnRow } from './rows/turns.js';
 const PROTECTED = `(SELECT id FROM turns WHERE user_id = @user_id AND session_id = @session_id AND pinned = 1
                     UNION SELECT id FROM entries WHERE user_id = @user_id AND session_id = @session_id AND pinned = 1)`;
 
@@ -52,8 +49,7 @@ export class SqliteArchiveStore implements ArchiveStore {
       deleteEntry: db.prepare('DELETE FROM entries WHERE user_id = ? AND id = ?'),
       deleteTurn: db.prepare('DELETE FROM turns WHERE user_id = ? AND id = ?'),
       insertEntry: db.prepare(
-        `INSERT INTO entries (${ENTRY_COLUMNS}) VALUES (@id, @user_id, @session_id, @role, @name, @kind, @content,
-           @content_hash, @importance, @pinned, @metadata, @covers, @created_at, @updated_at)`,
+        `INSERT INTO entries (${ENTRY_COLUMNS}) VALUES (${ENTRY_VALUES})`,
       ),
       queueVectorDelete: db.prepare('INSERT OR IGNORE INTO vector_deletes (user_id, id, queued_at) VALUES (?, ?, ?)'),
       pendingVectorDeletes: db.prepare(
@@ -73,8 +69,8 @@ export class SqliteArchiveStore implements ArchiveStore {
         `UPDATE archive_runs SET outcome = @outcome, sessions = @sessions, replaced = @replaced, error = @error, finished_at = @finished_at
          WHERE seq = @seq`,
       ),
-      lastRuns: db.prepare('SELECT * FROM archive_runs ORDER BY seq DESC LIMIT ?'),
-      runsOf: db.prepare("SELECT * FROM archive_runs WHERE run_id LIKE ? ESCAPE '\\' ORDER BY seq"),
+      lastRuns: db.prepare(`SELECT ${ARCHIVE_RUN_COLUMNS} FROM archive_runs ORDER BY seq DESC LIMIT ?`),
+      runsOf: db.prepare(`SELECT ${ARCHIVE_RUN_COLUMNS} FROM archive_runs WHERE run_id LIKE ? ESCAPE '\\' ORDER BY seq`),
     };
   }
 
@@ -89,10 +85,10 @@ export class SqliteArchiveStore implements ArchiveStore {
 
   private contentsSync(ref: SessionRef, previousId: string): SessionContents {
     const key = { user_id: ref.user_id, session_id: ref.session_id };
-    const turns = (this.s.turns.all(key) as Parameters<typeof rowToTurn>[0][]).map(rowToTurn);
-    const entries = (this.s.entries.all(key) as Parameters<typeof rowToEntry>[0][]).map(rowToEntry);
+    const turns = (this.s.turns.all(key) as TurnRow[]).map(rowToTurn);
+    const entries = (this.s.entries.all(key) as EntryRow[]).map(rowToEntry);
     const pinned = (this.s.pinned.all(key) as Array<{ id: string }>).map((r) => r.id);
-    const prevRow = this.s.entry.get(ref.user_id, previousId) as Parameters<typeof rowToEntry>[0] | undefined;
+    const prevRow = this.s.entry.get(ref.user_id, previousId) as EntryRow | undefined;
     const previous = prevRow && prevRow.session_id === ref.session_id && prevRow.kind === 'archive' ? rowToEntry(prevRow) : null;
     const lastAt = (this.s.lastAt.get(key) as { last_at: string | null }).last_at ?? ref.last_at;
     const fingerprint = contentHash(
@@ -124,12 +120,7 @@ export class SqliteArchiveStore implements ArchiveStore {
         if (expected.previous) this.s.deleteEntry.run(user, expected.previous.id);
 
         const final = archive;
-        this.s.insertEntry.run({
-          ...final,
-          pinned: final.pinned ? 1 : 0,
-          metadata: final.metadata ? JSON.stringify(final.metadata) : null,
-          covers: final.covers ? JSON.stringify(final.covers) : null,
-        });
+        this.s.insertEntry.run(entryParams(final));
         const at = Date.now();
         for (const id of removed) if (id !== final.id) this.s.queueVectorDelete.run(user, id, at);
         return { archive: final, removed: [...removed] };
@@ -154,7 +145,7 @@ export class SqliteArchiveStore implements ArchiveStore {
   async *archives(batch = 500): AsyncGenerator<MemoryEntry[]> {
     let after = 0;
     for (;;) {
-      const rows = this.s.archivesAfter.all(after, batch) as Array<Parameters<typeof rowToEntry>[0] & { rowid: number }>;
+      const rows = this.s.archivesAfter.all(after, batch) as Array<EntryRow & { rowid: number }>;
       if (rows.length === 0) return;
       after = rows[rows.length - 1]!.rowid;
       yield rows.map(rowToEntry);
@@ -189,14 +180,12 @@ export class SqliteArchiveStore implements ArchiveStore {
   }
 
   async lastRuns(limit = 1): Promise<ArchiveRun[]> {
-    return (this.s.lastRuns.all(limit) as Array<Omit<ArchiveRun, 'dry_run'> & { dry_run: number }>).map((r) => ({ ...r, dry_run: r.dry_run === 1 }));
+    return (this.s.lastRuns.all(limit) as ArchiveRunRow[]).map(rowToRun);
   }
 
   /** Runs whose id starts with `prefix` (tests and inspection of one scheduler's occurrences). */
   async runsOf(prefix: string): Promise<ArchiveRun[]> {
     const like = `${prefix.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
-    return (this.s.runsOf.all(like) as Array<
-      Omit<ArchiveRun, 'dry_run'> & { dry_run: number }
-    >).map((r) => ({ ...r, dry_run: r.dry_run === 1 }));
+    return (this.s.runsOf.all(like) as ArchiveRunRow[]).map(rowToRun);
   }
 }

@@ -7,45 +7,7 @@ import { isEmptyFilter } from '../../domain/filters.js';
 import { filterSql } from './filter-sql.js';
 import { TransactionBatcher } from './transaction-batcher.js';
 import { contentHash } from '../../domain/hash.js';
-
-interface EntryRow {
-  id: string;
-  user_id: string;
-  session_id: string;
-  role: MemoryEntry['role'];
-  name: string | null;
-  kind: MemoryEntry['kind'];
-  content: string;
-  content_hash: string;
-  importance: number;
-  pinned: number;
-  metadata: string | null;
-  covers: string | null;
-  created_at: string;
-  updated_at: string;
-}
-
-const COLUMNS =
-  'id, user_id, session_id, role, name, kind, content, content_hash, importance, pinned, metadata, covers, created_at, updated_at';
-
-export function rowToEntry(r: EntryRow): MemoryEntry {
-  return {
-    id: r.id,
-    user_id: r.user_id,
-    session_id: r.session_id,
-    role: r.role,
-    name: r.name,
-    kind: r.kind,
-    content: r.content,
-    content_hash: r.content_hash,
-    importance: r.importance,
-    pinned: r.pinned === 1,
-    metadata: r.metadata ? (JSON.parse(r.metadata) as Record<string, unknown>) : null,
-    covers: r.covers ? (JSON.parse(r.covers) as string[]) : null,
-    created_at: r.created_at,
-    updated_at: r.updated_at,
-  };
-}
+import { ENTRY_COLUMNS as COLUMNS, ENTRY_VALUES, entryColumnsOf, entryParams, rowToEntry, type EntryRow } from './rows/entries.js';
 
 /** `%`, `_` and `\` in user text match themselves in a LIKE pattern with ESCAPE '\'. */
 export function likePattern(q: string): string {
@@ -93,7 +55,7 @@ export function pruneWhere(c: PruneCriteria): { where: string; params: Record<st
 
 // weights: content 1, participant name 2, owner 0 (the owner column only narrows the match)
 const ftsSql = (filter: string) =>
-  `SELECT ${COLUMNS.split(', ').map((c) => `e.${c}`).join(', ')}, -bm25(entries_fts, 1.0, 2.0, 0.0) AS rank
+  `SELECT ${entryColumnsOf('e')}, -bm25(entries_fts, 1.0, 2.0, 0.0) AS rank
    FROM entries_fts JOIN entries e ON e.rowid = entries_fts.rowid
    WHERE entries_fts MATCH @match AND e.user_id = @user_id AND (@session_id IS NULL OR e.session_id = @session_id)
      AND (@from IS NULL OR e.created_at >= @from) AND (@before IS NULL OR e.created_at < @before)${filter}
@@ -126,9 +88,7 @@ export class SqliteLongTermStore implements LongTermStore {
   ) {
     this.s = {
       insert: db.prepare(
-        `INSERT INTO entries (${COLUMNS}) VALUES (@id, @user_id, @session_id, @role, @name, @kind, @content,
-           @content_hash, @importance, @pinned, @metadata, @covers, @created_at, @updated_at)
-         ON CONFLICT DO NOTHING`,
+        `INSERT INTO entries (${COLUMNS}) VALUES (${ENTRY_VALUES}) ON CONFLICT DO NOTHING`,
       ),
       get: db.prepare(`SELECT ${COLUMNS} FROM entries WHERE user_id = ? AND id = ?`),
       turnHolds: db.prepare('SELECT 1 FROM turns WHERE user_id = ? AND id = ? AND content_hash = ?').pluck(),
@@ -176,12 +136,7 @@ export class SqliteLongTermStore implements LongTermStore {
   }
 
   private insert(e: MemoryEntry): boolean {
-    const info = this.s.insert.run({
-      ...e,
-      pinned: e.pinned ? 1 : 0,
-      metadata: e.metadata ? JSON.stringify(e.metadata) : null,
-      covers: e.covers ? JSON.stringify(e.covers) : null,
-    });
+    const info = this.s.insert.run(entryParams(e));
     return info.changes > 0;
   }
 

@@ -5,38 +5,7 @@ import type { AppendResult, PendingJob, TurnLog, TurnLogCounts } from '../../por
 import type { Db } from './db.js';
 import { pruneWhere } from './long-term.js';
 import { TransactionBatcher } from './transaction-batcher.js';
-
-interface TurnRow {
-  id: string;
-  user_id: string;
-  session_id: string;
-  role: Turn['role'];
-  name: string | null;
-  content: string;
-  content_hash: string;
-  created_at: string;
-  importance: number | null;
-  pinned: number;
-  metadata: string | null;
-}
-
-const COLUMNS = 'id, user_id, session_id, role, name, content, content_hash, created_at, importance, pinned, metadata';
-
-export function rowToTurn(r: TurnRow): Turn {
-  return {
-    id: r.id,
-    user_id: r.user_id,
-    session_id: r.session_id,
-    role: r.role,
-    name: r.name,
-    content: r.content,
-    content_hash: r.content_hash,
-    created_at: r.created_at,
-    importance: r.importance,
-    pinned: r.pinned === 1,
-    metadata: r.metadata ? (JSON.parse(r.metadata) as Record<string, unknown>) : null,
-  };
-}
+import { rowToTurn, TURN_COLUMNS as COLUMNS, TURN_VALUES, turnParams, type TurnRow } from './rows/turns.js';
 
 /** A re-send is the same turn when everything the client said is the same (a missing created_at is "now" each time). */
 function sameTurn(held: Pick<Turn, 'session_id' | 'role' | 'name' | 'content'>, t: Turn): boolean {
@@ -60,8 +29,7 @@ export class SqliteTurnLog implements TurnLog {
     this.s = {
       held: db.prepare('SELECT session_id, role, name, content FROM turns WHERE user_id = ? AND id = ?'),
       insert: db.prepare(
-        `INSERT INTO turns (${COLUMNS}, accepted_at) VALUES (@id, @user_id, @session_id, @role, @name, @content,
-           @content_hash, @created_at, @importance, @pinned, @metadata, @accepted_at)`,
+        `INSERT INTO turns (${COLUMNS}, accepted_at) VALUES (${TURN_VALUES}, @accepted_at)`,
       ),
       get: db.prepare(`SELECT ${COLUMNS} FROM turns WHERE user_id = ? AND id = ?`),
       pendingEmbed: db.prepare(
@@ -117,12 +85,7 @@ export class SqliteTurnLog implements TurnLog {
             return;
           }
           inBatch.set(key, t);
-          this.s.insert.run({
-            ...t,
-            pinned: t.pinned ? 1 : 0,
-            metadata: t.metadata ? JSON.stringify(t.metadata) : null,
-            accepted_at: acceptedAt,
-          });
+          this.s.insert.run({ ...turnParams(t), accepted_at: acceptedAt });
           accepted.push(t);
         });
         return { accepted, duplicates };

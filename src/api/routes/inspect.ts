@@ -99,12 +99,12 @@ export function inspectRouter(ctx: RouteContext, board: QueueBoard, s: InspectSc
 
   router
     .route('/inspect/users')
-    .get((req, res) => {
+    .get(async (req, res) => {
       const q = parseRequest(s.UsersQuery, req.query, 'query string');
       const p = principalOf(res);
       const all = isAdmin(p);
       const scope = all || p.kind !== 'key' || p.users === 'all' ? ({ all: true } as const) : ({ all: false, users: [...p.users].sort() } as const);
-      res.json({ users: memory.users(scope, q.limit ?? DEFAULT_LIMIT), all });
+      res.json({ users: await memory.users(scope, q.limit ?? DEFAULT_LIMIT), all });
     })
     .all(methodNotAllowed('GET'));
 

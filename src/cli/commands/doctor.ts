@@ -4,7 +4,6 @@ import { withMemory } from '../../roots/maintenance.js';
 import { checkIntegrity, type Finding, type IntegrityReport } from '../../memory/integrity.js';
 import { healthReport } from '../../health.js';
 import { nextArchival } from '../../archival/schedule.js';
-import { inspectSqliteFile } from '../../adapters/sqlite/inspect.js';
 import { count } from '../plural.js';
 import { EXIT } from '../exit-codes.js';
 
@@ -23,7 +22,7 @@ export function registerDoctor(program: Command, globals: () => GlobalOptions): 
         const report = await healthReport(s);
         // the LLM is not a tier: shown here, probed briefly, and never a reason for /health to degrade
         const llm = { ...s.llm.describe(), reachable: s.llm.provider ? await s.llm.provider.ping(2000) : null };
-        const sqlite = inspectSqliteFile(s.db, s.config.sqlite_path);
+        const sqlite = await s.store.maintenance.describe();
         const archival = {
           cron: s.config.archival_cron,
           timezone: s.config.archival_timezone,

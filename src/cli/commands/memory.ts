@@ -52,7 +52,7 @@ export function registerMemory(program: Command, globals: () => GlobalOptions): 
     .option('--json', 'print a JSON array')
     .action(async (o: { limit: number; json?: boolean }) => {
       await withMemory(globals(), { reconcile: false, runWorkers: false }, async (m) => {
-        const users = m.users({ all: true }, o.limit);
+        const users = await m.users({ all: true }, o.limit);
         if (o.json) return printJson(users);
         for (const u of users) {
           process.stdout.write(`${u.user_id}  ${count(u.sessions, 'session')}, ${count(u.turns, 'turn')}, ${count(u.entries, 'long-term entry')}, last ${u.last_at ?? 'never'}\n`);

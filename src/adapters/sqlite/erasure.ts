@@ -1,0 +1,145 @@
+import { KINDS, type Kind } from '../../domain/entry.js';
+import type { ErasedRows, ErasureListener, ErasureScope, ErasureSignal, ErasureStore } from '../../ports/erasure.js';
+import type { Db } from './db.js';
+
+/**
+ * Tables erased by name below; the sweep covers any other table with a user_id column. `erasures`
+ * holds the signals to the other processes (a user id for a few minutes, no text).
+ */
+const KNOWN_TABLES = new Set(['turns', 'entries', 'vectors', 'vector_deletes', 'archive_runs', 'erasures', 'erasure_listeners']);
+/** how long an erasure signal stays for the other processes to see it */
+const SIGNAL_TTL_MS = 5 * 60_000;
+
+function scopeWhere(scope: ErasureScope): string {
+  if (scope.kind === 'all') return '';
+  return scope.kind === 'user' ? 'WHERE user_id = @user_id' : 'WHERE user_id = @user_id AND session_id = @session_id';
+}
+
+function scopeParams(scope: ErasureScope): Record<string, string> {
+  if (scope.kind === 'all') return {};
+  return scope.kind === 'user' ? { user_id: scope.userId } : { user_id: scope.userId, session_id: scope.sessionId };
+}
+
+/**
+ * Erasure on the shared SQLite file. Every connection of this service has `secure_delete` on (see
+ * openDatabase), and `eraseRows` makes sure of it for its own transaction, so freed bytes are zeroed;
+ * `scrub` checkpoints and truncates the write-ahead log, so erased rows' old page images leave the disk.
+ */
+export class SqliteErasureStore implements ErasureStore {
+  private readonly s;
+
+  constructor(private readonly db: Db) {
+    this.s = {
+      idsIn: db.prepare(
+        `SELECT id FROM turns WHERE user_id = @user_id AND (@session_id IS NULL OR session_id = @session_id)
+         UNION SELECT id FROM entries WHERE user_id = @user_id AND (@session_id IS NULL OR session_id = @session_id)`,
+      ),
+      expire: db.prepare('DELETE FROM erasures WHERE at < ?'),
+      signal: db.prepare('INSERT INTO erasures (user_id, session_id, pid, at) VALUES (?, ?, ?, ?)'),
+      head: db.prepare('SELECT coalesce(max(seq), 0) AS seq FROM erasures'),
+      since: db.prepare('SELECT seq, user_id, session_id, pid FROM erasures WHERE seq > ? ORDER BY seq'),
+      listeners: db.prepare('SELECT pid, seen_seq, heartbeat_at FROM erasure_listeners WHERE pid != ?'),
+      beat: db.prepare(
+        'INSERT INTO erasure_listeners (pid, seen_seq, heartbeat_at) VALUES (?, ?, ?) ON CONFLICT (pid) DO UPDATE SET seen_seq = excluded.seen_seq, heartbeat_at = excluded.heartbeat_at',
+      ),
+      leave: db.prepare('DELETE FROM erasure_listeners WHERE pid = ?'),
+      leaveStale: db.prepare('DELETE FROM erasure_listeners WHERE pid = ? AND heartbeat_at = ?'),
+      tables: db.prepare("SELECT name FROM sqlite_schema WHERE type = 'table' AND name NOT LIKE 'sqlite_%'"),
+      columns: db.prepare('SELECT name FROM pragma_table_info(?)'),
+    };
+  }
+
+  async idsIn(scope: ErasureScope): Promise<Set<string>> {
+    if (scope.kind === 'all') return new Set();
+    const rows = this.s.idsIn.all({ user_id: scope.userId, session_id: scope.kind === 'session' ? scope.sessionId : null }) as Array<{ id: string }>;
+    return new Set(rows.map((r) => r.id));
+  }
+
+  async eraseRows(scope: ErasureScope): Promise<ErasedRows> {
+    const out: ErasedRows = { long_term: { turn: 0, summary: 0, archive: 0 }, turn_log: 0, other_rows: {} };
+    const previous = this.db.pragma('secure_delete', { simple: true }) as number;
+    this.db.pragma('secure_delete = ON');
+    try {
+      this.db
+        .transaction(() => {
+          const where = scopeWhere(scope);
+          const params = scopeParams(scope);
+          const kinds = this.db.prepare(`DELETE FROM entries ${where} RETURNING kind`).all(params) as Array<{ kind: Kind }>;
+          for (const k of kinds) if (KINDS.includes(k.kind)) out.long_term[k.kind]++;
+          out.turn_log += this.db.prepare(`DELETE FROM turns ${where}`).run(params).changes;
+          if (scope.kind === 'all') this.db.prepare('DELETE FROM vector_deletes').run();
+          for (const table of this.userTables(scope)) {
+            const n = this.db.prepare(`DELETE FROM "${table}" ${where}`).run(params).changes;
+            if (n > 0) out.other_rows[table] = (out.other_rows[table] ?? 0) + n;
+          }
+        })
+        .immediate();
+    } finally {
+      this.db.pragma(`secure_delete = ${previous}`);
+    }
+    return out;
+  }
+
+  /**
+   * Other tables holding a user's rows (beside the ones erased by name): any ordinary table with a
+   * `user_id` column, and for a session or everything, also a `session_id` column — so a table another
+   * part of the service adds later is erased too. The vectors table goes through the vector index.
+   */
+  private userTables(scope: ErasureScope): string[] {
+    const out: string[] = [];
+    for (const { name } of this.s.tables.all() as Array<{ name: string }>) {
+      if (KNOWN_TABLES.has(name) || name.startsWith('entries_fts')) continue;
+      let columns: string[];
+      try {
+        columns = (this.s.columns.all(name) as Array<{ name: string }>).map((c) => c.name);
+      } catch {
+        continue; // a virtual table of a module this connection has not loaded
+      }
+      if (!columns.includes('user_id')) continue;
+      if (scope.kind !== 'user' && !columns.includes('session_id')) continue;
+      out.push(name);
+    }
+    return out;
+  }
+
+  async vacuum(): Promise<void> {
+    this.db.exec('VACUUM');
+  }
+
+  async scrub(): Promise<{ complete: boolean }> {
+    const [r] = this.db.pragma('wal_checkpoint(TRUNCATE)') as Array<{ busy: number; log: number; checkpointed: number }>;
+    return { complete: !r || r.busy === 0 };
+  }
+
+  async signal(scope: ErasureScope, pid: number, at: number): Promise<number> {
+    this.s.expire.run(at - SIGNAL_TTL_MS);
+    const info = this.s.signal.run(scope.kind === 'all' ? null : scope.userId, scope.kind === 'session' ? scope.sessionId : null, pid, at);
+    return Number(info.lastInsertRowid);
+  }
+
+  async latestSignal(): Promise<number> {
+    return (this.s.head.get() as { seq: number }).seq;
+  }
+
+  async signalsAfter(seq: number): Promise<ErasureSignal[]> {
+    const rows = this.s.since.all(seq) as Array<{ seq: number; user_id: string | null; session_id: string | null; pid: number }>;
+    return rows.map((r) => ({
+      seq: r.seq,
+      pid: r.pid,
+      scope: r.user_id === null ? { kind: 'all' } : r.session_id === null ? { kind: 'user', userId: r.user_id } : { kind: 'session', userId: r.user_id, sessionId: r.session_id },
+    }));
+  }
+
+  async listeners(exceptPid: number): Promise<ErasureListener[]> {
+    return this.s.listeners.all(exceptPid) as ErasureListener[];
+  }
+
+  async heartbeat(pid: number, seenSeq: number, at: number): Promise<void> {
+    this.s.beat.run(pid, seenSeq, at);
+  }
+
+  async leave(pid: number, heartbeatAt?: number): Promise<void> {
+    if (heartbeatAt === undefined) this.s.leave.run(pid);
+    else this.s.leaveStale.run(pid, heartbeatAt);
+  }
+}

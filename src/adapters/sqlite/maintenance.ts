@@ -1,0 +1,219 @@
+import { accessSync, constants, statSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
+import type { SessionStats, UserSummary } from '../../domain/inspection.js';
+import type { DuplicateGroup, Found, InspectedTurn, MaintenanceStore, StoreReport, UserScope } from '../../ports/maintenance.js';
+import type { Db } from './db.js';
+import { isBusy } from './errors.js';
+import { MIGRATIONS } from './migrations.js';
+import { rowToTurn, TURN_COLUMNS, type TurnRow } from './rows/turns.js';
+
+const SAMPLE = 5;
+const PROBE_BUSY_MS = 1000;
+
+const USER_STATS = `
+  WITH t AS (SELECT user_id, count(*) AS turns, max(created_at) AS last FROM turns GROUP BY user_id),
+       e AS (SELECT user_id, count(*) AS entries, max(created_at) AS last FROM entries GROUP BY user_id),
+       s AS (SELECT user_id, count(*) AS sessions FROM (SELECT user_id, session_id FROM turns UNION SELECT user_id, session_id FROM entries) GROUP BY user_id)
+  SELECT u.user_id, coalesce(s.sessions, 0) AS sessions, coalesce(t.turns, 0) AS turns, coalesce(e.entries, 0) AS entries,
+         CASE WHEN t.last IS NULL THEN e.last WHEN e.last IS NULL THEN t.last ELSE max(t.last, e.last) END AS last_at
+  FROM (SELECT user_id FROM turns UNION SELECT user_id FROM entries) u
+  LEFT JOIN t ON t.user_id = u.user_id LEFT JOIN e ON e.user_id = u.user_id LEFT JOIN s ON s.user_id = u.user_id`;
+
+/**
+ * Doctor, health and the inspector over the SQLite file: its description, the counts, and the
+ * integrity checks over the turn log, long-term entries and embedded vectors — what a delete that
+ * raced a job, or a build before ids were scoped, may have left. Read-only but for the two repairs;
+ * the others go through the tiers' own ports (src/memory/integrity.ts).
+ */
+export class SqliteMaintenanceStore implements MaintenanceStore {
+  constructor(
+    private readonly db: Db,
+    /** the file's path as configured (`:memory:` for an in-memory database) */
+    private readonly path: string,
+  ) {}
+
+  async ping(): Promise<void> {
+    this.db.prepare('SELECT 1').get();
+  }
+
+  async describe(): Promise<StoreReport> {
+    const db = this.db;
+    const absolute = this.path === ':memory:' ? this.path : resolve(this.path);
+    const size = (p: string) => {
+      try {
+        return statSync(p).size;
+      } catch {
+        return 0;
+      }
+    };
+    const report: StoreReport = {
+      kind: 'sqlite',
+      path: absolute,
+      bytes: size(absolute),
+      wal_bytes: size(`${absolute}-wal`),
+      journal_mode: String(db.pragma('journal_mode', { simple: true })),
+      schema_version: db.pragma('user_version', { simple: true }) as number,
+      latest_version: MIGRATIONS[MIGRATIONS.length - 1]!.version,
+      writable: false,
+      rows: { turns: 0, entries: {}, vectors: 0 },
+    };
+    report.rows.turns = (db.prepare('SELECT count(*) AS n FROM turns').get() as { n: number }).n;
+    for (const r of db.prepare('SELECT kind, count(*) AS n FROM entries GROUP BY kind').all() as Array<{ kind: string; n: number }>) report.rows.entries[r.kind] = r.n;
+    report.rows.vectors = (db.prepare('SELECT count(*) AS n FROM vectors').get() as { n: number }).n;
+
+    try {
+      if (absolute !== ':memory:') {
+        accessSync(absolute, constants.W_OK);
+        // WAL needs to create -wal and -shm files beside the database
+        accessSync(dirname(absolute), constants.W_OK);
+      }
+      // the real test: take the write lock and give it back, without waiting long for another writer
+      const busy = db.pragma('busy_timeout', { simple: true }) as number;
+      db.pragma(`busy_timeout = ${PROBE_BUSY_MS}`);
+      try {
+        db.prepare('BEGIN IMMEDIATE').run();
+        db.prepare('ROLLBACK').run();
+      } finally {
+        db.pragma(`busy_timeout = ${busy}`);
+      }
+      report.writable = true;
+    } catch (err) {
+      report.problem = isBusy(err) ? 'another process held the write lock for over a second (busy, not necessarily read-only)' : (err as Error).message;
+    }
+    if (report.schema_version > report.latest_version) {
+      report.problem = `the file's schema version ${report.schema_version} is newer than this build's ${report.latest_version}`;
+    }
+    return report;
+  }
+
+  async users(scope: UserScope, limit: number): Promise<UserSummary[]> {
+    if (scope.all) return this.db.prepare(`${USER_STATS} ORDER BY last_at DESC, u.user_id LIMIT ?`).all(limit) as UserSummary[];
+    return this.db
+      .prepare(`${USER_STATS} WHERE u.user_id IN (SELECT value FROM json_each(?)) ORDER BY last_at DESC, u.user_id LIMIT ?`)
+      .all(JSON.stringify(scope.users), limit) as UserSummary[];
+  }
+
+  async sessions(userId: string, limit: number): Promise<SessionStats[]> {
+    return this.db
+      .prepare(
+        `SELECT session_id, sum(turns) AS turns, sum(entries) AS entries, min(first_at) AS first_at, max(last_at) AS last_at FROM (
+           SELECT session_id, count(*) AS turns, 0 AS entries, min(created_at) AS first_at, max(created_at) AS last_at FROM turns WHERE user_id = @u GROUP BY session_id
+           UNION ALL
+           SELECT session_id, 0, count(*), min(created_at), max(created_at) FROM entries WHERE user_id = @u GROUP BY session_id
+         ) GROUP BY session_id ORDER BY last_at DESC, session_id LIMIT @limit`,
+      )
+      .all({ u: userId, limit }) as SessionStats[];
+  }
+
+  async sessionTurns(userId: string, sessionId: string, limit: number): Promise<InspectedTurn[]> {
+    const rows = this.db
+      .prepare(
+        `SELECT ${TURN_COLUMNS}, embedded_with, persisted_at FROM turns
+         WHERE user_id = ? AND session_id = ? ORDER BY created_at DESC, rowid DESC LIMIT ?`,
+      )
+      .all(userId, sessionId, limit) as Array<TurnRow & { embedded_with: string | null; persisted_at: number | null }>;
+    return rows.map((r) => ({ turn: rowToTurn(r), pending: { embed: r.embedded_with === null, persist: r.persisted_at === null } }));
+  }
+
+  /** long-term entries of kind turn whose turn-log row is gone (written after a delete) */
+  async orphanEntries(): Promise<Found[]> {
+    return this.db
+      .prepare(
+        `SELECT e.user_id, e.id, e.session_id FROM entries e
+         WHERE e.kind = 'turn' AND NOT EXISTS (SELECT 1 FROM turns t WHERE t.user_id = e.user_id AND t.id = e.id)
+         ORDER BY e.rowid`,
+      )
+      .all() as Found[];
+  }
+
+  /**
+   * embedded-index vectors of memories that are gone: no turn-log row, and no long-term entry but a
+   * turn's (an entry of kind turn without its turn is an orphan too)
+   */
+  async orphanVectors(): Promise<Found[]> {
+    return this.db
+      .prepare(
+        `SELECT DISTINCT v.user_id, v.id, v.session_id FROM vectors v
+         WHERE NOT EXISTS (SELECT 1 FROM turns t WHERE t.user_id = v.user_id AND t.id = v.id)
+           AND NOT EXISTS (SELECT 1 FROM entries e WHERE e.user_id = v.user_id AND e.id = v.id AND e.kind <> 'turn')`,
+      )
+      .all() as Found[];
+  }
+
+  /** entries of kind turn whose text is not their turn's (an edit that reached one tier only) */
+  async staleEntries(): Promise<Found[]> {
+    return this.db
+      .prepare(
+        `SELECT e.user_id, e.id, e.session_id FROM entries e JOIN turns t ON t.user_id = e.user_id AND t.id = e.id
+         WHERE e.kind = 'turn' AND e.content_hash <> t.content_hash ORDER BY e.rowid`,
+      )
+      .all() as Found[];
+  }
+
+  /** vectors whose text is not their memory's now */
+  async staleVectors(): Promise<Found[]> {
+    return this.db
+      .prepare(
+        `SELECT DISTINCT v.user_id, v.id, v.session_id FROM vectors v
+         LEFT JOIN turns t ON t.user_id = v.user_id AND t.id = v.id
+         LEFT JOIN entries e ON e.user_id = v.user_id AND e.id = v.id
+         WHERE coalesce(t.content_hash, e.content_hash) IS NOT NULL AND v.content_hash <> coalesce(t.content_hash, e.content_hash)`,
+      )
+      .all() as Found[];
+  }
+
+  /** turns accepted before `acceptedBefore` whose embed or persist job has not completed */
+  async unfinished(acceptedBefore: number): Promise<Found[]> {
+    return this.db
+      .prepare(
+        `SELECT user_id, id, session_id FROM turns
+         WHERE (embedded_with IS NULL OR persisted_at IS NULL) AND accepted_at < ? ORDER BY rowid`,
+      )
+      .all(acceptedBefore) as Found[];
+  }
+
+  /** groups of entries of one user with equal text under different ids (kept by design; listed for the operator) */
+  async duplicateContent(limit = 100): Promise<{ groups: number; sample: DuplicateGroup[] }> {
+    const groups = (this.db.prepare('SELECT count(*) AS n FROM (SELECT 1 FROM entries GROUP BY user_id, content_hash HAVING count(*) > 1)').get() as { n: number }).n;
+    const rows = this.db
+      .prepare(
+        `SELECT user_id, content_hash, json_group_array(id) AS ids FROM entries
+         GROUP BY user_id, content_hash HAVING count(*) > 1 ORDER BY user_id, content_hash LIMIT ?`,
+      )
+      .all(Math.min(limit, SAMPLE)) as Array<{ user_id: string; content_hash: string; ids: string }>;
+    return { groups, sample: rows.map((r) => ({ user_id: r.user_id, content_hash: r.content_hash, ids: JSON.parse(r.ids) as string[] })) };
+  }
+
+  /** whether the user holds the memory in the turn log or the long-term store */
+  async live(userId: string, id: string): Promise<boolean> {
+    return (
+      this.db
+        .prepare('SELECT 1 FROM turns WHERE user_id = ? AND id = ? UNION ALL SELECT 1 FROM entries WHERE user_id = ? AND id = ? LIMIT 1')
+        .get(userId, id, userId, id) !== undefined
+    );
+  }
+
+  /** every user with a turn or an entry (whose short-term sessions the check reads) */
+  async everyUser(): Promise<string[]> {
+    return (this.db.prepare('SELECT user_id FROM turns UNION SELECT user_id FROM entries ORDER BY 1').all() as Array<{ user_id: string }>).map((r) => r.user_id);
+  }
+
+  /** An entry of kind turn takes its turn's text again; the turn is marked for re-embedding. */
+  async realign(userId: string, id: string): Promise<void> {
+    this.db.transaction(() => {
+      this.db
+        .prepare(
+          `UPDATE entries SET (content, content_hash, updated_at) =
+             (SELECT t.content, t.content_hash, ? FROM turns t WHERE t.user_id = entries.user_id AND t.id = entries.id)
+           WHERE user_id = ? AND id = ? AND kind = 'turn'`,
+        )
+        .run(new Date().toISOString(), userId, id);
+      this.db.prepare('UPDATE turns SET embedded_with = NULL WHERE user_id = ? AND id = ?').run(userId, id);
+    })();
+  }
+
+  /** A memory whose vector was removed (stale) is embedded again by the reconciler. */
+  async markUnembedded(userId: string, id: string): Promise<void> {
+    this.db.prepare('UPDATE turns SET embedded_with = NULL WHERE user_id = ? AND id = ?').run(userId, id);
+  }
+}

@@ -1,0 +1,53 @@
+import type { Logger } from '../../logger.js';
+import type { DurableStore } from '../../ports/durable-store.js';
+import { SqliteArchiveStore } from './archive-store.js';
+import { openDatabase, type Db } from './db.js';
+import { SqliteErasureStore } from './erasure.js';
+import { mappingErrors } from './errors.js';
+import { SqliteExchangeStore } from './exchange.js';
+import { SqliteLongTermStore } from './long-term.js';
+import { SqliteMaintenanceStore } from './maintenance.js';
+import { TransactionBatcher } from './transaction-batcher.js';
+import { SqliteTurnLog } from './turn-log.js';
+
+/**
+ * The durable store on one SQLite file. `db` is for the other adapters over the same file (the
+ * embedded vector index) and for tests that read the file; use cases and doors see the ports only.
+ */
+export interface SqliteStore extends DurableStore {
+  readonly kind: 'sqlite';
+  readonly db: Db;
+  readonly path: string;
+  readonly turnLog: SqliteTurnLog;
+  readonly longTerm: SqliteLongTermStore;
+}
+
+/**
+ * Opens (creating when needed, migrating) the SQLite file and the store's parts over it. The turn log
+ * and the long-term store share one transaction batcher, so a persist job's entry and its mark commit
+ * together. Every part's driver errors leave it as the error catalog's (see errors.ts).
+ */
+export async function openSqliteStore(path: string, log?: Logger): Promise<SqliteStore> {
+  const db = openDatabase(path);
+  const writes = new TransactionBatcher(db);
+  const turnLog = new SqliteTurnLog(db, writes);
+  const longTerm = new SqliteLongTermStore(db, writes);
+  let closed = false;
+  log?.debug({ path }, 'opened the SQLite store');
+  return {
+    kind: 'sqlite',
+    db,
+    path,
+    turnLog: mappingErrors(turnLog),
+    longTerm: mappingErrors(longTerm),
+    archives: mappingErrors(new SqliteArchiveStore(db)),
+    erasure: mappingErrors(new SqliteErasureStore(db)),
+    maintenance: mappingErrors(new SqliteMaintenanceStore(db, path)),
+    exchange: mappingErrors(new SqliteExchangeStore(db, turnLog, longTerm)),
+    async close() {
+      if (closed) return;
+      closed = true;
+      db.close();
+    },
+  };
+}

@@ -1,0 +1,68 @@
+import type { Kind } from '../domain/entry.js';
+
+/** What an erasure covers: one user, one session of a user, or everything. */
+export type ErasureScope = { kind: 'user'; userId: string } | { kind: 'session'; userId: string; sessionId: string } | { kind: 'all' };
+
+/** The rows an erasure removed from the durable store, by table. */
+export interface ErasedRows {
+  /** long-term entries by kind (turns, summaries, archives), pinned included */
+  long_term: Record<Kind, number>;
+  turn_log: number;
+  /** rows of other tables that carried the user's id (tables added later are covered too) */
+  other_rows: Record<string, number>;
+}
+
+/** An erasure run by some process, as the other processes sharing the store see it. */
+export interface ErasureSignal {
+  seq: number;
+  scope: ErasureScope;
+  /** the process that ran it */
+  pid: number;
+}
+
+/** A process holding state of its own (a short-term store or queue in its memory) that applies erasures run elsewhere. */
+export interface ErasureListener {
+  pid: number;
+  /** the last erasure signal it has applied */
+  seen_seq: number;
+  heartbeat_at: number;
+}
+
+/**
+ * What an erasure (forget, clear) needs of the durable store: the rows in scope removed so that their
+ * text does not linger in the store's bytes, and the signals through which the other processes sharing
+ * the store learn of it and confirm they applied it to their own state (see docs/architecture.md,
+ * maintenance).
+ *
+ * Contract: `eraseRows` removes, in one transaction, every turn-log row and long-term entry in scope
+ * (pinned included), every row of any other table that carries the scope's user (and session) id, and
+ * for scope `all` the outbox of vector deletes; the store zeroes or reclaims what it frees (SQLite:
+ * `secure_delete`), and `scrub` afterwards moves what a write-ahead log still holds of them into the
+ * store and truncates it — `complete: false` when it cannot now (a reader holds the log), which is not
+ * an error. `idsIn` lists the ids in scope now (persist jobs name a turn by id only). Signals live a few
+ * minutes; `signal` also drops expired ones. A listener row whose process died is dropped by the caller
+ * with `leave(pid, heartbeatAt)`, which removes it only while its heartbeat is still that one.
+ * Not covered: the short-term tier, the vectors and the jobs (the erasure use case erases those through
+ * their own ports), and deciding whether a pid is alive (the caller's business: a pid is per host).
+ */
+export interface ErasureStore {
+  /** the ids of the turns and entries in scope (empty for scope `all`: it matches every job anyway) */
+  idsIn(scope: ErasureScope): Promise<Set<string>>;
+  eraseRows(scope: ErasureScope): Promise<ErasedRows>;
+  /** rebuilds the store's files so no freed page keeps old bytes (a file written before secure delete was on) */
+  vacuum(): Promise<void>;
+  /** flushes and truncates the write-ahead log after an erasure; `complete: false` when a reader prevents it now */
+  scrub(): Promise<{ complete: boolean }>;
+  /** records an erasure for the other processes; returns its seq */
+  signal(scope: ErasureScope, pid: number, at: number): Promise<number>;
+  /** the newest signal's seq (0 when none) */
+  latestSignal(): Promise<number>;
+  /** signals after `seq`, oldest first */
+  signalsAfter(seq: number): Promise<ErasureSignal[]>;
+  /** every listener but `exceptPid` */
+  listeners(exceptPid: number): Promise<ErasureListener[]>;
+  /** records that `pid` is alive and has applied every signal up to `seenSeq` */
+  heartbeat(pid: number, seenSeq: number, at: number): Promise<void>;
+  /** removes `pid`'s listener row (only while its heartbeat is `heartbeatAt`, when given) */
+  leave(pid: number, heartbeatAt?: number): Promise<void>;
+}
