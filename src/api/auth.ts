@@ -44,7 +44,7 @@ export class KeyTable {
   /** the principal of an `Authorization` header value; null for a missing, malformed or unknown key */
   identify(header: string | undefined): Principal | null {
     if (!this.enabled) return { kind: 'open' };
-    const m = header === undefined ? null : BEARER.exec(header);
+    const m = header === undefined ? null : header.match(BEARER);
     if (!m) return null;
     const presented = digestOf(m[1]!);
     let found: KeyRecord | null = null;

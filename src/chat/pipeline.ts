@@ -77,11 +77,11 @@ export class ChatPipeline {
    */
   async preview(input: ChatRequestInput | unknown): Promise<ChatPreview> {
     const req = parseOrThrow(this.schema, input, 'chat request');
-    const { retrieved, promptBlocks } = await this.prepare(req);
+    const { retrieved, promptBlocks } = await this.gather(req);
     return { user_id: req.user_id, session_id: req.session_id, memories: retrieved.results, prompt_blocks: promptBlocks };
   }
 
-  private async prepare(req: ChatRequest) {
+  private async gather(req: ChatRequest) {
     const [retrieved, history] = await Promise.all([
       this.deps.retriever.retrieve({ query: req.message.slice(0, 4000), user_id: req.user_id, session_id: req.session_id, top_k: CHAT_TOP_K }),
       this.deps.shortTerm.recent(req.user_id, req.session_id),
@@ -103,7 +103,7 @@ export class ChatPipeline {
     const userTurn = { user_id: req.user_id, session_id: req.session_id, role: 'user' as const, content: req.message, created_at: new Date(receivedAt).toISOString() };
     // the message must be storable before the LLM is asked anything
     this.validateMessage(userTurn);
-    const { retrieved, messages, promptBlocks } = await this.prepare(req);
+    const { retrieved, messages, promptBlocks } = await this.gather(req);
     options.onRetrieved?.({ user_id: req.user_id, session_id: req.session_id, memories: retrieved.results, prompt_blocks: promptBlocks });
     const answer = await llm.chat(messages, options.signal ? { signal: options.signal } : {});
 

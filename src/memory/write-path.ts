@@ -43,7 +43,7 @@ export interface AcceptResult {
  */
 function conflictAt(err: unknown, turns: readonly Turn[], pathPrefix: string | undefined): unknown {
   if (!(err instanceof NeuralCleaveError) || err.code !== 'content_conflict') return err;
-  const at = /^(\d+)\.id$/.exec(err.details?.[0]?.path ?? '');
+  const at = (err.details?.[0]?.path ?? '').match(/^(\d+)\.id$/);
   const i = at ? Number(at[1]) : -1;
   const id = turns[i]?.id;
   if (id === undefined) return err;

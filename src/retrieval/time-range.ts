@@ -183,8 +183,7 @@ export function parseTimeRange(query: string, now: number | Date = Date.now()): 
   const at = new Date(now);
   let best: TimeRange | null = null;
   for (const { re, resolve } of MATCHERS) {
-    re.lastIndex = 0;
-    for (let m = re.exec(query); m !== null; m = re.exec(query)) {
+    for (const m of query.matchAll(re)) {
       if (best && m.index >= best.index) break;
       const range = resolve(m, at, query);
       if (!range || !(range[0] < range[1])) continue;
