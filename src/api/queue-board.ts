@@ -1,15 +1,9 @@
 import { randomBytes } from 'node:crypto';
-import { createBullBoard } from '@bull-board/api';
-import { BullMQAdapter } from '@bull-board/api/bullMQAdapter';
-import { ExpressAdapter } from '@bull-board/express';
-import { Queue } from 'bullmq';
-import { Redis } from 'ioredis';
-import { Router, type Express, type NextFunction, type Request, type Response } from 'express';
-import { QUEUE_NAMES } from '../../queues/names.js';
+import { Router, type NextFunction, type Request, type Response } from 'express';
 import type { Services } from '../app.js';
+import { bullBoard } from '../adapters/bullmq/board.js';
 import { NeuralCleaveError, UnauthorizedError } from '../errors.js';
-import { sharedConnectionOptions } from '../adapters/redis/connection.js';
-import { RedisKeys } from '../adapters/redis/keys.js';
+import type { QueueDashboard } from '../ports/queue-dashboard.js';
 import { isAdmin, type KeyTable, type Principal } from './auth.js';
 
 export const BOARD_PATH = '/admin/queues';
@@ -62,15 +56,13 @@ function cookieValue(req: Request, name: string): string | undefined {
  * `POST /inspect/queue-board/session`. The cookie holds a random token, never the key; it is HttpOnly,
  * SameSite=Strict and scoped to /admin/queues, and tokens live in this process only.
  *
- * The board reads the queues through BullMQ Queue objects of its own on one Redis connection of its
- * own, created on first use and closed with the app.
+ * The board itself is the BullMQ adapter's (src/adapters/bullmq/board.ts): its own Redis connection,
+ * opened on first use and closed with the app.
  */
 export class QueueBoard {
   readonly enabled: boolean;
   private readonly sessions = new Map<string, number>();
-  private app: Express | null = null;
-  private connection: Redis | null = null;
-  private queues: Queue[] = [];
+  private dashboard: QueueDashboard | null = null;
 
   constructor(
     private readonly services: Services,
@@ -120,7 +112,7 @@ export class QueueBoard {
       // the board is an Express app of its own; as when Express mounts one, the request and response
       // get their prototypes back when it hands the request on
       const [request, response] = [Object.getPrototypeOf(req) as object, Object.getPrototypeOf(res) as object];
-      this.board()(req, res, (err?: unknown) => {
+      this.board().handle(req, res, (err?: unknown) => {
         Object.setPrototypeOf(req, request);
         Object.setPrototypeOf(res, response);
         next(err);
@@ -129,38 +121,16 @@ export class QueueBoard {
     return outer;
   }
 
-  private board(): Express {
-    if (this.app) return this.app;
+  private board(): QueueDashboard {
     const { config, log } = this.services;
-    this.connection = new Redis(config.redis_url!, {
-      ...sharedConnectionOptions({ connectTimeoutMs: config.redis_connect_timeout_ms, commandTimeoutMs: config.redis_command_timeout_ms }),
-      connectionName: 'neuralcleave-board',
-    });
-    this.connection.on('error', (err: Error) => log.debug({ err: err.message }, 'queue dashboard: Redis connection error'));
-    const prefix = new RedisKeys(config.redis_prefix).bullPrefix;
-    this.queues = QUEUE_NAMES.map((name) => {
-      const q = new Queue(name, { connection: this.connection!, prefix });
-      q.on('error', (err) => log.debug({ queue: name, err: err.message }, 'queue dashboard: queue error'));
-      return q;
-    });
-    const adapter = new ExpressAdapter().setBasePath(BOARD_PATH);
-    createBullBoard({
-      queues: this.queues.map((q) => new BullMQAdapter(q)),
-      // @bull-board/express 9.10.1 pins its own copy of @bull-board/api 9.10.1, whose types differ from
-      // 9.10.2's only in private members; the adapter contract is the same at run time
-      serverAdapter: adapter as unknown as Parameters<typeof createBullBoard>[0]['serverAdapter'],
-      options: { uiConfig: { boardTitle: 'NeuralCleave queues' } },
-    });
-    this.app = adapter.getRouter() as Express;
-    return this.app;
+    this.dashboard ??= bullBoard({ ...config, redis_url: config.redis_url! }, log, BOARD_PATH);
+    return this.dashboard;
   }
 
   close(): void {
     this.sessions.clear();
-    const [queues, connection] = [this.queues, this.connection];
-    this.queues = [];
-    this.connection = null;
-    this.app = null;
-    void Promise.allSettled(queues.map((q) => q.close())).then(() => connection?.quit().catch(() => connection.disconnect()));
+    const dashboard = this.dashboard;
+    this.dashboard = null;
+    void dashboard?.close();
   }
 }
