@@ -10,12 +10,14 @@ import { loadEmbedder } from '../embedding/load.js';
 import { EmbedderProvider } from '../embedding/provider.js';
 import { openVectorIndex, type OpenedVectorIndex } from '../adapters/qdrant/open.js';
 import { openRedisBackends, type OpenedRedis } from '../adapters/redis/open.js';
-import { openDatabase, type Db } from '../adapters/sqlite/db.js';
-import { SqliteLongTermStore } from '../adapters/sqlite/long-term.js';
-import { SqliteTurnLog } from '../adapters/sqlite/turn-log.js';
-import { TransactionBatcher } from '../adapters/sqlite/transaction-batcher.js';
-import { SqliteArchiveStore } from '../adapters/sqlite/archive-store.js';
+import type { Db } from '../adapters/sqlite/db.js';
+import type { SqliteLongTermStore } from '../adapters/sqlite/long-term.js';
+import type { SqliteTurnLog } from '../adapters/sqlite/turn-log.js';
+import { mappingErrors } from '../adapters/sqlite/errors.js';
+import { openSqliteStore } from '../adapters/sqlite/open.js';
 import { EmbeddedVectorIndex } from '../adapters/embedded/vector-index.js';
+import type { ArchiveStore } from '../ports/archive-store.js';
+import type { DurableStore } from '../ports/durable-store.js';
 import { AutoCompactor } from '../compaction/auto.js';
 import { ConversationCompactor } from '../compaction/compactor.js';
 import { createSummarizer } from '../compaction/summarizers/select.js';
@@ -33,29 +35,32 @@ import type { LongTermStore } from '../ports/long-term.js';
 
 /** The durable store of this process: the turn log, the long-term store and the archive store over one SQLite file. */
 export interface DurableParts {
+  /** the durable store's ports (turn log, long-term, archives, erasure, maintenance, exchange) */
+  store: DurableStore;
   db: Db;
   turnLog: SqliteTurnLog;
   longTerm: SqliteLongTermStore;
-  archives: SqliteArchiveStore;
+  archives: ArchiveStore;
   /** the embedded vector index over the same file (built once, on first use) */
   embeddedVectors(): VectorIndex;
   report: BackendReport;
-  close(): void;
+  close(): Promise<void>;
 }
 
 /** Opens (creating when needed) the SQLite file of `sqlite_path`. */
-export function openDurable(config: Pick<Config, 'sqlite_path'>): DurableParts {
-  const db = openDatabase(config.sqlite_path);
-  const writes = new TransactionBatcher(db);
+export async function openDurable(config: Pick<Config, 'sqlite_path'>, log?: Logger): Promise<DurableParts> {
+  const store = await openSqliteStore(config.sqlite_path, log);
   let embedded: VectorIndex | null = null;
   return {
-    db,
-    turnLog: new SqliteTurnLog(db, writes),
-    longTerm: new SqliteLongTermStore(db, writes),
-    archives: new SqliteArchiveStore(db),
-    embeddedVectors: () => (embedded ??= new EmbeddedVectorIndex(db)),
+    store,
+    db: store.db,
+    turnLog: store.turnLog,
+    longTerm: store.longTerm,
+    archives: store.archives,
+    // on the same file: its driver errors are mapped as the store's parts' are (a busy file is a 503)
+    embeddedVectors: () => (embedded ??= mappingErrors(new EmbeddedVectorIndex(store.db))),
     report: { backend: 'sqlite', state: 'ok', detail: config.sqlite_path },
-    close: () => db.close(),
+    close: () => store.close(),
   };
 }
 

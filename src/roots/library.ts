@@ -9,6 +9,7 @@ import type { Embedder } from '../ports/embedder.js';
 import type { EmbedderProvider } from '../embedding/provider.js';
 import { createLogger, type Logger } from '../logger.js';
 import { ErasureWatcher } from '../memory/forget.js';
+import type { DurableStore } from '../ports/durable-store.js';
 import { Reconciler } from '../memory/reconciler.js';
 import { WritePath, type WritePathDeps } from '../memory/write-path.js';
 import { Retriever, type RetrieverDeps, type TierReport } from '../retrieval/retrieve.js';
@@ -39,6 +40,8 @@ export interface ServiceEvents {
 export interface Services {
   config: Config;
   log: Logger;
+  /** the durable store (turn log, long-term entries, archives, erasure, maintenance, export/import) */
+  store: DurableStore;
   db: Db;
   turnLog: SqliteTurnLog;
   longTerm: SqliteLongTermStore;
@@ -112,13 +115,13 @@ export interface SharedBackends {
  */
 export async function wire(config: Config, options: WireOptions = {}): Promise<Services> {
   const log = options.logger ?? createLogger(config.log_level);
-  const durable = openDurable(config);
+  const durable = await openDurable(config, log);
   const { db, turnLog, longTerm } = durable;
 
   // BullMQ queues and the Redis short-term tier when Redis is configured and reachable, else in-process (one warning)
   const redis = await openQueueAndShortTerm(config, log, { required: options.requireRedis ?? false, ...(options.shared?.inProcess ? { lent: options.shared.inProcess } : {}) }).catch(
-    (err: unknown) => {
-      durable.close();
+    async (err: unknown) => {
+      await durable.close();
       throw err;
     },
   );
@@ -192,8 +195,8 @@ export async function wire(config: Config, options: WireOptions = {}): Promise<S
     reconciler.start(config.reconcile_interval_s * 1000, config.reconcile_after_s * 1000);
   }
   // state only this process holds (no Redis): erasures run by other processes (the CLI) reach it here
-  const erasures = new ErasureWatcher({ db, shortTerm, vectors, queue, log: log.child({ component: 'erasure' }) });
-  if (!options.shared?.inProcess && (shortTerm.backend === 'memory' || queue.backend === 'in-process')) erasures.start();
+  const erasures = new ErasureWatcher({ store: durable.store, shortTerm, vectors, queue, log: log.child({ component: 'erasure' }) });
+  if (!options.shared?.inProcess && (shortTerm.backend === 'memory' || queue.backend === 'in-process')) await erasures.start();
 
   const backends = (): BackendReports => ({
     short_term: redis.reports().short_term,
@@ -209,7 +212,7 @@ export async function wire(config: Config, options: WireOptions = {}): Promise<S
 
   let closed = false;
   return {
-    config, log, db, turnLog, longTerm, shortTerm, vectors, queue, tombstones, embedders, writePath, retriever, retrieverDeps, reconciler, processorDeps, events, skipped, backends,
+    config, log, store: durable.store, db, turnLog, longTerm, shortTerm, vectors, queue, tombstones, embedders, writePath, retriever, retrieverDeps, reconciler, processorDeps, events, skipped, backends,
     tokens, llm, compactor, autoCompaction, chat, archiver,
     async close() {
       if (closed) return;
@@ -221,7 +224,7 @@ export async function wire(config: Config, options: WireOptions = {}): Promise<S
       await queue.close();
       await Promise.allSettled([shortTerm.close(), vectors.close(), embedders.close()]);
       await redis.close();
-      durable.close();
+      await durable.close();
     },
   };
 }

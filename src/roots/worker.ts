@@ -52,7 +52,7 @@ export async function startWorker(config: Config, options: WorkerOptions): Promi
   let durable: DurableParts | null = null;
   const closers: Array<() => Promise<void>> = [];
   try {
-    durable = needsDurable(queues, config) ? openDurable(config) : null;
+    durable = needsDurable(queues, config) ? await openDurable(config, log) : null;
     const { shortTerm, queue, tombstones } = redis;
     const semantic = await openSemantic(config, durable, log);
     const vectors = semantic.index;
@@ -101,13 +101,13 @@ export async function startWorker(config: Config, options: WorkerOptions): Promi
         closed = true;
         for (const close of closers) await close();
         await redis.close();
-        opened?.close();
+        await opened?.close();
       },
     };
   } catch (err) {
     for (const close of closers) await close().catch(() => undefined);
     await redis.close();
-    durable?.close();
+    await durable?.close();
     throw err;
   }
 }
