@@ -1,9 +1,27 @@
-import type { Services } from './app.js';
+import type { Config } from './config/schema.js';
+import type { EmbedderProvider } from './embedding/provider.js';
+import type { DurableStore } from './ports/durable-store.js';
+import type { ShortTermStore } from './ports/short-term.js';
+import type { TurnLog } from './ports/turn-log.js';
+import type { VectorIndex } from './ports/vector-index.js';
+import type { JobQueue } from '../queues/queue.js';
 import type { BackendReport, BackendReports } from './backends.js';
 import type { TurnLogCounts } from './ports/turn-log.js';
 import { EMBEDDER_WAY_OUT } from './embedding/provider.js';
 
 export type HealthStatus = 'ok' | 'degraded' | 'down';
+
+/** What a health report probes. */
+export interface HealthDeps {
+  config: Pick<Config, 'sqlite_path'>;
+  store: Pick<DurableStore, 'maintenance'>;
+  turnLog: Pick<TurnLog, 'counts'>;
+  shortTerm: Pick<ShortTermStore, 'ping'>;
+  vectors: Pick<VectorIndex, 'ping'>;
+  queue: Pick<JobQueue, 'counts'>;
+  embedders: EmbedderProvider;
+  backends(): BackendReports;
+}
 
 /** A part that is not `ok`: what that means and what to do, the same text in `/health` and `doctor`. */
 export interface HealthProblem {
@@ -33,7 +51,7 @@ function adviceFor(part: string, state: BackendReport['state'], backends: Backen
  * not answer); `degraded` means some part is on a fallback, loading, failed or unreachable, while
  * writes and retrieval still work.
  */
-export async function healthReport(s: Services, options: { turnLogCounts?: boolean } = {}) {
+export async function healthReport(s: HealthDeps, options: { turnLogCounts?: boolean } = {}) {
   const [queues, shortTermUp, vectorsUp] = await Promise.all([
     s.queue.counts().catch(() => null),
     s.shortTerm.ping().catch(() => false),

@@ -1,11 +1,28 @@
 import { embedJob } from '../../queues/producers.js';
 import { z } from 'zod';
-import type { Services } from '../app.js';
+import type { Config } from '../config/schema.js';
+import type { EmbedderProvider } from '../embedding/provider.js';
+import type { DurableStore } from '../ports/durable-store.js';
+import type { ShortTermStore } from '../ports/short-term.js';
+import type { VectorIndex } from '../ports/vector-index.js';
+import type { JobQueue } from '../../queues/queue.js';
+import type { WritePath } from './write-path.js';
 import { KindSchema, type MemoryEntry } from '../domain/entry.js';
 import { contentHash } from '../domain/hash.js';
 import { scoreImportance } from '../domain/importance.js';
 import { GENERATED_ID_MARK, RoleSchema, SessionIdSchema, StoredIdSchema, UserIdSchema, type Turn } from '../domain/turn.js';
 import { ValidationError, describeDetails, zodDetails, type ErrorDetail } from '../errors.js';
+
+/** What export and import use: the store's exchange port, the tiers, the write path's validation and jobs. */
+export interface ExchangeDeps {
+  config: Pick<Config, 'max_turn_chars'>;
+  store: Pick<DurableStore, 'exchange'>;
+  shortTerm: ShortTermStore;
+  vectors: VectorIndex;
+  queue: JobQueue;
+  embedders: EmbedderProvider;
+  writePath: WritePath;
+}
 
 /**
  * The portable export of one user's memories (docs/architecture.md, maintenance), JSON Lines, version 1:
@@ -94,7 +111,7 @@ type EntryRecord = z.infer<typeof EntryRecordSchema>;
 const PAGE = 1000;
 
 /** Streams a user's export: the header, then turns, entries and short-term sessions. */
-export async function* exportUser(services: Services, userId: string): AsyncGenerator<ExportHeader | ExportRecord> {
+export async function* exportUser(services: ExchangeDeps, userId: string): AsyncGenerator<ExportHeader | ExportRecord> {
   const { vectors, shortTerm } = services;
   const exchange = services.store.exchange;
   const embedder = await services.embedders.ready();
@@ -163,7 +180,7 @@ export interface ImportOptions {
  * refused (ContentConflictError) and nothing is written.
  */
 export async function importRecords(
-  services: Services,
+  services: ExchangeDeps,
   records: Iterable<unknown> | AsyncIterable<unknown>,
   options: ImportOptions = {},
 ): Promise<ImportReport> {
@@ -216,7 +233,7 @@ interface Validated {
   shortTerm: Turn[][];
 }
 
-async function validateAll(services: Services, records: Iterable<unknown> | AsyncIterable<unknown>, locate: (i: number) => string): Promise<Validated> {
+async function validateAll(services: ExchangeDeps, records: Iterable<unknown> | AsyncIterable<unknown>, locate: (i: number) => string): Promise<Validated> {
   let header: ExportHeader | null = null;
   const out: Omit<Validated, 'header'> = { turns: [], entries: [], shortTerm: [] };
   const fail = (i: number, details: ErrorDetail[]): never => {

@@ -1,10 +1,25 @@
-import type { Services } from '../app.js';
+import type { EmbedderProvider } from '../embedding/provider.js';
+import type { DurableStore } from '../ports/durable-store.js';
+import type { LongTermStore } from '../ports/long-term.js';
+import type { ShortTermStore } from '../ports/short-term.js';
+import type { VectorIndex } from '../ports/vector-index.js';
+import type { JobQueue } from '../../queues/queue.js';
 import { z } from 'zod';
 import { MemoryEntrySchema } from '../domain/entry.js';
 import type { SessionSummary, UserSummary } from '../domain/inspection.js';
 import type { UserScope } from '../ports/maintenance.js';
 import { QUEUE_NAMES, type QueueName } from '../../queues/names.js';
 import type { FailedJob } from '../../queues/queue.js';
+
+/** What the inspector's views read. */
+export interface InspectDeps {
+  store: Pick<DurableStore, 'maintenance'>;
+  longTerm: LongTermStore;
+  shortTerm: ShortTermStore;
+  vectors: VectorIndex;
+  queue: JobQueue;
+  embedders: EmbedderProvider;
+}
 
 /**
  * Read-only views for the memory inspector (the web page and its /inspect routes): who has memories,
@@ -46,7 +61,7 @@ export interface OwnedFailedJob extends FailedJob {
 export type { UserScope } from '../ports/maintenance.js';
 
 /** Users with anything stored, most recently active first; a scoped listing also names its users that hold nothing. */
-export async function listUsers(s: Services, scope: UserScope, limit: number): Promise<UserSummary[]> {
+export async function listUsers(s: InspectDeps, scope: UserScope, limit: number): Promise<UserSummary[]> {
   const rows = await s.store.maintenance.users(scope, limit);
   if (scope.all) return rows;
   const seen = new Set(rows.map((r) => r.user_id));
@@ -55,7 +70,7 @@ export async function listUsers(s: Services, scope: UserScope, limit: number): P
 }
 
 /** A user's sessions (turn log and long-term store), most recently active first. */
-export async function listSessions(s: Services, userId: string, limit: number): Promise<SessionSummary[]> {
+export async function listSessions(s: InspectDeps, userId: string, limit: number): Promise<SessionSummary[]> {
   const rows = await s.store.maintenance.sessions(userId, limit);
   // a Redis that is away must not hide what SQLite holds: live is then unknown, shown as false
   const live = new Set(await s.shortTerm.sessions(userId).catch(() => [] as string[]));
@@ -67,7 +82,7 @@ export async function listSessions(s: Services, userId: string, limit: number): 
  * (summaries and archives too) merged by id, each with the tiers that hold it. A long-term entry's
  * values win over its turn's (an edit changes the entry).
  */
-export async function sessionEntries(s: Services, userId: string, sessionId: string, limit: number): Promise<InspectedEntry[]> {
+export async function sessionEntries(s: InspectDeps, userId: string, sessionId: string, limit: number): Promise<InspectedEntry[]> {
   const turns = await s.store.maintenance.sessionTurns(userId, sessionId, limit);
   const entries = await s.longTerm.recent(userId, { sessionId, limit });
   const [shortTerm, embedder] = [await s.shortTerm.recent(userId, sessionId).catch(() => []), s.embedders.current()];
@@ -119,7 +134,7 @@ export async function sessionEntries(s: Services, userId: string, sessionId: str
 }
 
 /** The owner of a job's memory: `user_id` in its payload (every job about a memory carries it). */
-function jobOwner(s: Services, data: unknown): string | null {
+function jobOwner(s: InspectDeps, data: unknown): string | null {
   if (typeof data !== 'object' || data === null) return null;
   const d = data as { user_id?: unknown; turn_id?: unknown };
   if (typeof d.user_id === 'string') return d.user_id;
@@ -127,7 +142,7 @@ function jobOwner(s: Services, data: unknown): string | null {
 }
 
 /** Failed jobs of one queue or all, newest first per queue, each with the user it concerns. */
-export async function failedJobs(s: Services, queue: QueueName | undefined, limit: number): Promise<OwnedFailedJob[]> {
+export async function failedJobs(s: InspectDeps, queue: QueueName | undefined, limit: number): Promise<OwnedFailedJob[]> {
   const queues = queue ? [queue] : [...QUEUE_NAMES];
   const lists = await Promise.all(queues.map((q) => s.queue.failed(q, limit)));
   return lists.flat().map((j) => ({ ...j, user_id: jobOwner(s, j.data) }));

@@ -1,7 +1,24 @@
 import { embedJob } from '../../queues/producers.js';
-import type { Services } from '../app.js';
+import type { DurableStore } from '../ports/durable-store.js';
+import type { LongTermStore } from '../ports/long-term.js';
+import type { ShortTermStore } from '../ports/short-term.js';
+import type { TurnLog } from '../ports/turn-log.js';
+import type { VectorIndex } from '../ports/vector-index.js';
+import type { JobQueue } from '../../queues/queue.js';
+import type { Reconciler } from './reconciler.js';
 import { byUser } from '../domain/refs.js';
 import type { DuplicateGroup, Found, MaintenanceStore } from '../ports/maintenance.js';
+
+/** What the checks read and the repairs write: the store's maintenance port, the tiers, the reconciler. */
+export interface IntegrityDeps {
+  store: Pick<DurableStore, 'maintenance'>;
+  turnLog: TurnLog;
+  longTerm: LongTermStore;
+  shortTerm: ShortTermStore;
+  vectors: VectorIndex;
+  queue: JobQueue;
+  reconciler: Pick<Reconciler, 'run'>;
+}
 
 /** One finding of `doctor`: how many, and the first few (owner and id, for the operator). */
 export interface Finding {
@@ -47,7 +64,7 @@ const finding = (found: readonly Found[]): Finding => ({ count: found.length, sa
  * under several ids). `repair` removes the orphans, realigns stale copies with their turn, and
  * re-enqueues unfinished jobs (run here when the queue is in-process); then it checks again.
  */
-export async function checkIntegrity(s: Services, options: IntegrityOptions = {}): Promise<IntegrityReport> {
+export async function checkIntegrity(s: IntegrityDeps, options: IntegrityOptions = {}): Promise<IntegrityReport> {
   const afterMs = options.unfinishedAfterMs ?? 600_000;
   let report = await inspect(s, afterMs);
   if (!options.repair || report.problems === 0) return report;
@@ -56,7 +73,7 @@ export async function checkIntegrity(s: Services, options: IntegrityOptions = {}
   return { ...report, repaired };
 }
 
-async function inspect(s: Services, afterMs: number): Promise<IntegrityReport> {
+async function inspect(s: IntegrityDeps, afterMs: number): Promise<IntegrityReport> {
   const sql = s.store.maintenance;
   const vectorsChecked = s.vectors.backend === 'embedded';
   const orphanShortTerm = await shortTermOrphans(s, sql);
@@ -77,7 +94,7 @@ async function inspect(s: Services, afterMs: number): Promise<IntegrityReport> {
   return report;
 }
 
-async function shortTermOrphans(s: Services, sql: MaintenanceStore): Promise<Found[]> {
+async function shortTermOrphans(s: IntegrityDeps, sql: MaintenanceStore): Promise<Found[]> {
   const out: Found[] = [];
   for (const user of await sql.everyUser()) {
     for (const session of await s.shortTerm.sessions(user)) {
@@ -87,7 +104,7 @@ async function shortTermOrphans(s: Services, sql: MaintenanceStore): Promise<Fou
   return out;
 }
 
-async function repair(s: Services, afterMs: number): Promise<{ removed: number; realigned: number; requeued: number }> {
+async function repair(s: IntegrityDeps, afterMs: number): Promise<{ removed: number; realigned: number; requeued: number }> {
   const sql = s.store.maintenance;
   // everything is listed first: removing an orphan entry must not hide its vector from the count
   const entries = await sql.orphanEntries();
