@@ -89,6 +89,20 @@ export function longTermContract(name: string, make: () => Promise<LongTermStore
       assert.equal((await s.searchText(u, '-rex', { limit: 5 })).length, 2);
     });
 
+    it('matches a speaker term in who said an entry, not in entries that mention the name', async () => {
+      const s = await make();
+      const u = uid();
+      const said = entry(u, 'I painted a sunrise over the lake', { name: 'Melanie' });
+      await s.upsert([entry(u, 'Melanie, that painting of yours is lovely!', { name: 'Caroline' }), said, entry(u, 'Melanie Melanie Melanie painted again', { name: 'Caroline' })]);
+      const asText = await s.searchText(u, 'What has Melanie painted?', { limit: 10 });
+      assert.equal(asText.length, 3, 'as a plain word the name matches every entry holding it');
+      const bySpeaker = await s.searchText(u, 'What has Melanie painted?', { limit: 10, speakerTerms: ['melanie'] });
+      assert.equal(bySpeaker[0]?.entry.id, said.id, 'Melanie\'s own turn first');
+      assert.ok(bySpeaker.slice(1).every((h) => h.bm25 < bySpeaker[0]!.bm25));
+      const onlyName = await s.searchText(u, 'Melanie', { limit: 10, speakerTerms: ['melanie'] });
+      assert.deepEqual(onlyName.map((h) => h.entry.id), [said.id], 'a speaker term alone matches only what the speaker said');
+    });
+
     it('matches %, _ and \\ literally in substring search', async () => {
       const s = await make();
       const u = uid();

@@ -20,6 +20,18 @@ function tsLexeme(lex: string): string {
   return `'${lex.replace(/\\/g, '\\\\').replace(/'/g, "''")}'`;
 }
 
+interface Term {
+  lex: string;
+  idf: number;
+  /** a participant's name: matched in the name (weight A) only */
+  nameOnly: boolean;
+}
+
+/** A term as a tsquery operand; a name-only one restricted to weight A (the name). */
+function tsOperand(t: Pick<Term, 'lex' | 'nameOnly'>): string {
+  return t.nameOnly ? `${tsLexeme(t.lex)}:A` : tsLexeme(t.lex);
+}
+
 /**
  * Long-term store on PostgreSQL. Text search is BM25 computed in SQL over the `tsv` column — the
  * formula FTS5 uses (k1 1.2, b 0.75; a participant-name hit weighs 2, a content hit 1; idf
@@ -82,16 +94,18 @@ export class PostgresLongTermStore implements LongTermStore {
   }
 
   async searchText(userId: string, query: string, o: ListOptions): Promise<TextHit[]> {
-    const terms = await this.terms(userId, query);
+    const terms = await this.terms(userId, query, new Set(o.speakerTerms ?? []));
     if (terms.length === 0) return [];
-    const f = filterSql(o.where, 10, 'e.');
+    const f = filterSql(o.where, 11, 'e.');
+    // tf: a name hit counts twice, a content hit once; a speaker's word counts in the name only
     const rows = await this.pg.query<Record<string, unknown> & { score: number }>(
-      `WITH q AS (SELECT * FROM unnest($2::text[], $3::float8[]) AS q(lex, idf))
+      `WITH q AS (SELECT * FROM unnest($2::text[], $3::float8[], $10::bool[]) AS q(lex, idf, name_only))
        SELECT ${entrySelect('e.')}, s.score FROM entries e
        CROSS JOIN LATERAL (
          SELECT sum(q.idf * (x.tf * ${K1 + 1}) / (x.tf + ${K1} * (${1 - B} + ${B} * length(e.tsv) / $4::float8))) AS score
-         FROM (SELECT u.lexeme, cardinality(u.weights) + cardinality(array_positions(u.weights, 'A')) AS tf FROM unnest(e.tsv) u) x
-         JOIN q ON q.lex = x.lexeme
+         FROM (SELECT u.lexeme, cardinality(array_positions(u.weights, 'A')) AS name_hits, cardinality(u.weights) AS hits FROM unnest(e.tsv) u) h
+         JOIN q ON q.lex = h.lexeme
+         CROSS JOIN LATERAL (SELECT CASE WHEN q.name_only THEN 2 * h.name_hits ELSE h.hits + h.name_hits END AS tf) x
        ) s
        WHERE e.user_id = $1 AND e.tsv @@ $5::tsquery
          AND ($6::text IS NULL OR e.session_id = $6)
@@ -102,11 +116,12 @@ export class PostgresLongTermStore implements LongTermStore {
         terms.map((t) => t.lex),
         terms.map((t) => t.idf),
         await this.avgLength(userId),
-        terms.map((t) => tsLexeme(t.lex)).join(' | '),
+        terms.map(tsOperand).join(' | '),
         o.sessionId ?? null,
         o.createdFrom ?? null,
         o.createdBefore ?? null,
         o.limit,
+        terms.map((t) => t.nameOnly),
         ...f.params,
       ],
     );
@@ -115,9 +130,10 @@ export class PostgresLongTermStore implements LongTermStore {
 
   /**
    * The lexemes of the query's words (through the index's own text-search configuration) with their
-   * idf for this user; the common ones dropped while a rarer one remains.
+   * idf for this user; the common ones dropped while a rarer one remains. A lexeme only `speakers`
+   * words give is matched in the participant name only (`nameOnly`), as the port asks.
    */
-  private async terms(userId: string, query: string): Promise<Array<{ lex: string; idf: number }>> {
+  private async terms(userId: string, query: string, speakers: ReadonlySet<string>): Promise<Term[]> {
     const words = queryTerms(query);
     if (words.length === 0) return [];
     const missing = words.filter((w) => !this.lexemes.has(w));
@@ -129,24 +145,28 @@ export class PostgresLongTermStore implements LongTermStore {
       if (this.lexemes.size + rows.length > CACHE_SIZE) this.lexemes.clear();
       for (const r of rows) this.lexemes.set(r.w, r.lex);
     }
-    const lexemes = [...new Set(words.flatMap((w) => this.lexemes.get(w) ?? []))];
+    // a lexeme is a speaker's only when every query word it comes from is one
+    const nameOnly = new Map<string, boolean>();
+    for (const w of words) for (const lex of this.lexemes.get(w) ?? []) nameOnly.set(lex, (nameOnly.get(lex) ?? true) && speakers.has(w));
+    const lexemes = [...nameOnly.keys()];
     if (lexemes.length === 0) return [];
     const n = await this.cached(`n\u0000${userId}`, async () => {
       const [r] = await this.pg.query<{ n: number }>('SELECT count(*) AS n FROM entries WHERE user_id = $1', [userId]);
       return r!.n;
     });
     const df = await Promise.all(
-      lexemes.map((lex) =>
-        this.cached(`df\u0000${userId}\u0000${lex}`, async () => {
+      lexemes.map((lex) => {
+        const operand = tsOperand({ lex, nameOnly: nameOnly.get(lex)! });
+        return this.cached(`df\u0000${userId}\u0000${operand}`, async () => {
           const [r] = await this.pg.query<{ n: number }>(
             'SELECT count(*) AS n FROM (SELECT 1 FROM entries WHERE user_id = $1 AND tsv @@ $2::tsquery LIMIT $3) m',
-            [userId, tsLexeme(lex), COMMON_TERM_DOCS],
+            [userId, operand, COMMON_TERM_DOCS],
           );
           return r!.n;
-        }),
-      ),
+        });
+      }),
     );
-    const all = lexemes.map((lex, i) => ({ lex, df: df[i]!, idf: Math.log(1 + (Math.max(n, df[i]!) - df[i]! + 0.5) / (df[i]! + 0.5)) }));
+    const all = lexemes.map((lex, i) => ({ lex, nameOnly: nameOnly.get(lex)!, df: df[i]!, idf: Math.log(1 + (Math.max(n, df[i]!) - df[i]! + 0.5) / (df[i]! + 0.5)) }));
     const present = all.filter((t) => t.df > 0);
     const rarer = present.filter((t) => t.df < COMMON_TERM_DOCS);
     return rarer.length > 0 ? rarer : present;
