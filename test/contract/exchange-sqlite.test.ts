@@ -1,15 +1,4 @@
-import { join } from 'node:path';
-import { after } from 'node:test';
-import { openSqliteStore, type SqliteStore } from '../../src/adapters/sqlite/open.js';
-import { tmpDir } from '../helpers/tmp.js';
 import { runExchangeContract } from './exchange.contract.js';
+import { freshSqliteStores } from './sqlite-stores.js';
 
-const dir = tmpDir();
-const opened: SqliteStore[] = [];
-after(() => Promise.all(opened.map((s) => s.close())));
-let n = 0;
-runExchangeContract('SQLite file', async () => {
-  const store = await openSqliteStore(join(dir, `exchange-${++n}.db`));
-  opened.push(store);
-  return store;
-});
+runExchangeContract('SQLite file', freshSqliteStores('exchange'));

@@ -1,16 +1,9 @@
-import { join } from 'node:path';
-import { after } from 'node:test';
 import { EmbeddedVectorIndex } from '../../src/adapters/embedded/vector-index.js';
-import { openSqliteStore, type SqliteStore } from '../../src/adapters/sqlite/open.js';
-import { tmpDir } from '../helpers/tmp.js';
 import { runMaintenanceContract } from './maintenance.contract.js';
+import { freshSqliteStores } from './sqlite-stores.js';
 
-const dir = tmpDir();
-const opened: SqliteStore[] = [];
-after(() => Promise.all(opened.map((s) => s.close())));
-let n = 0;
+const open = freshSqliteStores('maintenance');
 runMaintenanceContract('SQLite file', async () => {
-  const store = await openSqliteStore(join(dir, `maintenance-${++n}.db`));
-  opened.push(store);
+  const store = await open();
   return { store, vectors: new EmbeddedVectorIndex(store.db) };
 });

@@ -1,4 +1,5 @@
 import type { MemoryEntry } from '../../../domain/entry.js';
+import { namedValues, underAlias } from './columns.js';
 
 /** An `entries` row as better-sqlite3 returns it (booleans as 0/1, JSON as text). */
 export interface EntryRow {
@@ -22,11 +23,8 @@ export interface EntryRow {
 export const ENTRY_COLUMNS =
   'id, user_id, session_id, role, name, kind, content, content_hash, importance, pinned, metadata, covers, created_at, updated_at';
 
-/** `ENTRY_COLUMNS` with each column under a table alias (`e.id, e.user_id, …`). */
-export const entryColumnsOf = (alias: string): string => ENTRY_COLUMNS.split(', ').map((c) => `${alias}.${c}`).join(', ');
-
-/** The named parameters of an INSERT of `ENTRY_COLUMNS`. */
-export const ENTRY_VALUES = ENTRY_COLUMNS.split(', ').map((c) => `@${c}`).join(', ');
+export const entryColumnsOf = (alias: string): string => underAlias(ENTRY_COLUMNS, alias);
+export const ENTRY_VALUES = namedValues(ENTRY_COLUMNS);
 
 export function rowToEntry(r: EntryRow): MemoryEntry {
   return {

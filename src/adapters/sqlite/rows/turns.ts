@@ -1,4 +1,5 @@
 import type { Turn } from '../../../domain/turn.js';
+import { namedValues } from './columns.js';
 
 /** A `turns` row as better-sqlite3 returns the record's columns (booleans as 0/1, JSON as text). */
 export interface TurnRow {
@@ -18,11 +19,7 @@ export interface TurnRow {
 /** The record's columns of `turns`, in the domain's order (the bookkeeping columns are named where read). */
 export const TURN_COLUMNS = 'id, user_id, session_id, role, name, content, content_hash, created_at, importance, pinned, metadata';
 
-/** `TURN_COLUMNS` with each column under a table alias (`t.id, t.user_id, …`). */
-export const turnColumnsOf = (alias: string): string => TURN_COLUMNS.split(', ').map((c) => `${alias}.${c}`).join(', ');
-
-/** The named parameters of an INSERT of `TURN_COLUMNS`. */
-export const TURN_VALUES = TURN_COLUMNS.split(', ').map((c) => `@${c}`).join(', ');
+export const TURN_VALUES = namedValues(TURN_COLUMNS);
 
 export function rowToTurn(r: TurnRow): Turn {
   return {
