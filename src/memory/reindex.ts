@@ -4,12 +4,13 @@ import type { Turn } from '../domain/turn.js';
 import type { Embedder } from '../ports/embedder.js';
 import type { Logger } from '../logger.js';
 import type { TurnLog } from '../ports/turn-log.js';
+import type { LongTermStore } from '../ports/long-term.js';
 import type { VectorIndex, VectorPayload, VectorPoint } from '../ports/vector-index.js';
 
 export interface ReindexDeps {
   turnLog: Pick<TurnLog, 'scan' | 'counts' | 'get' | 'markEmbedded'>;
   /** long-term entries: summaries and archives have no turn-log row, so they are read from here */
-  longTerm: { scan(batch: number): Iterable<MemoryEntry[]>; count(): Promise<number>; get(userId: string, id: string): Promise<MemoryEntry | null> };
+  longTerm: Pick<LongTermStore, 'scan' | 'count' | 'get'>;
   vectors: VectorIndex;
   /** the embedder to index for: the configured one */
   embedder: Embedder;
@@ -107,7 +108,7 @@ export async function reindex(deps: ReindexDeps, options: ReindexOptions = {}): 
     options.onProgress?.(done, total);
   }
 
-  for (const page of longTerm.scan(batchSize)) {
+  for await (const page of longTerm.scan(batchSize)) {
     // an entry that is a logged turn was indexed with the turns
     const own: typeof page = [];
     for (const e of page) if ((await turnLog.get(e.user_id, e.id)) === null) own.push(e);

@@ -75,4 +75,6 @@ export interface LongTermStore {
   /** deletes every entry of a user (or one session of theirs), pinned included; returns the ids */
   deleteWhere(userId: string, sessionId?: string): Promise<string[]>;
   count(userId?: string): Promise<number>;
+  /** pages through every entry of every user in insertion order (memory reindex) */
+  scan(batch?: number): AsyncIterable<MemoryEntry[]>;
 }

@@ -290,7 +290,7 @@ export class SqliteLongTermStore implements LongTermStore {
   }
 
   /** Pages through every entry of every user in insertion order (memory reindex). */
-  *scan(batch = 1000): Generator<MemoryEntry[]> {
+  async *scan(batch = 1000): AsyncGenerator<MemoryEntry[]> {
     let after = 0;
     for (;;) {
       const rows = this.s.scan.all(after, batch) as Array<EntryRow & { rowid: number }>;
