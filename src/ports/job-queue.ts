@@ -54,15 +54,29 @@ export class DoNotRetryError extends Error {
 }
 
 /**
+ * A `DoNotRetryError`, also one thrown by another copy of this module (a processor bundled with its
+ * own build of the package): the class may differ, the name does not.
+ */
+export function isDoNotRetry(err: unknown): err is Error {
+  return err instanceof DoNotRetryError || (err instanceof Error && err.name === 'DoNotRetryError');
+}
+
+/**
  * The queue seam: producers `add`; a worker process `consume`s with the processors of `workers/`.
  *
- * Contract: `add` validates each payload against the queue's schema (a bad one rejects with a
- * `ValidationError` naming the fields, nothing added) and resolves once the jobs are accepted by the
- * backend (for a networked queue: stored there); a job id already waiting or running is not added
- * twice. A failed attempt is retried with backoff up to the configured attempts, except for a
- * `DoNotRetryError`. Processors must be idempotent: a job may run more than once (a retry, a stalled job
- * picked up by another worker). Not covered: durability of an in-process queue across a crash — the
- * turn log covers that — and ordering between jobs.
+ * Contract (test/contract/job-queue.contract.ts runs it against every backend): `add` validates each
+ * payload against the queue's schema (a bad one rejects with a `ValidationError` naming the fields,
+ * and nothing of the batch is added; `requeue` and `schedule` validate the same way) and resolves once
+ * the jobs are accepted by the backend (for a networked queue: stored there). A job id already
+ * waiting, running or kept as failed is not added twice; a completed one may be remembered too (BullMQ
+ * keeps the last completed jobs, the in-process queue does not), so work to run again goes through
+ * `requeue` or a new id. A processor gets the parsed payload (schema defaults applied). A failed attempt
+ * is retried with exponential backoff (the first delay doubled each time) up to the configured
+ * attempts, except for a `DoNotRetryError`; then the job is kept as failed, with the error's message as
+ * its reason. At most `concurrency` jobs of a queue run at once in one consumer. Processors must be
+ * idempotent: a job may run more than once (a retry, a stalled job picked up by another worker). Not
+ * covered: durability of an in-process queue across a crash — the turn log covers that — and ordering
+ * between jobs.
  */
 export interface JobQueue<J extends JobTypes> {
   readonly backend: 'bullmq' | 'in-process';
@@ -70,12 +84,14 @@ export interface JobQueue<J extends JobTypes> {
   /**
    * `add` for work known to be unfinished (the reconciler's re-enqueue of turns still pending in the
    * turn log): a job with the same id kept as failed — its attempts used up, or its workers killed
-   * twice while running it — is replaced by a fresh one, where `add` would leave it failed and the turn
-   * pending for good. A job waiting, running or completed is left as it is.
+   * twice while running it — or kept as completed (it ended without finishing the work: an embed job
+   * skipped on a worker without the model) is replaced by a fresh one, where `add` would leave it and
+   * the turn pending for good. A job waiting or running is left as it is.
    */
   requeue<Q extends QueueOf<J>>(queue: Q, jobs: ReadonlyArray<JobSpec<J, Q>>): Promise<void>;
   consume(processors: ProcessorMap<J>, options: ConsumeOptions<J>): Promise<void>;
   counts(): Promise<Record<QueueOf<J>, JobCounts>>;
+  /** the failed jobs kept, newest first, at most `limit` */
   failed(queue: QueueOf<J>, limit: number): Promise<Array<FailedJob<J>>>;
   /** re-runs failed jobs; returns how many */
   retryFailed(queue: QueueOf<J>): Promise<number>;
@@ -97,6 +113,9 @@ export interface JobQueue<J extends JobTypes> {
   schedule<Q extends QueueOf<J>>(queue: Q, pattern: string, timezone: string, data: J[Q]): Promise<void>;
   /** resolves when no job is waiting or running (tests, `ingest --wait` in-process) */
   idle(): Promise<void>;
-  /** stops consuming (in-flight jobs finish or are handed back) and releases connections */
+  /**
+   * Stops consuming (in-flight jobs finish or are handed back) and releases connections; `add` and
+   * `consume` reject afterwards. Calling it again does nothing.
+   */
   close(): Promise<void>;
 }

@@ -7,6 +7,7 @@ import { parseOrThrow } from '../../validate.js';
 import { JOB_DEFAULTS } from '../../../queues/defaults.js';
 import { QUEUE_NAMES, type QueueName } from '../../../queues/names.js';
 import { JOB_SCHEMAS, type JobPayload } from '../../../queues/payloads.js';
+import { isDoNotRetry } from '../../ports/job-queue.js';
 import type { ConsumeOptions, FailedJob, JobCounts, JobQueue, JobSpec, Processor, ProcessorMap } from '../../../queues/queue.js';
 
 export interface BullMqQueueOptions {
@@ -103,7 +104,12 @@ export class BullMqQueue implements JobQueue {
 
   async add<Q extends QueueName>(queue: Q, jobs: ReadonlyArray<JobSpec<Q>>): Promise<void> {
     if (this.closed) throw new Error('queue is closed');
-    // every payload is validated before any is added: a bad batch adds nothing
+    const bulk = this.validated(queue, jobs);
+    for (let i = 0; i < bulk.length; i += ADD_CHUNK) await this.queue(queue).addBulk(bulk.slice(i, i + ADD_CHUNK));
+  }
+
+  /** Every payload is validated before any job is touched: a bad batch changes nothing. One job per id. */
+  private validated<Q extends QueueName>(queue: Q, jobs: ReadonlyArray<JobSpec<Q>>): Array<{ name: string; data: unknown; opts: { jobId: string } }> {
     const seen = new Set<string>();
     const bulk: Array<{ name: string; data: unknown; opts: { jobId: string } }> = [];
     for (const j of jobs) {
@@ -112,20 +118,22 @@ export class BullMqQueue implements JobQueue {
       seen.add(j.jobId);
       bulk.push({ name: queue, data, opts: { jobId: j.jobId } });
     }
-    for (let i = 0; i < bulk.length; i += ADD_CHUNK) await this.queue(queue).addBulk(bulk.slice(i, i + ADD_CHUNK));
+    return bulk;
   }
 
   async requeue<Q extends QueueName>(queue: Q, jobs: ReadonlyArray<JobSpec<Q>>): Promise<void> {
     if (this.closed) throw new Error('queue is closed');
+    const bulk = this.validated(queue, jobs);
     const q = this.queue(queue);
-    // BullMQ ignores an add whose id is held by a failed job: such a job is removed first. One state
-    // lookup per job, sent together; only the reconciler's pages of pending turns come this way.
-    const states = await Promise.all(jobs.map((j) => q.getJobState(j.jobId)));
-    const failed = jobs.filter((_, i) => states[i] === 'failed').map((j) => j.jobId);
+    // BullMQ ignores an add whose id is held by a failed or completed job: such a job is removed first
+    // (its work is still unfinished in the turn log, or it would not come this way). One state lookup
+    // per job, sent together; only the reconciler's pages of pending turns come this way.
+    const states = await Promise.all(bulk.map((j) => q.getJobState(j.opts.jobId)));
+    const done = bulk.filter((_, i) => states[i] === 'failed' || states[i] === 'completed').map((j) => j.opts.jobId);
     let removed = 0;
-    for (const id of failed) removed += await q.remove(id);
-    if (removed > 0) this.o.log.warn({ queue, jobs: removed }, 'failed jobs of turns still unfinished in the turn log are run again');
-    await this.add(queue, jobs);
+    for (const id of done) removed += await q.remove(id);
+    if (removed > 0) this.o.log.warn({ queue, jobs: removed }, 'failed or completed jobs of turns still unfinished in the turn log are run again');
+    for (let i = 0; i < bulk.length; i += ADD_CHUNK) await q.addBulk(bulk.slice(i, i + ADD_CHUNK));
   }
 
   async consume(processors: ProcessorMap, options: ConsumeOptions): Promise<void> {
@@ -173,6 +181,10 @@ export class BullMqQueue implements JobQueue {
         jobId: job.id!,
         attempt: job.attemptsMade + 1,
       });
+    } catch (err) {
+      // the port's queue-neutral error, in the form BullMQ knows
+      if (isDoNotRetry(err)) throw new UnrecoverableError(err.message);
+      throw err;
     } finally {
       this.inFlight.delete(key);
     }

@@ -1,6 +1,8 @@
 import { Cron } from 'croner';
 import PQueue from 'p-queue';
 import type { Logger } from '../../logger.js';
+import { isDoNotRetry } from '../../ports/job-queue.js';
+import { parseOrThrow } from '../../validate.js';
 import { JOB_DEFAULTS } from '../../../queues/defaults.js';
 import { QUEUE_NAMES, type QueueName } from '../../../queues/names.js';
 import { JOB_SCHEMAS } from '../../../queues/payloads.js';
@@ -63,21 +65,33 @@ export class InProcessQueue implements JobQueue {
 
   async add<Q extends QueueName>(queue: Q, jobs: ReadonlyArray<JobSpec<Q>>): Promise<void> {
     if (this.closed) throw new Error('queue is closed');
-    for (const j of jobs) {
+    // every payload is validated before any is added: a bad batch adds nothing (as on BullMQ)
+    const parsed = jobs.map((j) => ({ jobId: j.jobId, data: parseOrThrow(JOB_SCHEMAS[queue], j.data, `${queue} job ${j.jobId}`) }));
+    for (const j of parsed) {
       const key = `${queue}/${j.jobId}`;
       if (this.live.has(key)) continue;
       this.live.add(key);
-      const data = JOB_SCHEMAS[queue].parse(j.data);
-      this.dispatch({ queue, jobId: j.jobId, data, attempt: 1 });
+      this.dispatch({ queue, jobId: j.jobId, data: j.data, attempt: 1 });
     }
   }
 
-  /** A failed job here has already left `live`, so `add` runs it again. */
-  requeue<Q extends QueueName>(queue: Q, jobs: ReadonlyArray<JobSpec<Q>>): Promise<void> {
+  /** A job kept as failed is taken out first; a completed one has already left `live`, so `add` runs it again. */
+  async requeue<Q extends QueueName>(queue: Q, jobs: ReadonlyArray<JobSpec<Q>>): Promise<void> {
+    if (this.closed) throw new Error('queue is closed');
+    for (const j of jobs) parseOrThrow(JOB_SCHEMAS[queue], j.data, `${queue} job ${j.jobId}`);
+    const ids = new Set(jobs.map((j) => j.jobId));
+    const failed = this.failedJobs.get(queue)!;
+    const keep = failed.filter((f) => !ids.has(f.jobId));
+    if (keep.length < failed.length) {
+      this.failedJobs.set(queue, keep);
+      for (const f of failed) if (ids.has(f.jobId)) this.live.delete(`${queue}/${f.jobId}`);
+      this.log.warn({ queue, jobs: failed.length - keep.length }, 'failed jobs of turns still unfinished in the turn log are run again');
+    }
     return this.add(queue, jobs);
   }
 
   async consume(processors: ProcessorMap, options: ConsumeOptions): Promise<void> {
+    if (this.closed) throw new Error('queue is closed');
     this.processors = { ...this.processors, ...processors };
     for (const q of options.queues) {
       if (!this.processors[q]) continue;
@@ -111,7 +125,7 @@ export class InProcessQueue implements JobQueue {
       this.live.delete(key);
     } catch (err) {
       const reason = err instanceof Error ? err.message : String(err);
-      if (job.attempt < this.attempts && !this.closed) {
+      if (job.attempt < this.attempts && !this.closed && !isDoNotRetry(err)) {
         const delay = this.backoffMs * 2 ** (job.attempt - 1);
         this.log.warn({ queue: job.queue, jobId: job.jobId, attempt: job.attempt, delay, err: reason }, 'job failed; retrying');
         const stats = this.stats.get(job.queue)!;
@@ -126,10 +140,10 @@ export class InProcessQueue implements JobQueue {
         return;
       }
       this.log.error({ queue: job.queue, jobId: job.jobId, attempts: job.attempt, err: reason }, 'job failed permanently');
+      // kept as failed, its id stays taken (as on BullMQ) until it is retried, removed or requeued
       const failed = this.failedJobs.get(job.queue)!;
       failed.push({ queue: job.queue, jobId: job.jobId, attempts: job.attempt, reason, failedAt: new Date().toISOString(), data: job.data });
-      if (failed.length > JOB_DEFAULTS.keepFailed) failed.shift();
-      this.live.delete(key);
+      if (failed.length > JOB_DEFAULTS.keepFailed) this.live.delete(`${job.queue}/${failed.shift()!.jobId}`);
     } finally {
       this.running.delete(key);
     }
@@ -151,6 +165,7 @@ export class InProcessQueue implements JobQueue {
   }
 
   async failed(queue: QueueName, limit: number): Promise<FailedJob[]> {
+    if (limit <= 0) return [];
     return this.failedJobs.get(queue)!.slice(-limit).reverse();
   }
 
@@ -166,9 +181,9 @@ export class InProcessQueue implements JobQueue {
   async removeFailed(queue: QueueName, match: (data: unknown) => boolean): Promise<number> {
     const list = this.failedJobs.get(queue)!;
     const keep = list.filter((j) => !match(j.data));
-    const removed = list.length - keep.length;
+    for (const j of list) if (match(j.data)) this.live.delete(`${queue}/${j.jobId}`);
     this.failedJobs.set(queue, keep);
-    return removed;
+    return list.length - keep.length;
   }
 
   async removeJobs(queue: QueueName, match: (data: unknown) => boolean): Promise<{ removed: number; active: number }> {
@@ -197,6 +212,7 @@ export class InProcessQueue implements JobQueue {
   }
 
   async schedule<Q extends QueueName>(queue: Q, pattern: string, timezone: string, data: JobPayload<Q>): Promise<void> {
+    parseOrThrow(JOB_SCHEMAS[queue], data, `${queue} schedule`);
     this.schedules.get(queue)?.stop();
     const cron = new Cron(pattern, { timezone, unref: true }, (self: Cron) => {
       // one job id per occurrence: a slow occurrence still running is not started twice
