@@ -55,6 +55,31 @@ export const wellFormed = (s: z.ZodString) =>
 
 const text = (max: number) => wellFormed(z.string().max(max));
 
+/**
+ * Where a JSON value holds a key or string that PostgreSQL's jsonb cannot store (U+0000, or an
+ * unpaired surrogate, which SQLite would keep): refused for every backend alike, so a turn accepted
+ * on one is accepted on the other. Iterative: metadata over its size limit may be nested deeper
+ * than the stack.
+ */
+function unstorableJsonPath(value: unknown): PropertyKey[] | null {
+  const bad = (s: string) => s.includes('\u0000') || LONE_SURROGATE.test(s);
+  const stack: Array<[unknown, PropertyKey[]]> = [[value, []]];
+  while (stack.length > 0) {
+    const [v, path] = stack.pop()!;
+    if (typeof v === 'string') {
+      if (bad(v)) return path;
+    } else if (Array.isArray(v)) {
+      v.forEach((item, i) => stack.push([item, [...path, i]]));
+    } else if (v !== null && typeof v === 'object') {
+      for (const [k, item] of Object.entries(v)) {
+        if (bad(k)) return [...path, k];
+        stack.push([item, [...path, k]]);
+      }
+    }
+  }
+  return null;
+}
+
 // eslint-disable-next-line no-control-regex
 const CONTROL_ALL = /[\u0000-\u0008\u000B\u000C\u000E-\u001F\u007F]/g;
 const LONE_SURROGATE_ALL = new RegExp(LONE_SURROGATE.source, 'g');
@@ -120,6 +145,10 @@ export function turnInputSchema(maxTurnChars: number) {
     metadata: z
       .record(z.string(), z.unknown())
       .refine((m) => serializedBytes(m) <= METADATA_MAX_BYTES, `must be at most ${METADATA_MAX_BYTES} bytes serialized`)
+      .superRefine((m, ctx) => {
+        const path = serializedBytes(m) <= METADATA_MAX_BYTES ? unstorableJsonPath(m) : null;
+        if (path) ctx.addIssue({ code: 'custom', path, message: 'holds U+0000 or an unpaired UTF-16 surrogate, which cannot be stored' });
+      })
       .optional()
       .describe(`any JSON object (at most ${METADATA_MAX_BYTES} bytes); retrieve can filter on its top-level keys`),
   });
