@@ -1,24 +1,16 @@
 import { z } from 'zod';
-import { KindSchema } from '../src/domain/entry.js';
-import { RoleSchema } from '../src/domain/turn.js';
+import { KindSchema, VectorPayloadSchema } from '../src/domain/record.js';
 import type { QueueName } from './names.js';
 
 /**
- * `embed` carries the text it embeds, so an embed worker on a host without the SQLite file (writing
- * to Qdrant) needs nothing else.
+ * `embed` carries the text it embeds — the vector's whole payload — so an embed worker on a host
+ * without the SQLite file (writing to Qdrant) needs nothing else. The memory's id travels as
+ * `turn_id` (summaries and archives too), and jobs queued before `kind` and `metadata` existed carry
+ * neither: a turn, without metadata.
  */
-export const EmbedJobSchema = z.object({
+export const EmbedJobSchema = VectorPayloadSchema.extend({
   turn_id: z.string(),
-  user_id: z.string(),
-  session_id: z.string(),
-  role: RoleSchema,
-  name: z.string().nullable(),
   kind: KindSchema.default('turn'),
-  content: z.string(),
-  content_hash: z.string(),
-  created_at: z.string(),
-  /** for filtered semantic search; jobs queued before it existed carry none */
-  metadata: z.record(z.string(), z.unknown()).nullable().optional(),
 });
 
 /** `persist` reads the turn from the turn log by (user, id). */

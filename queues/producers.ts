@@ -1,40 +1,19 @@
-import type { Kind } from '../src/domain/entry.js';
-import type { Role } from '../src/domain/turn.js';
+import { recordOf, type Kind, type MemoryRecord } from '../src/domain/record.js';
 import { jobIdFor } from './job-ids.js';
 import type { JobSpec } from './queue.js';
 
-/** What an embed job needs of a memory: a turn, a summary or an archive. */
-export interface Embeddable {
-  id: string;
-  user_id: string;
-  session_id: string;
-  role: Role;
-  name: string | null;
-  content: string;
-  content_hash: string;
-  created_at: string;
-  metadata: Record<string, unknown> | null;
-}
+/** What an embed job needs of a memory: a turn, a summary or an archive — any memory record. */
+export type Embeddable = MemoryRecord;
 
 /**
  * The `embed` job of one memory. Its id is derived from the memory (and `nonce`, when the same memory
  * must be embedded again while BullMQ still remembers the earlier job: an edit, an import).
  */
 export function embedJob(m: Embeddable, kind: Kind = 'turn', nonce?: string): JobSpec<'embed'> {
+  const { id, ...payload } = recordOf(m);
   return {
     jobId: jobIdFor('embed', nonce === undefined ? memoryKey(m) : `${memoryKey(m)}\u0000${nonce}`),
-    data: {
-      turn_id: m.id,
-      user_id: m.user_id,
-      session_id: m.session_id,
-      role: m.role,
-      name: m.name,
-      kind,
-      content: m.content,
-      content_hash: m.content_hash,
-      created_at: m.created_at,
-      metadata: m.metadata,
-    },
+    data: { ...payload, turn_id: id, kind },
   };
 }
 

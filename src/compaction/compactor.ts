@@ -2,6 +2,7 @@ import { embedJob } from '../../queues/producers.js';
 import type { JobQueue } from '../../queues/queue.js';
 import type { MemoryEntry } from '../domain/entry.js';
 import { contentHash, shortHash } from '../domain/hash.js';
+import { recordOf } from '../domain/record.js';
 import { generatedId, storableGenerated, type Turn } from '../domain/turn.js';
 import { subjectOf, type Logger } from '../logger.js';
 import type { LongTermStore } from '../ports/long-term.js';
@@ -196,19 +197,7 @@ export class ConversationCompactor {
 
     await deps.queue.add('embed', [embedJob(entry, 'summary')]);
 
-    const summaryTurn: Turn = {
-      id: summaryId,
-      user_id: userId,
-      session_id: sessionId,
-      role: 'system',
-      name: null,
-      content: entry.content,
-      content_hash: entry.content_hash,
-      created_at: entry.created_at,
-      importance: SUMMARY_IMPORTANCE,
-      pinned: false,
-      metadata: { kind: 'summary', covers_count: covers.length, summarizer: (entry.metadata?.summarizer as string | undefined) ?? null },
-    };
+    const summaryTurn: Turn = { ...entryToTurn(entry), importance: SUMMARY_IMPORTANCE };
     const after = await this.replaceHistory(summaryTurn, new Set(covers), source === 'turn_log' ? turns : []);
     const result: CompactionResult = {
       ...base,
@@ -293,16 +282,14 @@ function unique(ids: readonly string[]): string[] {
   return [...new Set(ids)];
 }
 
+/**
+ * The summary as the head of its session's short-term history. `metadata.kind` repeats the kind for
+ * clients that read it there, as they did before turns had a `kind`.
+ */
 function entryToTurn(e: MemoryEntry): Turn {
   return {
-    id: e.id,
-    user_id: e.user_id,
-    session_id: e.session_id,
-    role: e.role,
-    name: e.name,
-    content: e.content,
-    content_hash: e.content_hash,
-    created_at: e.created_at,
+    ...recordOf(e),
+    kind: 'summary',
     importance: e.importance,
     pinned: false,
     metadata: { kind: 'summary', covers_count: e.covers?.length ?? 0, summarizer: (e.metadata?.summarizer as string | undefined) ?? null },

@@ -1,26 +1,15 @@
 import { z } from 'zod';
-import { RoleSchema } from './turn.js';
+import { KindSchema, MemoryRecordSchema } from './record.js';
 
-export const KINDS = ['turn', 'summary', 'archive'] as const;
-export const KindSchema = z.enum(KINDS);
-export type Kind = z.infer<typeof KindSchema>;
+export { KINDS, KindSchema, type Kind } from './record.js';
 
 /** A long-term memory entry (docs/architecture.md, records). */
-export const MemoryEntrySchema = z.object({
-  id: z.string(),
-  user_id: z.string(),
-  session_id: z.string(),
-  role: RoleSchema,
-  name: z.string().nullable(),
+export const MemoryEntrySchema = MemoryRecordSchema.extend({
   kind: KindSchema,
-  content: z.string(),
-  content_hash: z.string(),
   importance: z.number(),
   pinned: z.boolean(),
-  metadata: z.record(z.string(), z.unknown()).nullable(),
   /** for summaries and archives: the turn ids they replace */
   covers: z.array(z.string()).nullable(),
-  created_at: z.string(),
   updated_at: z.string(),
 });
 export type MemoryEntry = z.infer<typeof MemoryEntrySchema>;
@@ -63,19 +52,10 @@ export const ExplainSchema = z.object({
 });
 export type Explain = z.infer<typeof ExplainSchema>;
 
-export const RetrievalResultSchema = z.object({
-  id: z.string(),
-  user_id: z.string(),
-  session_id: z.string(),
-  role: RoleSchema,
-  name: z.string().nullable(),
+export const RetrievalResultSchema = MemoryRecordSchema.omit({ content_hash: true }).extend({
   kind: KindSchema,
-  content: z.string(),
   tier: TierSchema,
   score: z.number(),
-  created_at: z.string(),
-  /** as written with the turn (or by compaction and archival for summaries and archives) */
-  metadata: z.record(z.string(), z.unknown()).nullable(),
   explain: ExplainSchema,
 });
 export type RetrievalResult = z.infer<typeof RetrievalResultSchema>;

@@ -1,6 +1,6 @@
 import { z } from 'zod';
-import { KindSchema, type Kind } from './entry.js';
-import { RoleSchema, SessionIdSchema, wellFormed, type Role } from './turn.js';
+import { KindSchema, RoleSchema, type VectorPayload } from './record.js';
+import { SessionIdSchema, wellFormed } from './turn.js';
 
 /** one value a metadata key is compared with: type-strict ("1" is not 1) */
 export const MetadataScalarSchema = z.union([wellFormed(z.string().max(256)), z.number().finite(), z.boolean()]);
@@ -54,13 +54,7 @@ export type RecordFilter = z.infer<typeof RetrieveFiltersSchema>;
 export type RecordFilterInput = z.input<typeof RetrieveFiltersSchema>;
 
 /** What a filter looks at: every memory in every tier carries these. */
-export interface Filterable {
-  session_id: string;
-  role: Role;
-  kind: Kind;
-  created_at: string;
-  metadata?: Record<string, unknown> | null;
-}
+export type Filterable = Pick<VectorPayload, 'session_id' | 'role' | 'kind' | 'created_at' | 'metadata'>;
 
 /** A metadata condition as a list of accepted values. */
 export function acceptedValues(cond: MetadataScalar | { in: MetadataScalar[] }): MetadataScalar[] {

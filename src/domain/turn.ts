@@ -1,8 +1,7 @@
 import { z } from 'zod';
+import { KindSchema, MemoryRecordSchema, ROLES, RoleSchema } from './record.js';
 
-export const ROLES = ['user', 'assistant', 'system', 'tool'] as const;
-export const RoleSchema = z.enum(ROLES);
-export type Role = z.infer<typeof RoleSchema>;
+export { ROLES, RoleSchema, type Role } from './record.js';
 
 /**
  * A turn id a client gives: its idempotency key, scoped to its user (alice's "t-1" and bob's "t-1" are
@@ -162,17 +161,14 @@ export type TurnInputSchema = ReturnType<typeof turnInputSchema>;
 export type TurnInput = z.input<TurnInputSchema>;
 
 /** A turn after validation and normalization: every field the stores need. */
-export const TurnSchema = z.object({
-  id: z.string(),
-  user_id: z.string(),
-  session_id: z.string(),
-  role: RoleSchema,
-  name: z.string().nullable(),
-  content: z.string(),
-  content_hash: z.string(),
-  created_at: z.string(),
+export const TurnSchema = MemoryRecordSchema.extend({
+  /** null until scored (by the client, or by the persist job) */
   importance: z.number().nullable(),
   pinned: z.boolean(),
-  metadata: z.record(z.string(), z.unknown()).nullable(),
+  /**
+   * Absent for what clients send (a turn). Set on the summary a compaction puts at the head of a
+   * session's short-term history; read it with `kindOf`, which also knows records written before it.
+   */
+  kind: KindSchema.optional(),
 });
 export type Turn = z.infer<typeof TurnSchema>;

@@ -1,5 +1,6 @@
 import { byUser } from '../domain/refs.js';
 import type { MemoryEntry } from '../domain/entry.js';
+import { vectorPayloadOf } from '../domain/record.js';
 import type { Turn } from '../domain/turn.js';
 import type { Embedder } from '../ports/embedder.js';
 import type { Logger } from '../logger.js';
@@ -134,15 +135,9 @@ export async function reindex(deps: ReindexDeps, options: ReindexOptions = {}): 
 }
 
 function turnItem(t: Turn): Item {
-  return {
-    id: t.id,
-    payload: { user_id: t.user_id, session_id: t.session_id, role: t.role, name: t.name, kind: 'turn', content: t.content, content_hash: t.content_hash, created_at: t.created_at, metadata: t.metadata },
-  };
+  return { id: t.id, payload: vectorPayloadOf(t, 'turn') };
 }
 
 function entryItem(e: MemoryEntry): Item {
-  return {
-    id: e.id,
-    payload: { user_id: e.user_id, session_id: e.session_id, role: e.role, name: e.name, kind: e.kind, content: e.content, content_hash: e.content_hash, created_at: e.created_at, metadata: e.metadata },
-  };
+  return { id: e.id, payload: vectorPayloadOf(e, e.kind) };
 }

@@ -1,25 +1,12 @@
-import type { Kind } from '../domain/entry.js';
 import type { RecordFilter } from '../domain/filters.js';
-import type { Role } from '../domain/turn.js';
+import type { VectorPayload } from '../domain/record.js';
+
+export type { VectorPayload } from '../domain/record.js';
 
 /** Which embedder produced a vector. Vectors of different tags are never compared. */
 export interface EmbedderTag {
   id: string;
   dim: number;
-}
-
-/** What the semantic tier keeps beside each vector, so a hit needs no lookup elsewhere. */
-export interface VectorPayload {
-  user_id: string;
-  session_id: string;
-  role: Role;
-  name: string | null;
-  kind: Kind;
-  content: string;
-  content_hash: string;
-  created_at: string;
-  /** the memory's metadata, so a search can be filtered on it (absent: none) */
-  metadata?: Record<string, unknown> | null;
 }
 
 export interface VectorPoint {

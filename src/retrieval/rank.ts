@@ -1,25 +1,18 @@
-import type { Explain, Kind, RetrievalResult, Tier } from '../domain/entry.js';
-import type { Role } from '../domain/turn.js';
+import { z } from 'zod';
+import type { Explain, RetrievalResult, Tier } from '../domain/entry.js';
+import { MemoryRecordSchema, VectorPayloadSchema } from '../domain/record.js';
 import { isFiller } from '../domain/importance.js';
 import { stems } from './query-terms.js';
 import { inRange, type TimeRange } from './time-range.js';
 
-/** One memory as a tier found it, before fusion. */
-export interface Candidate {
-  id: string;
-  user_id: string;
-  session_id: string;
-  role: Role;
-  name: string | null;
-  kind: Kind;
-  content: string;
-  content_hash: string;
-  created_at: string;
-  importance: number | null;
-  metadata?: Record<string, unknown> | null;
-  similarity?: number;
-  bm25?: number;
-}
+/** One memory as a tier found it, before fusion: a record with its kind (as a vector's payload has it). */
+const CandidateSchema = VectorPayloadSchema.extend({
+  id: MemoryRecordSchema.shape.id,
+  importance: z.number().nullable(),
+  similarity: z.number().optional(),
+  bm25: z.number().optional(),
+});
+export type Candidate = z.infer<typeof CandidateSchema>;
 
 /** The ranked lists fusion reads: one per tier, and the long-term entries of the period a time question names. */
 export type ListName = Tier | 'period' | 'overlap';

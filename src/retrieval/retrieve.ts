@@ -1,5 +1,6 @@
 import type { MemoryEntry, RetrievalResult, Tier } from '../domain/entry.js';
 import { matchesFilter } from '../domain/filters.js';
+import { kindOf, recordOf } from '../domain/record.js';
 import type { Turn } from '../domain/turn.js';
 import type { EmbedderProvider } from '../embedding/provider.js';
 import { warnOnce, type Logger } from '../logger.js';
@@ -263,35 +264,11 @@ function isQuestion(text: string): boolean {
 }
 
 function entryCandidate(e: MemoryEntry): Candidate {
-  return {
-    id: e.id,
-    user_id: e.user_id,
-    session_id: e.session_id,
-    role: e.role,
-    name: e.name,
-    kind: e.kind,
-    content: e.content,
-    content_hash: e.content_hash,
-    created_at: e.created_at,
-    importance: e.importance,
-    metadata: e.metadata,
-  };
+  return { ...recordOf(e), kind: e.kind, importance: e.importance };
 }
 
 function turnCandidate(t: Turn): Candidate {
-  return {
-    id: t.id,
-    user_id: t.user_id,
-    session_id: t.session_id,
-    role: t.role,
-    name: t.name,
-    kind: (t.metadata?.kind as Candidate['kind'] | undefined) ?? 'turn',
-    content: t.content,
-    content_hash: t.content_hash,
-    created_at: t.created_at,
-    importance: t.importance,
-    metadata: t.metadata,
-  };
+  return { ...recordOf(t), kind: kindOf(t), importance: t.importance };
 }
 
 function report(backend: string, status: TierStatus, ms: number, count: number, error?: string): TierReport {

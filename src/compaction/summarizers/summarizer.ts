@@ -1,4 +1,5 @@
 import type { Turn } from '../../domain/turn.js';
+import { kindOf } from '../../domain/record.js';
 
 export interface SummaryInput {
   /**
@@ -29,8 +30,8 @@ export interface Summarizer {
 /** how the first line of every summary opens, so a reader (and the next compaction) knows what it is */
 export const SUMMARY_HEADING = 'Summary of the earlier conversation';
 
-export function isSummaryTurn(t: Pick<Turn, 'metadata'>): boolean {
-  return t.metadata?.kind === 'summary';
+export function isSummaryTurn(t: Pick<Turn, 'kind' | 'metadata'>): boolean {
+  return kindOf(t) === 'summary';
 }
 
 /** "user", "user Alice", "assistant" — how a transcript names the speaker of a turn */

@@ -144,6 +144,7 @@ describe('ConversationCompactor', () => {
     );
     assert.equal(history[0]!.role, 'system');
     assert.equal(history[0]!.metadata?.kind, 'summary');
+    assert.equal(history[0]!.kind, 'summary', 'the kind is a field of the turn, not only of its metadata');
     // the extractive summary keeps the sentences with names and numbers
     assert.match(history[0]!.content, /- user: My sister Grace visits on 12 May every year\./);
 
