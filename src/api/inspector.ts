@@ -2,7 +2,8 @@ import { Router } from 'express';
 import type { RouteContext } from './context.js';
 import type { RouteDoc } from './openapi.js';
 import { QueueBoard } from './queue-board.js';
-import { inspectDocs, inspectRouter, inspectSchemas } from './routes/inspect.js';
+import { inspectSchemas } from './inspect-schemas.js';
+import { inspectDocs, inspectRouter } from './routes/inspect.js';
 import { defaultWebRoot, webAssets } from './static.js';
 
 export interface InspectorOptions {

@@ -114,7 +114,19 @@ export function apiSchemas(config: Pick<Config, 'max_turn_chars'>) {
       status: z.enum(['ok', 'degraded', 'down']),
       problems: z.array(z.object({ part: z.string(), state: z.string(), advice: z.string() })).describe('each part not ok: what it means and what to do'),
       backends: z.record(z.string(), z.object({ backend: z.string(), state: z.string(), detail: z.string().optional() })),
+      embedder: z.object({
+        model: z.string(),
+        status: z.string().describe('loading, ready or failed'),
+        id: z.string().nullable().describe('the loaded embedder (model and dimension); null while none is'),
+        dim: z.number().int().nullable(),
+        error: z.string().optional().describe('why it failed to load (with a key, or none configured)'),
+      }),
       queues: z.record(z.string(), z.object({ waiting: z.number(), active: z.number(), delayed: z.number(), failed: z.number(), completed: z.number() })),
+      sqlite_path: z.string().optional().describe('the SQLite file (with a key, or none configured)'),
+      turn_log: z
+        .object({ total: z.number().int(), pending_embed: z.number().int(), pending_persist: z.number().int() })
+        .optional()
+        .describe('turns in the turn log and those with a job still to run (with a key, or none configured)'),
     }),
 
     ErrorResponse: z.object({

@@ -4,9 +4,7 @@ import type { LongTermStore } from '../ports/long-term.js';
 import type { ShortTermStore } from '../ports/short-term.js';
 import type { VectorIndex } from '../ports/vector-index.js';
 import type { JobQueue } from '../../queues/queue.js';
-import { z } from 'zod';
-import { MemoryEntrySchema } from '../domain/entry.js';
-import type { SessionSummary, UserSummary } from '../domain/inspection.js';
+import type { InspectedEntry, SessionSummary, UserSummary } from '../domain/inspection.js';
 import type { UserScope } from '../ports/maintenance.js';
 import { QUEUE_NAMES, type QueueName } from '../../queues/names.js';
 import type { FailedJob } from '../../queues/queue.js';
@@ -27,31 +25,7 @@ export interface InspectDeps {
  * the users it may see; nothing here decides access.
  */
 
-export { SessionSummarySchema, UserSummarySchema, type SessionSummary, type UserSummary } from '../domain/inspection.js';
-
-/** Where one memory of a session is held, and what is still to be done with it. */
-export const InspectedEntrySchema = MemoryEntrySchema.pick({
-  id: true,
-  user_id: true,
-  session_id: true,
-  role: true,
-  name: true,
-  kind: true,
-  content: true,
-  pinned: true,
-  created_at: true,
-}).extend({
-  importance: z.number().nullable().describe("the long-term entry's, else the turn's own; null while not yet scored"),
-  updated_at: z.string().nullable().describe('set for long-term entries'),
-  tiers: z.object({
-    turn_log: z.boolean(),
-    short_term: z.boolean(),
-    semantic: z.boolean().nullable().describe('null when no embedder is loaded, so it cannot be told'),
-    long_term: z.boolean(),
-  }),
-  pending: z.object({ embed: z.boolean(), persist: z.boolean() }).describe('write-path jobs not completed yet (turn-log turns only)'),
-});
-export type InspectedEntry = z.infer<typeof InspectedEntrySchema>;
+export { InspectedEntrySchema, SessionSummarySchema, UserSummarySchema, type InspectedEntry, type SessionSummary, type UserSummary } from '../domain/inspection.js';
 
 export interface OwnedFailedJob extends FailedJob {
   /** the user whose memory the job worked on; null for jobs of no one user (archive) or of a vanished turn */
