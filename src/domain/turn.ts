@@ -149,7 +149,7 @@ export function turnInputSchema(maxTurnChars: number) {
         if (path) ctx.addIssue({ code: 'custom', path, message: 'holds U+0000 or an unpaired UTF-16 surrogate, which cannot be stored' });
       })
       .optional()
-      .describe(`any JSON object (at most ${METADATA_MAX_BYTES} bytes); retrieve can filter on its top-level keys`),
+      .describe(`any JSON object (at most ${METADATA_MAX_BYTES} bytes; no U+0000 or unpaired surrogate in its text); retrieve can filter on its top-level keys`),
   });
 }
 
