@@ -62,17 +62,23 @@ const text = (max: number) => wellFormed(z.string().max(max));
  */
 function unstorableJsonPath(value: unknown): PropertyKey[] | null {
   const bad = (s: string) => s.includes('\u0000') || LONE_SURROGATE.test(s);
-  const stack: Array<[unknown, PropertyKey[]]> = [[value, []]];
-  while (stack.length > 0) {
-    const [v, path] = stack.pop()!;
+  // each node names its parent, so a path is built only for the one found (linear in any depth)
+  const nodes: Array<{ v: unknown; parent: number; key: PropertyKey | null }> = [{ v: value, parent: -1, key: null }];
+  const pathTo = (i: number, last?: PropertyKey): PropertyKey[] => {
+    const path: PropertyKey[] = last === undefined ? [] : [last];
+    for (let n = i; n > 0; n = nodes[n]!.parent) path.push(nodes[n]!.key!);
+    return path.reverse();
+  };
+  for (let i = 0; i < nodes.length; i++) {
+    const { v } = nodes[i]!;
     if (typeof v === 'string') {
-      if (bad(v)) return path;
+      if (bad(v)) return pathTo(i);
     } else if (Array.isArray(v)) {
-      v.forEach((item, i) => stack.push([item, [...path, i]]));
+      v.forEach((item, k) => nodes.push({ v: item, parent: i, key: k }));
     } else if (v !== null && typeof v === 'object') {
       for (const [k, item] of Object.entries(v)) {
-        if (bad(k)) return [...path, k];
-        stack.push([item, [...path, k]]);
+        if (bad(k)) return pathTo(i, k);
+        nodes.push({ v: item, parent: i, key: k });
       }
     }
   }
@@ -114,6 +120,14 @@ export const contentSchema = (max: number) => text(max).refine((s) => !isBlank(s
  * placeholders such as year 0000) to one day ahead of this host's clock (clock skew; a date in year
  * 9999 would keep its session from ever being archived).
  */
+/** Metadata any durable store can hold (see unstorableJsonPath), of any size: what an import accepts. */
+export const StorableMetadataSchema = z.record(z.string(), z.unknown()).superRefine(refuseUnstorable);
+
+function refuseUnstorable(m: Record<string, unknown>, ctx: z.RefinementCtx): void {
+  const path = unstorableJsonPath(m);
+  if (path) ctx.addIssue({ code: 'custom', path, message: 'holds U+0000 or an unpaired UTF-16 surrogate, which cannot be stored' });
+}
+
 export const CREATED_AT_MIN = Date.UTC(1970, 0, 1);
 export const CREATED_AT_MAX_AHEAD_MS = 86_400_000;
 const createdAtSchema = z.iso
@@ -144,10 +158,7 @@ export function turnInputSchema(maxTurnChars: number) {
     metadata: z
       .record(z.string(), z.unknown())
       .refine((m) => serializedBytes(m) <= METADATA_MAX_BYTES, `must be at most ${METADATA_MAX_BYTES} bytes serialized`)
-      .superRefine((m, ctx) => {
-        const path = serializedBytes(m) <= METADATA_MAX_BYTES ? unstorableJsonPath(m) : null;
-        if (path) ctx.addIssue({ code: 'custom', path, message: 'holds U+0000 or an unpaired UTF-16 surrogate, which cannot be stored' });
-      })
+      .superRefine(refuseUnstorable)
       .optional()
       .describe(`any JSON object (at most ${METADATA_MAX_BYTES} bytes; no U+0000 or unpaired surrogate in its text); retrieve can filter on its top-level keys`),
   });

@@ -10,7 +10,7 @@ import type { WritePath } from './write-path.js';
 import { KindSchema, type MemoryEntry } from '../domain/entry.js';
 import { contentHash } from '../domain/hash.js';
 import { scoreImportance } from '../domain/importance.js';
-import { GENERATED_ID_MARK, RoleSchema, SessionIdSchema, StoredIdSchema, UserIdSchema, type Turn } from '../domain/turn.js';
+import { GENERATED_ID_MARK, RoleSchema, SessionIdSchema, StorableMetadataSchema, StoredIdSchema, UserIdSchema, type Turn } from '../domain/turn.js';
 import { ValidationError, describeDetails, zodDetails, type ErrorDetail } from '../errors.js';
 
 /** What export and import use: the store's exchange port, the tiers, the write path's validation and jobs. */
@@ -46,7 +46,8 @@ export const EXPORT_FORMAT = 'neuralcleave-export';
 export const EXPORT_VERSION = 1;
 
 const Iso = z.iso.datetime({ offset: true }).transform((s) => new Date(s).toISOString());
-const Metadata = z.record(z.string(), z.unknown()).nullable();
+// what every durable store can hold (an export of one store may be imported into another)
+const Metadata = StorableMetadataSchema.nullable();
 
 export const ExportHeaderSchema = z.object({
   format: z.literal(EXPORT_FORMAT, { error: `not a NeuralCleave export (the first line must say "format":"${EXPORT_FORMAT}")` }),
