@@ -27,6 +27,8 @@ type Rankings = Map<string, readonly string[]>;
 export interface LocomoSystem {
   overall: Record<string, number>;
   categories: Record<string, Record<string, number>>;
+  /** the same figures per conversation: a rule that helps one conversation and hurts the others is noise */
+  conversations: Record<string, Record<string, number>>;
 }
 
 export const COMBINED = 'combined (hash)';
@@ -51,6 +53,7 @@ function score(dataset: LocomoDataset, rankings: Rankings): LocomoSystem {
   return {
     overall: of(scores),
     categories: Object.fromEntries(CATEGORY_KEYS.map((c) => [categoryLabel(c), of(scores.filter((x) => x.q.category === c))])),
+    conversations: Object.fromEntries(dataset.conversations.map((c) => [c.sample_id, of(scores.filter((x) => x.q.user_id === c.user_id))])),
   };
 }
 
@@ -168,6 +171,12 @@ function render(dataset: LocomoDataset, systems: Record<string, LocomoSystem>, a
         .join(' | ')} |`,
     );
   }
+  const convs = dataset.conversations.map((c) => c.sample_id);
+  lines.push('', `| R@8 per conversation | ${convs.join(' | ')} |`, `| --- | ${convs.map(() => '---:').join(' | ')} |`);
+  for (const [name, s] of Object.entries(systems)) lines.push(`| ${name} | ${convs.map((c) => f(s.conversations[c]!['recall@8'])).join(' | ')} |`);
+  for (const [signal, s] of Object.entries(ablation)) {
+    lines.push(`| without ${signal} | ${convs.map((c) => signed(s.conversations[c]!['recall@8']! - base.conversations[c]!['recall@8']!)).join(' | ')} |`);
+  }
   return lines.join('\n');
 }
 
@@ -211,6 +220,8 @@ export async function runLocomo(file: string, o: { out: string; ablation: boolea
   };
   mkdirSync(o.out, { recursive: true });
   writeFileSync(join(o.out, 'locomo.json'), `${JSON.stringify(result, null, 2)}\n`);
+  // the combined ranking of every question (turn ids only), for reading misses beside the data file
+  writeFileSync(join(o.out, 'locomo-rankings.json'), `${JSON.stringify(Object.fromEntries(service.combined))}\n`);
   process.stdout.write(`${render(dataset, systems, ablation)}\n`);
   const misses = Object.entries(perCategory).filter(([, v]) => !v.ok).map(([c]) => c);
   log(`combined vs the best lexical baseline per category: ${misses.length === 0 ? 'at or above in every category' : `below in ${misses.join(', ')}`}`);

@@ -21,7 +21,7 @@ export type Tier = z.infer<typeof TierSchema>;
 /**
  * The parts of a result's score, so a user can see why it was retrieved (the formula is in
  * src/retrieval/rank.ts and the README):
- * score = 0.75·relevance + 0.10·in_period + 0.05·tier_priority + 0.05·recency + 0.05·importance.
+ * score = 0.70·relevance + 0.20·in_period + 0.04·tier_priority + 0.02·recency + 0.06·importance.
  */
 export const ExplainSchema = z.object({
   /** cosine similarity of the query and the memory, when the semantic tier found it */
@@ -38,7 +38,10 @@ export const ExplainSchema = z.object({
   fusion: z.number(),
   /** when this turn was added as context of a hit (the question before an answer, the answer after a question): that hit's id */
   context_of: z.string().nullable(),
-  /** the relevance part: fusion, or for context a share of its hit's relevance when that is higher */
+  /**
+   * the relevance part: fusion, or for context a share of its hit's relevance when that is higher;
+   * halved when the query names a participant and someone else said it, × 0.7 for a turn that only asks
+   */
   relevance: z.number(),
   /** whether the memory was created in the period the query names; null when it names none */
   in_period: z.boolean().nullable(),

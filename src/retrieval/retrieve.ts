@@ -121,7 +121,9 @@ export class Retriever {
       period: sig.period_list ? lt.value.period : [],
     };
     let scored = scoreCandidates(lists, options);
-    if (deps.context && sig.context) scored = addContext(scored, await this.context(req, scored.slice(0, CONTEXT_HITS)), options);
+    // the hits whose neighbours are read are the most relevant, whoever said them: another speaker's
+    // question ranks low itself but leads to the named person's answer
+    if (deps.context && sig.context) scored = addContext(scored, await this.context(req, [...scored].sort((a, b) => b.relevance - a.relevance).slice(0, CONTEXT_HITS)), options);
     const results = finalize(scored, options);
     return { results, prompt_blocks: formatPromptBlocks(results), tiers };
   }
@@ -224,7 +226,7 @@ export class Retriever {
       for (const hit of hits) {
         const h = hit.candidate;
         if (h.kind !== 'turn') continue;
-        const around = await this.deps.context!.neighbours(h.user_id, h.id, 1, 1);
+        const around = await this.deps.context!.neighbours(h.user_id, h.id, 1, 2);
         if (!around) continue;
         const add = (t: Turn | undefined, pairs: boolean) => {
           if (!t || t.user_id !== req.user_id || !matchesFilter(turnCandidate(t), req.filters)) return;
@@ -237,6 +239,10 @@ export class Retriever {
         // the user told: only a person's answer (and the question before it) is pulled in
         add(next, next !== undefined && speakerOf(next) !== speakerOf(h) && isQuestion(h.content) && next.role !== 'assistant');
         add(prev, prev !== undefined && speakerOf(prev) !== speakerOf(h) && isQuestion(prev.content) && h.role !== 'assistant');
+        // the other speaker asks a follow-up ("What did you have?") and the hit's speaker answers it
+        // in the turn after: that answer belongs to the hit as much as an answer to the hit itself
+        const then = around.after[1];
+        if (next && then && speakerOf(next) !== speakerOf(h) && isQuestion(next.content) && speakerOf(then) === speakerOf(h) && then.role !== 'assistant') add(then, true);
       }
     } catch (err) {
       warnOnce(this.deps.log, 'context-failed', { err: (err as Error).message }, 'neighbouring turns could not be read; results carry no context');

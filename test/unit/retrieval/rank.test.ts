@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { ExplainSchema, type RetrievalResult } from '../../../src/domain/entry.js';
-import { CONTEXT_SHARE, RECENCY_HALF_LIFE_DAYS, RRF_K, WEIGHTS, addContext, finalize, fuse, scoreCandidates, type Candidate } from '../../../src/retrieval/rank.js';
+import { CONTEXT_SHARE, OTHER_SPEAKER_SHARE, QUESTION_SHARE, RECENCY_HALF_LIFE_DAYS, RRF_K, WEIGHTS, addContext, asksOnly, finalize, fuse, scoreCandidates, type Candidate } from '../../../src/retrieval/rank.js';
 import { parseTimeRange } from '../../../src/retrieval/time-range.js';
 
 const NOW = Date.parse('2025-06-20T12:00:00.000Z');
@@ -164,13 +164,16 @@ describe('neighbouring turns as context', () => {
     const options = { topK: 8, now: NOW };
     const scored = scoreCandidates({ long_term: [question, cand('unrelated')] }, options);
     const answer = cand('dr okafor', { id: 'a' });
-    const withContext = addContext(scored, [{ parent: scored[0]!, turn: answer, share: CONTEXT_SHARE }], options);
+    const hit = scored.find((s) => s.candidate.id === 'q')!;
+    const withContext = addContext(scored, [{ parent: hit, turn: answer, share: CONTEXT_SHARE }], options);
     const results = finalize(withContext, options);
     const a = results.find((r) => r.id === 'a')!;
     assert.equal(a.explain.context_of, 'q');
     assert.equal(a.tier, 'long_term');
     assert.deepEqual(a.explain.ranks, {});
-    assert.ok(Math.abs(a.explain.relevance - CONTEXT_SHARE * results.find((r) => r.id === 'q')!.explain.relevance) < 1e-5);
+    // the question's whole relevance is passed on, though its own score keeps QUESTION_SHARE of it
+    assert.ok(Math.abs(a.explain.relevance - CONTEXT_SHARE * hit.relevance) < 1e-5);
+    assert.ok(Math.abs(results.find((r) => r.id === 'q')!.explain.relevance - QUESTION_SHARE * hit.relevance) < 1e-5);
     assert.ok(Math.abs(a.score - fromParts(a)) < 1e-5);
   });
 
@@ -185,5 +188,33 @@ describe('neighbouring turns as context', () => {
     const s = out.find((x) => x.candidate.id === 'strong')!;
     assert.equal(s.contextOf, null);
     assert.equal(s.relevance, s.fusion);
+  });
+});
+
+describe('who said it, and turns that only ask', () => {
+  it('ranks what the named participant said above what someone else said, when the query names them', () => {
+    const other = cand('the lake painting is lovely', { id: 'caroline', name: 'Caroline' });
+    const own = cand('I painted a sunrise', { id: 'melanie', name: 'Melanie' });
+    const lists = { long_term: [other, own], semantic: [other, own] };
+    assert.deepEqual(fuse(lists, { topK: 8, now: NOW, speakers: ['melanie'] }).map((r) => r.id), ['melanie', 'caroline']);
+    const [, demoted] = fuse(lists, { topK: 8, now: NOW, speakers: ['melanie'] });
+    assert.ok(Math.abs(demoted!.explain.relevance - OTHER_SPEAKER_SHARE * demoted!.explain.fusion) < 1e-5);
+    assert.ok(Math.abs(demoted!.score - fromParts(demoted!)) < 1e-5);
+    // a query naming nobody ranks by relevance alone
+    assert.deepEqual(fuse(lists, { topK: 8, now: NOW }).map((r) => r.id), ['caroline', 'melanie']);
+  });
+
+  it('tells a turn that only asks from one that says something and asks too', () => {
+    assert.equal(asksOnly('Wow, nice! What breed is it?'), true);
+    assert.equal(asksOnly('Which dentist do you go to?'), true);
+    assert.equal(asksOnly('We adopted a beagle puppy last week. What do you think of the name Rex?'), false);
+    assert.equal(asksOnly('I love pottery.'), false);
+  });
+
+  it('ranks a statement above a question that matched as well', () => {
+    const question = cand('Do you have any pets?', { id: 'q', name: 'Melanie' });
+    const statement = cand('We have two cats and a dog.', { id: 's', name: 'Melanie' });
+    const results = fuse({ long_term: [question, statement], semantic: [question, statement] }, { topK: 8, now: NOW });
+    assert.deepEqual(results.map((r) => r.id), ['s', 'q']);
   });
 });

@@ -42,7 +42,8 @@ describe('Retriever on a real store', () => {
   it('brings the answer along with the assistant question that matched', async () => {
     const r = await memory.retrieve({ query: 'Which dentist do I go to?', user_id: 'u1', session_id: 'new', top_k: 5 });
     const ids = r.results.map((x) => x.id);
-    assert.equal(ids[0], 'dentist-q');
+    // the question matched, but it answers nothing: the answer it leads to ranks first
+    assert.deepEqual(ids.slice(0, 2), ['dentist-a', 'dentist-q']);
     const answer = r.results.find((x) => x.id === 'dentist-a');
     assert.ok(answer, `the short answer is retrieved: ${ids.join(', ')}`);
     assert.ok(answer.explain.context_of === 'dentist-q' || answer.explain.ranks.semantic !== undefined);
@@ -101,6 +102,9 @@ describe('Retriever on a conversation between two people', () => {
       say(4, 'Caroline', 'Aww, what are their names?'),
       say(5, 'Melanie', 'Luna and Oliver!'),
       say(6, 'Caroline', 'Cute! Talk soon.'),
+      say(7, 'Melanie', 'My mom and I made dinner together last night.'),
+      say(8, 'Caroline', 'Yum! What did you two have?'),
+      say(9, 'Melanie', 'Salads, sandwiches and homemade desserts.'),
     ]);
     await memory.idle();
   });
@@ -116,5 +120,15 @@ describe('Retriever on a conversation between two people', () => {
     const answer = r.results.find((x) => x.id === 't5');
     assert.ok(answer, r.results.map((x) => x.content).join(' | '));
     assert.equal(answer.explain.context_of, 't4');
+  });
+
+  it('brings the answer to the other person\'s follow-up question with the statement it follows', async () => {
+    const r = await memory.retrieve({ query: 'What did Melanie cook for dinner with her mom?', user_id: 'pair', top_k: 5 });
+    const answer = r.results.find((x) => x.id === 't9');
+    assert.ok(answer, r.results.map((x) => x.content).join(' | '));
+    assert.equal(answer.explain.context_of, 't7');
+    // the follow-up question itself answers nothing: it ranks below the answer it leads to
+    const followUp = r.results.findIndex((x) => x.id === 't8');
+    assert.ok(followUp === -1 || followUp > r.results.indexOf(answer));
   });
 });
