@@ -1,4 +1,5 @@
 import type { RetrievalResult } from '../domain/entry.js';
+import { mentionedDate } from './time-range.js';
 
 const HEADINGS = {
   short_term: 'Recent conversation (this session)',
@@ -9,7 +10,15 @@ const HEADINGS = {
 function line(r: RetrievalResult, replacing: ReadonlySet<string>): string {
   const who = r.name ? `${r.role} ${r.name}` : r.role;
   const kind = r.kind === 'turn' ? '' : ` ${r.kind}`;
-  return `- [${r.created_at.slice(0, 10)}${kind}${status(r, replacing)}] ${who}: ${r.content.replace(/\s*\n\s*/g, ' ')}`;
+  return `- [${r.created_at.slice(0, 10)}${kind}${status(r, replacing)}${whenMentioned(r)}] ${who}: ${r.content.replace(/\s*\n\s*/g, ' ')}`;
+}
+
+/** `, "yesterday" = 2023-05-07` when the memory dates its event relative to when it was said. */
+export function whenMentioned(r: RetrievalResult): string {
+  if (r.kind !== 'turn') return '';
+  const m = mentionedDate(r.content, r.created_at);
+  if (!m) return '';
+  return `, "${m.text.replace(/"/g, '')}" = ${m.from === m.to ? m.from : `${m.from} to ${m.to}`}`;
 }
 
 /** Updated facts reach the model as updated: the older line says it was replaced, and when. */

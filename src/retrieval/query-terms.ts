@@ -28,6 +28,39 @@ export const QUESTION_FRAME = new Set(
     .filter(Boolean),
 );
 
+/**
+ * How people say that a state changed, by the word a question about that state uses: "where do I
+ * live?" is answered by "we moved to Bristol", which shares no word with it; "where do I work?" by
+ * "I got hired at Acme". A question about the state also searches these words, and a statement using
+ * one counts as being on the same subject as one using the state word (supersession). Keyed by stem.
+ */
+const CHANGE_EVENTS: ReadonlyMap<string, readonly string[]> = new Map(
+  (
+    [
+      [['live', 'home', 'address'], ['moved', 'relocated']],
+      [['work', 'job', 'employer'], ['hired', 'joined', 'promoted', 'quit']],
+    ] as const
+  ).flatMap(([states, events]) => states.map((w) => [stem(w), events] as const)),
+);
+
+/** The change words (CHANGE_EVENTS) of the query's terms, those not already among them. */
+export function changeTerms(terms: readonly string[]): string[] {
+  const have = new Set(terms);
+  const out = new Set<string>();
+  for (const t of terms) for (const e of CHANGE_EVENTS.get(stem(t)) ?? []) if (!have.has(e)) out.add(e);
+  return [...out];
+}
+
+/** Whether two sets of stems name one subject: a shared stem, or a state and one of its change words. */
+export function sameSubject(a: ReadonlySet<string>, b: ReadonlySet<string>): boolean {
+  for (const x of a) {
+    if (b.has(x)) return true;
+    for (const e of CHANGE_EVENTS.get(x) ?? []) if (b.has(stem(e))) return true;
+  }
+  for (const x of b) for (const e of CHANGE_EVENTS.get(x) ?? []) if (a.has(stem(e))) return true;
+  return false;
+}
+
 const WORD = /[\p{L}\p{N}][\p{L}\p{N}'_-]*/gu;
 
 /** Lower-cased words of a text, stopwords kept (for embeddings and overlap). */

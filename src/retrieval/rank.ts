@@ -2,7 +2,7 @@ import { z } from 'zod';
 import type { Explain, RetrievalResult, Tier } from '../domain/entry.js';
 import { MemoryRecordSchema, VectorPayloadSchema } from '../domain/record.js';
 import { isFiller } from '../domain/importance.js';
-import { stems, words } from './query-terms.js';
+import { sameSubject, stems, words } from './query-terms.js';
 import { inRange, type TimeRange } from './time-range.js';
 
 /** One memory as a tier found it, before fusion: a record with its kind (as a vector's payload has it). */
@@ -287,7 +287,7 @@ export function supersede(scored: readonly Scored[], o: RankOptions): Scored[] {
       const newer = statements[j]!;
       if (newer.s.candidate.created_at === older.s.candidate.created_at) continue;
       if (speaker(newer.s.candidate) !== speaker(older.s.candidate) || !CHANGE.test(newer.s.candidate.content)) continue;
-      if (![...older.matched].some((t) => newer.matched.has(t))) continue;
+      if (!sameSubject(older.matched, newer.matched)) continue;
       if (newer.s.score < older.s.score - SUPERSEDE_MARGIN) continue;
       if (older.s.supersededBy === null) {
         older.s.supersededBy = newer.s.candidate.id;

@@ -32,6 +32,7 @@ const NUMBER_WORDS: Record<string, number> = {
 const UNITS: Record<string, 'day' | 'week' | 'month' | 'year'> = {
   day: 'day', days: 'day', week: 'week', weeks: 'week', month: 'month', months: 'month', year: 'year', years: 'year',
 };
+const WEEKDAYS = ['sunday', 'monday', 'tuesday', 'wednesday', 'thursday', 'friday', 'saturday'];
 const SEASONS: Record<string, number> = { spring: 2, summer: 5, autumn: 8, fall: 8, winter: 11 };
 
 const MONTH_WORD = Object.keys(MONTHS).sort((a, b) => b.length - a.length).join('|');
@@ -146,6 +147,17 @@ const MATCHERS: Matcher[] = [
       return [from, back === 0 ? now : new Date(from.getTime() + DAY)];
     },
   },
+  // last Friday: the most recent Friday before today
+  {
+    re: /\blast\s+(sunday|monday|tuesday|wednesday|thursday|friday|saturday)\b/gi,
+    resolve: (m, now) => {
+      const wanted = WEEKDAYS.indexOf(m[1]!.toLowerCase());
+      const today = utc(now.getUTCFullYear(), now.getUTCMonth(), now.getUTCDate());
+      const back = ((today.getUTCDay() - wanted + 6) % 7) + 1;
+      const from = new Date(today.getTime() - back * DAY);
+      return [from, new Date(from.getTime() + DAY)];
+    },
+  },
   // [last|this|in the] summer [2024]
   {
     re: /\b(?:(last|this|next|previous)\s+|(?:(?:back\s+)?(?:in|during|over)\s+)?the\s+)?(spring|summer|autumn|fall|winter)\b(?:\s+(?:of\s+)?(\d{4})\b)?/gi,
@@ -204,6 +216,22 @@ const PRESENT = /\b(?:these days|nowadays|at the moment|at present|currently|rig
 export function withoutTimeExpression(query: string, range: TimeRange | null): string {
   const rest = range ? `${query.slice(0, range.index)} ${query.slice(range.index + range.text.length)}` : query;
   return rest.replace(PRESENT, ' ').replace(/\s+([?.!,])/g, '$1').replace(/\s+/g, ' ').trim();
+}
+
+/** a time expression that counts back from when it was said ("yesterday", "last week", "two days ago") */
+const COUNTS_BACK = /\b(?:yesterday|ago|last|past|previous)\b/i;
+
+/**
+ * The date a memory's "yesterday" or "last week" means, read from when it was said: "yesterday" said
+ * on 2023-05-08 is 2023-05-07. A time question is answered by the turn that mentions the event, and
+ * the model reading it needs the event's date, not the date of the conversation. Null when the text
+ * names no such expression (a month name or "in May" is left as said: it may look ahead).
+ */
+export function mentionedDate(text: string, createdAt: string): { text: string; from: string; to: string } | null {
+  const range = parseTimeRange(text, Date.parse(createdAt));
+  if (!range || !COUNTS_BACK.test(range.text)) return null;
+  const last = new Date(Date.parse(range.to) - 1).toISOString().slice(0, 10);
+  return { text: range.text, from: range.from.slice(0, 10), to: last };
 }
 
 /** Whether an ISO timestamp falls inside the range. */

@@ -2,7 +2,7 @@ import { createReadStream } from 'node:fs';
 import { createInterface } from 'node:readline';
 import type { Command } from 'commander';
 import { ValidationError } from '../../errors.js';
-import { replacingIds, status } from '../../retrieval/prompt-blocks.js';
+import { replacingIds, status, whenMentioned } from '../../retrieval/prompt-blocks.js';
 import type { RetrieveResponse } from '../../retrieval/retrieve.js';
 import { UsageError, parseIntOption, printJson, type GlobalOptions } from '../context.js';
 import { withMemory } from '../../roots/maintenance.js';
@@ -61,7 +61,7 @@ export function filtersFrom(o: RetrieveOptions): Record<string, unknown> | undef
 function printHuman(r: RetrieveResponse): void {
   const replacing = replacingIds(r.results);
   for (const [i, x] of r.results.entries()) {
-    process.stdout.write(`${i + 1}. [${x.tier} ${x.score.toFixed(3)}] ${x.name ?? x.role} (${x.created_at.slice(0, 10)}${status(x, replacing)}, ${x.session_id}): ${x.content}\n`);
+    process.stdout.write(`${i + 1}. [${x.tier} ${x.score.toFixed(3)}] ${x.name ?? x.role} (${x.created_at.slice(0, 10)}${status(x, replacing)}${whenMentioned(x)}, ${x.session_id}): ${x.content}\n`);
   }
   if (r.results.length === 0) process.stdout.write('no memories found\n');
   const skipped = Object.entries(r.tiers).filter(([, t]) => t.status !== 'ok');

@@ -108,11 +108,28 @@ describe('memory routes', () => {
       for (const x of r.json.results) assert.ok(['short_term', 'semantic', 'long_term'].includes(x.tier) && x.explain);
     });
 
+    test('min_score drops weak results, and filler never pads them', async () => {
+      await write(api, 'scores', [turn('my locker code at the gym is 4471'), turn('ok thanks'), turn('hi!')]);
+      const all = await api.request('POST', '/memory/retrieve', { body: { query: 'gym locker code', session_id: 'scores', top_k: 10 } });
+      assert.equal(all.status, 200, all.text);
+      const got = all.json.results as Array<{ content: string; score: number }>;
+      assert.equal(got[0]!.content, 'my locker code at the gym is 4471');
+      // the session's newest turns are candidates whatever the query, but filler says nothing
+      assert.ok(!got.some((x) => x.content === 'ok thanks' || x.content === 'hi!'), got.map((x) => x.content).join(' | '));
+      const cut = got[0]!.score;
+      const strong = await api.request('POST', '/memory/retrieve', { body: { query: 'gym locker code', session_id: 'scores', top_k: 10, min_score: cut } });
+      assert.equal(strong.status, 200, strong.text);
+      assert.ok(strong.json.results.length >= 1 && strong.json.results.every((x: { score: number }) => x.score >= cut));
+      assert.ok(strong.json.results.length < got.length || got.length === 1);
+    });
+
     for (const [name, body, field] of [
       ['no query', { top_k: 3 }, 'query'],
       ['blank query', { query: '   ' }, 'query'],
       ['top_k 0', { query: 'a', top_k: 0 }, 'top_k'],
       ['top_k 101', { query: 'a', top_k: 101 }, 'top_k'],
+      ['min_score above 1', { query: 'a', min_score: 1.5 }, 'min_score'],
+      ['min_score not a number', { query: 'a', min_score: 'high' }, 'min_score'],
       ['top_k 2.5', { query: 'a', top_k: 2.5 }, 'top_k'],
       ['top_k as a string', { query: 'a', top_k: '3' }, 'top_k'],
       ['unknown field', { query: 'a', k: 3 }, 'k'],

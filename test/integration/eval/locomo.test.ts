@@ -88,10 +88,17 @@ describe('LoCoMo run', () => {
       assert.equal(out.systems[name].overall.n, 3, name);
       assert.ok(out.systems[name].overall['recall@8'] >= 0 && out.systems[name].overall['recall@8'] <= 1);
       assert.equal(out.systems[name].categories['2 temporal'].n, 1);
+      // per conversation too, so a rule can be checked on each conversation separately
+      assert.equal(out.systems[name].conversations['conv-x'].n, 3, name);
     }
     // three questions over five turns: anything sharing a word is found
     assert.equal(out.systems[COMBINED].overall['hit@8'], 1);
     assert.equal(out.systems[COMBINED].categories['4 single-hop']['recall@1'], 1);
     assert.ok(Object.keys(out.ablation).includes('long_term'));
+    assert.ok(Object.keys(out.ablation).includes('said_by_named'));
+    // every question's combined ranking, by question id (turn ids only)
+    const rankings = JSON.parse(readFileSync(join(dir, 'locomo-rankings.json'), 'utf8'));
+    assert.equal(Object.keys(rankings).length, 3);
+    assert.ok(Object.values(rankings).every((ids) => Array.isArray(ids) && ids.every((id) => typeof id === 'string' && id.startsWith('conv-x:'))));
   });
 });

@@ -68,6 +68,23 @@ describe('Retriever on a real store', () => {
     assert.match(r.prompt_blocks, /\[2024-08-01, latest: replaces an earlier memory\] user Maya: Finally sold my old car/);
   });
 
+  it('answers "where do I live?" with the move, the older city marked as replaced', async () => {
+    await memory.addTurns([
+      turn('home-old', 's7', '2024-02-03T09:00:00.000Z', 'user', 'Maya', 'I live in Leeds, close to the station.'),
+      turn('home-new', 's8', '2024-09-14T09:00:00.000Z', 'user', 'Maya', 'We moved to Bristol last month!'),
+    ]);
+    await memory.idle();
+    const r = await memory.retrieve({ query: 'Where do I live?', user_id: 'u1', session_id: 'new', top_k: 5 });
+    const ids = r.results.map((x) => x.id);
+    assert.equal(ids[0], 'home-new', r.results.map((x) => x.content).join(' | '));
+    const old = r.results.find((x) => x.id === 'home-old');
+    assert.ok(old, ids.join(', '));
+    assert.equal(old.explain.superseded_by, 'home-new');
+    assert.match(r.prompt_blocks, /\[2024-02-03, earlier: replaced on 2024-09-14\] user Maya: I live in Leeds/);
+    // …and dates the move itself: "last month" of a turn said in September
+    assert.match(r.prompt_blocks, /\[2024-09-14, latest: replaces an earlier memory, "last month" = 2024-08-01 to 2024-08-31\] user Maya: We moved to Bristol/);
+  });
+
   it('drops results below min_score and never pads with filler', async () => {
     const all = await memory.retrieve({ query: 'Which dentist do I go to?', user_id: 'u1', session_id: 's3', top_k: 10 });
     // the session's newest turns are candidates whatever the query, but "Booked, thanks!" says nothing
@@ -113,6 +130,14 @@ describe('Retriever on a conversation between two people', () => {
   it('ranks what the named person said above what the other said about them', async () => {
     const r = await memory.retrieve({ query: 'What has Melanie painted?', user_id: 'pair', top_k: 3 });
     assert.equal(r.results[0]?.id, 't1', r.results.map((x) => `${x.name}: ${x.content}`).join(' | '));
+  });
+
+  it('dates in the prompt the event a turn says happened "yesterday"', async () => {
+    await memory.addTurns([say(10, 'Melanie', 'I ran a charity race for mental health yesterday, so proud!')]);
+    await memory.idle();
+    const r = await memory.retrieve({ query: 'When did Melanie run the charity race?', user_id: 'pair', top_k: 3 });
+    assert.equal(r.results[0]?.id, 't10');
+    assert.match(r.prompt_blocks, /- \[2023-05-08, "yesterday" = 2023-05-07\] user Melanie: I ran a charity race/);
   });
 
   it('brings the answer after the other person\'s question', async () => {

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { inRange, parseTimeRange, withoutTimeExpression } from '../../../src/retrieval/time-range.js';
+import { inRange, mentionedDate, parseTimeRange, withoutTimeExpression } from '../../../src/retrieval/time-range.js';
 
 // a Friday evening in June
 const NOW = Date.parse('2025-06-20T18:00:00.000Z');
@@ -43,6 +43,9 @@ describe('parseTimeRange', () => {
 
   it('reads relative expressions against now', () => {
     assert.deepEqual(range('what did I do yesterday')?.slice(0, 2), ['2025-06-19', '2025-06-20']);
+    // NOW is a Friday: "last Friday" is a week back, "last Monday" this week's
+    assert.deepEqual(range('what did I do last Friday?'), ['2025-06-13', '2025-06-14', 'last Friday']);
+    assert.deepEqual(range('anything last monday'), ['2025-06-16', '2025-06-17', 'last monday']);
     assert.deepEqual(range('what did I say today')?.slice(0, 2), ['2025-06-20', '2025-06-20']);
     assert.deepEqual(range('what did I do last week'), ['2025-06-09', '2025-06-16', 'last week']);
     assert.deepEqual(range('what did I do last month'), ['2025-05-01', '2025-06-01', 'last month']);
@@ -95,5 +98,19 @@ describe('inRange', () => {
     assert.equal(inRange('2025-05-31T23:59:59.999Z', r), true);
     assert.equal(inRange('2025-06-01T00:00:00.000Z', r), false);
     assert.equal(inRange('2024-05-15T00:00:00.000Z', r), false);
+  });
+});
+
+describe('mentionedDate', () => {
+  it('dates an event a memory counts back to from when it was said', () => {
+    const said = '2023-05-08T13:56:00.000Z'; // a Monday
+    assert.deepEqual(mentionedDate('I went to a support group yesterday, so powerful.', said), { text: 'yesterday', from: '2023-05-07', to: '2023-05-07' });
+    assert.deepEqual(mentionedDate('Last week I went to a pride parade.', said), { text: 'Last week', from: '2023-05-01', to: '2023-05-07' });
+    assert.deepEqual(mentionedDate('Last Friday I went to a council meeting.', said), { text: 'Last Friday', from: '2023-05-05', to: '2023-05-05' });
+  });
+
+  it('leaves alone what may look ahead, and text naming no time', () => {
+    assert.equal(mentionedDate("I'm going to Paris in May!", '2023-05-08T13:56:00.000Z'), null);
+    assert.equal(mentionedDate('I love pottery.', '2023-05-08T13:56:00.000Z'), null);
   });
 });
