@@ -66,7 +66,7 @@ export const NEIGHBOUR_SHARE = 0.5;
  * lists that hold both); a far weaker newer mention ("Meeting Priya for lunch") must not drag down a
  * strong older answer.
  */
-export const SUPERSEDE_MARGIN = 0.15;
+export const SUPERSEDE_MARGIN = 0.2;
 
 /**
  * The signals of a retrieval pass, each of which can be switched off (the evaluation's ablation table
