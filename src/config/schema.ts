@@ -68,7 +68,26 @@ export const ConfigSchema = z.strictObject({
   qdrant_timeout_ms: num(z.number().int().positive()).default(10_000),
   /** how long start-up waits for Qdrant to answer before falling back to the embedded index */
   qdrant_connect_timeout_ms: num(z.number().int().positive()).default(3_000),
-  /** the one SQLite file: turn log, long-term store, embedded vectors */
+  /**
+   * PostgreSQL as the durable store (`postgres://user[:password]@host[:port]/database`): turn log,
+   * long-term store, archives, erasure signals and the embedded index's vectors all live there, shared
+   * by every process on every host, and no SQLite file is created. Unset → the SQLite file. A database
+   * that does not answer at start is a start-up error: a durable store has no fallback.
+   */
+  database_url: z.preprocess(
+    (v) => (v === '' ? undefined : v),
+    z
+      .string()
+      .refine((v) => /^postgres(ql)?:\/\/[^/]/.test(v) && URL.canParse(v), 'a postgres:// or postgresql:// URL (postgres://user@host:5432/database)')
+      .optional(),
+  ),
+  /** connections at most in each process's pool (every API and worker process on every host opens its own) */
+  database_pool_max: num(z.number().int().min(1).max(1000)).default(10),
+  /** a statement running longer is cancelled by PostgreSQL (a stuck query must not hold a request for ever) */
+  database_statement_timeout_ms: num(z.number().int().positive()).default(30_000),
+  /** giving up on opening a connection, or on waiting for a free one in the pool: the request then answers 503 */
+  database_connect_timeout_ms: num(z.number().int().positive()).default(5_000),
+  /** the one SQLite file: turn log, long-term store, embedded vectors (unused when database_url is set) */
   sqlite_path: z.string().min(1).default('./data/neuralcleave.db'),
   /** how long a session's recent turns live in the short-term tier */
   short_term_ttl_s: num(z.number().int().positive()).default(86_400),

@@ -1,4 +1,5 @@
 import type { MemoryEntry } from '../domain/entry.js';
+import { contentHash } from '../domain/hash.js';
 import type { Turn } from '../domain/turn.js';
 
 /** A session and the time of its last turn (turn log and long-term entries). */
@@ -21,6 +22,23 @@ export interface SessionContents {
   pinned: string[];
   /** changes whenever any of the above changes: the write re-checks it */
   fingerprint: string;
+}
+
+/**
+ * The fingerprint of a session's contents, the same on every backend: it changes when the last
+ * activity, a turn's or entry's text, an entry's update time, the earlier archive or the pinned set
+ * changes.
+ */
+export function fingerprintOf(c: Omit<SessionContents, 'fingerprint'>): string {
+  return contentHash(
+    JSON.stringify([
+      c.ref.last_at,
+      c.turns.map((t) => [t.id, t.content_hash]),
+      c.entries.map((e) => [e.id, e.content_hash, e.updated_at]),
+      c.previous ? [c.previous.id, c.previous.content_hash] : null,
+      c.pinned,
+    ]),
+  );
 }
 
 export type RunTrigger = 'schedule' | 'manual';

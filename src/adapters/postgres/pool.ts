@@ -55,6 +55,8 @@ export function isUnavailable(err: unknown): boolean {
   return typeof e.message === 'string' && UNAVAILABLE_MESSAGE.test(e.message);
 }
 
+const ignore = (): void => {};
+
 /** A connection checked out for one transaction. */
 export interface Tx {
   query<R = Record<string, unknown>>(text: string, values?: readonly unknown[]): Promise<R[]>;
@@ -115,12 +117,7 @@ export class Postgres {
    * and rolled back when it throws.
    */
   async tx<T>(fn: (tx: Tx) => Promise<T>): Promise<T> {
-    let client: pg.PoolClient;
-    try {
-      client = await this.pool.connect();
-    } catch (err) {
-      throw this.wrap(err);
-    }
+    const client = await this.checkout();
     let broken = false;
     const tx: Tx = {
       query: async <R>(text: string, values?: readonly unknown[]) => (await client.query(text, values as unknown[])).rows as R[],
@@ -137,18 +134,13 @@ export class Postgres {
       throw this.wrap(err);
     } finally {
       // a connection that failed mid-transaction is not handed to the next caller
-      client.release(broken ? true : undefined);
+      this.checkin(client, broken);
     }
   }
 
   /** Holds one connection for `fn` (session-level advisory locks need the same connection throughout). */
   async session<T>(fn: (c: pg.PoolClient) => Promise<T>): Promise<T> {
-    let client: pg.PoolClient;
-    try {
-      client = await this.pool.connect();
-    } catch (err) {
-      throw this.wrap(err);
-    }
+    const client = await this.checkout();
     let broken = false;
     try {
       return await fn(client);
@@ -156,8 +148,29 @@ export class Postgres {
       broken = isUnavailable(err);
       throw this.wrap(err);
     } finally {
-      client.release(broken ? true : undefined);
+      this.checkin(client, broken);
     }
+  }
+
+  /**
+   * A connection for the caller alone. While checked out, the pool no longer listens for its errors:
+   * a connection cut under a query both rejects the query and emits 'error', which unheard would end
+   * the process.
+   */
+  private async checkout(): Promise<pg.PoolClient> {
+    let client: pg.PoolClient;
+    try {
+      client = await this.pool.connect();
+    } catch (err) {
+      throw this.wrap(err);
+    }
+    // once per connection, kept for its life (a late 'error' may follow a release)
+    if (!client.listeners('error').includes(ignore)) client.on('error', ignore);
+    return client;
+  }
+
+  private checkin(client: pg.PoolClient, broken: boolean): void {
+    client.release(broken ? true : undefined);
   }
 
   close(): Promise<void> {

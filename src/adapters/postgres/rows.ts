@@ -58,7 +58,16 @@ export function bulkInsert(table: string, columns: readonly string[], rows: Read
 
 /** `%`, `_` and `\` in user text match themselves in a LIKE pattern (PostgreSQL's default escape is `\`). */
 export function likePattern(q: string): string {
-  return `%${q.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+  return `%${likeEscape(q)}%`;
+}
+
+/** a LIKE pattern matching text that starts with `prefix` */
+export function likePrefix(prefix: string): string {
+  return `${likeEscape(prefix)}%`;
+}
+
+function likeEscape(q: string): string {
+  return q.replace(/[\\%_]/g, (c) => `\\${c}`);
 }
 
 /**

@@ -1,6 +1,5 @@
 import type { MemoryEntry } from '../../domain/entry.js';
-import { contentHash } from '../../domain/hash.js';
-import type { ArchiveRun, ArchiveStore, RunOutcome, RunTrigger, SessionContents, SessionRef } from '../../ports/archive-store.js';
+import { fingerprintOf, type ArchiveRun, type ArchiveStore, type RunOutcome, type RunTrigger, type SessionContents, type SessionRef } from '../../ports/archive-store.js';
 import type { Db } from './db.js';
 import { ARCHIVE_RUN_COLUMNS, rowToRun, type ArchiveRunRow } from './rows/archive-runs.js';
 import { ENTRY_COLUMNS, ENTRY_VALUES, entryParams, rowToEntry, type EntryRow } from './rows/entries.js';
@@ -91,16 +90,8 @@ export class SqliteArchiveStore implements ArchiveStore {
     const prevRow = this.s.entry.get(ref.user_id, previousId) as EntryRow | undefined;
     const previous = prevRow && prevRow.session_id === ref.session_id && prevRow.kind === 'archive' ? rowToEntry(prevRow) : null;
     const lastAt = (this.s.lastAt.get(key) as { last_at: string | null }).last_at ?? ref.last_at;
-    const fingerprint = contentHash(
-      JSON.stringify([
-        lastAt,
-        turns.map((t) => [t.id, t.content_hash]),
-        entries.map((e) => [e.id, e.content_hash, e.updated_at]),
-        previous ? [previous.id, previous.content_hash] : null,
-        pinned,
-      ]),
-    );
-    return { ref: { ...ref, last_at: lastAt }, turns, entries, previous, pinned, fingerprint };
+    const contents = { ref: { ...ref, last_at: lastAt }, turns, entries, previous, pinned };
+    return { ...contents, fingerprint: fingerprintOf(contents) };
   }
 
   /**

@@ -61,6 +61,22 @@ describe('loadConfig', () => {
     );
   });
 
+  it('reads database_url from NEURALCLEAVE_DATABASE_URL and refuses one that is not a PostgreSQL URL, without echoing it', () => {
+    assert.equal(loadConfig({ env: {}, cwd: dir }).database_url, undefined, 'unset by default: the SQLite file');
+    const c = loadConfig({ env: { NEURALCLEAVE_DATABASE_URL: 'postgres://nc@db.internal:5432/memory', NEURALCLEAVE_DATABASE_POOL_MAX: '4' }, cwd: dir });
+    assert.equal(c.database_url, 'postgres://nc@db.internal:5432/memory');
+    assert.equal(c.database_pool_max, 4);
+    assert.equal(c.database_statement_timeout_ms, 30_000);
+    assert.equal(loadConfig({ env: { NEURALCLEAVE_DATABASE_URL: '' }, cwd: dir }).database_url, undefined, 'empty means unset');
+    for (const bad of ['mysql://nc:s3cret@db/memory', 'postgres:///nc:s3cret', 'db.internal:5432/memory']) {
+      assert.throws(
+        () => loadConfig({ env: { NEURALCLEAVE_DATABASE_URL: bad }, cwd: dir }),
+        (e: unknown) => e instanceof ConfigError && /database_url/.test(e.message) && /postgres:\/\//.test(e.message) && !/s3cret/.test(e.message),
+        bad,
+      );
+    }
+  });
+
   it('reports a file that is not TOML', () => {
     const file = join(dir, 'c.toml');
     writeFileSync(file, 'port = = 3\n');
