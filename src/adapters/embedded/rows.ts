@@ -3,31 +3,11 @@ import type { RecordFilter } from '../../domain/filters.js';
 import type { Db } from '../sqlite/db.js';
 import { filterSql } from '../sqlite/filter-sql.js';
 import type { EmbedderTag, VectorFilter, VectorPayload, VectorPoint } from '../../ports/vector-index.js';
+import { ChangeLog } from './change-log.js';
+import { pruneStep, type Change, type ChangeRange, type FullRow, type IndexRow, type LoadPut, type RemovedRow, type VectorStore, type Written } from './store.js';
 
-/** A row of `vectors` as the in-memory index needs it. */
-export interface IndexRow {
-  rowid: number;
-  id: string;
-  user_id: string;
-  session_id: string;
-  vector: Buffer;
-}
-
-/** A row a delete removed. */
-export interface RemovedRow {
-  user_id: string;
-  id: string;
-  embedder: string;
-}
-
-/** A full row, read for the few candidates a search reranks. */
-export interface FullRow extends Omit<VectorPayload, 'metadata'> {
-  id: string;
-  /** JSON text */
-  metadata: string | null;
-  embedder: string;
-  vector: Buffer;
-}
+/** a full row as SQLite returns it */
+type StoredRow = Omit<VectorPayload, 'metadata'> & { id: string; embedder: string; metadata: string | null; vector: Buffer };
 
 const PAYLOAD = 'user_id, session_id, role, name, kind, content, content_hash, created_at, metadata';
 
@@ -47,7 +27,7 @@ export function toBlob(v: Float32Array): Buffer {
  * The statements over the `vectors` table (migration 1; one row per memory and embedder), prepared
  * once. Every write here is also recorded in `vector_changes` by the table's triggers.
  */
-export class VectorRows {
+class VectorRows {
   private readonly s;
   /** `byRowids` statements by how many rowids they take (a search asks for the same few counts) */
   private readonly byRowidsOf = new Map<number, ReturnType<Db['prepare']>>();
@@ -85,8 +65,8 @@ export class VectorRows {
     return row.rowid;
   }
 
-  current(userId: string, id: string, embedder: string): IndexRow | undefined {
-    return this.s.current.get(userId, id, embedder) as IndexRow | undefined;
+  current(userId: string, id: string, embedder: string): (Omit<IndexRow, 'vector'> & { vector: Buffer }) | undefined {
+    return this.s.current.get(userId, id, embedder) as (Omit<IndexRow, 'vector'> & { vector: Buffer }) | undefined;
   }
 
   /** every row of the embedder, as [rowid, id, user_id, session_id, vector] arrays (no object per row) */
@@ -115,15 +95,15 @@ export class VectorRows {
   }
 
   /** The rows of a search's candidates in one statement (one B-tree descent each, one call). */
-  byRowids(rowids: readonly number[]): Map<number, FullRow> {
-    const out = new Map<number, FullRow>();
+  byRowids(rowids: readonly number[]): Map<number, StoredRow> {
+    const out = new Map<number, StoredRow>();
     if (rowids.length === 0) return out;
     let st = this.byRowidsOf.get(rowids.length);
     if (!st) {
       st = this.db.prepare(`SELECT rowid AS rowid_, id, embedder, ${PAYLOAD}, vector FROM vectors WHERE rowid IN (${rowids.map(() => '?').join(', ')})`);
       if (this.byRowidsOf.size < 64) this.byRowidsOf.set(rowids.length, st);
     }
-    for (const row of st.all(rowids) as Array<FullRow & { rowid_: number }>) out.set(row.rowid_, row);
+    for (const row of st.all(rowids) as Array<StoredRow & { rowid_: number }>) out.set(row.rowid_, row);
     return out;
   }
 
@@ -158,5 +138,102 @@ export class VectorRows {
 
   transaction<T>(fn: () => T): T {
     return this.db.transaction(fn).immediate();
+  }
+}
+
+/**
+ * The vector store in the SQLite file, shared by the processes of one host (WAL). Calls are
+ * synchronous underneath (better-sqlite3) and resolve at once; a write is one IMMEDIATE transaction,
+ * which serialises writers across processes, so the change log's AUTOINCREMENT seqs commit in order.
+ */
+export class SqliteVectorStore implements VectorStore {
+  readonly kind = 'sqlite' as const;
+  private readonly rows: VectorRows;
+  private readonly log: ChangeLog;
+
+  constructor(db: Db, readonly where: string = db.name) {
+    this.rows = new VectorRows(db);
+    this.log = new ChangeLog(db);
+  }
+
+  async upsert(batch: ReadonlyArray<{ tag: EmbedderTag; points: readonly VectorPoint[] }>, retain: number): Promise<Written<number[][]>> {
+    return this.write(retain, () => batch.map((u) => u.points.map((p) => this.rows.upsert(u.tag, p))));
+  }
+
+  async delete(userId: string, ids: readonly string[], retain: number): Promise<Written<RemovedRow[]>> {
+    return this.write(retain, () => this.rows.delete(userId, ids));
+  }
+
+  async deleteWhere(filter: VectorFilter, retain: number): Promise<Written<RemovedRow[]>> {
+    return this.write(retain, () => this.rows.deleteWhere(filter));
+  }
+
+  async deleteAll(retain: number): Promise<Written<number>> {
+    return this.write(retain, () => this.rows.deleteAll());
+  }
+
+  async deleteOtherEmbedders(keep: EmbedderTag, retain: number): Promise<Written<number>> {
+    return this.write(retain, () => this.rows.deleteOtherEmbedders(keep));
+  }
+
+  /** one synchronous pass: better-sqlite3 allows no other statement while an iteration is open */
+  async load(tag: EmbedderTag, reserve: (userId: string, n: number) => void, put: LoadPut): Promise<void> {
+    for (const { user_id, n } of this.rows.usersOf(tag)) reserve(user_id, n);
+    for (const [rowid, id, user_id, session_id, vector] of this.rows.ofEmbedder(tag)) put(id, user_id, session_id, rowid, toFloat32(vector));
+  }
+
+  async current(keys: readonly Change[]): Promise<Array<IndexRow & { embedder: string }>> {
+    const out: Array<IndexRow & { embedder: string }> = [];
+    for (const k of keys) {
+      const row = this.rows.current(k.user_id, k.id, k.embedder);
+      if (row) out.push({ ...row, embedder: k.embedder, vector: toFloat32(row.vector) });
+    }
+    return out;
+  }
+
+  async matching(tag: EmbedderTag, userId: string, where: RecordFilter): Promise<Set<number>> {
+    return this.rows.matching(tag, userId, where);
+  }
+
+  async byRowids(rowids: readonly number[]): Promise<Map<number, FullRow>> {
+    const out = new Map<number, FullRow>();
+    for (const [rowid, r] of this.rows.byRowids(rowids)) {
+      const { id, embedder, vector, metadata, rowid_: _, ...rest } = r as StoredRow & { rowid_?: number };
+      out.set(rowid, { id, embedder, vector: toFloat32(vector), payload: { ...rest, metadata: metadata ? (JSON.parse(metadata) as Record<string, unknown>) : null } });
+    }
+    return out;
+  }
+
+  async has(tag: EmbedderTag, userId: string, ids: readonly string[]): Promise<Set<string>> {
+    return this.rows.has(tag, userId, ids);
+  }
+
+  async count(tag?: EmbedderTag, filter?: VectorFilter): Promise<number> {
+    return this.rows.count(tag, filter);
+  }
+
+  async head(): Promise<{ head: number; pruned: number }> {
+    return this.log.head();
+  }
+
+  async since(seq: number, limit: number): Promise<Change[]> {
+    return this.log.since(seq, limit);
+  }
+
+  async ping(): Promise<void> {
+    this.rows.count(undefined, { user_id: '' });
+  }
+
+  /** runs `fn` in one write transaction, pruning the log, and returns the change range it produced */
+  private write<T>(retain: number, fn: () => T): Written<T> {
+    let changes: ChangeRange = { from: 0, to: 0 };
+    const result = this.rows.transaction(() => {
+      const from = this.log.head().head;
+      const r = fn();
+      this.log.prune(retain, pruneStep(retain));
+      changes = { from, to: this.log.head().head };
+      return r;
+    });
+    return { result, changes };
   }
 }

@@ -1,11 +1,12 @@
-import { ValidationError } from '../../errors.js';
+import { BackendUnavailableError, ValidationError } from '../../errors.js';
 import type { Db } from '../sqlite/db.js';
 import { isEmptyFilter, matchesFilter } from '../../domain/filters.js';
 import type { EmbedderTag, VectorFilter, VectorHit, VectorIndex, VectorPoint, VectorSearchFilter } from '../../ports/vector-index.js';
-import { ChangeLog, OwnChanges } from './change-log.js';
+import { OwnChanges } from './change-log.js';
 import { EmbedderIndex } from './embedder-index.js';
 import { cosine } from './quantize.js';
-import { toFloat32, VectorRows, type FullRow } from './rows.js';
+import { SqliteVectorStore } from './rows.js';
+import type { ChangeRange, VectorStore } from './store.js';
 
 export interface EmbeddedVectorIndexOptions {
   /** changes kept in `vector_changes` for other processes to catch up from (default 100,000) */
@@ -30,42 +31,52 @@ const RELOAD_AFTER_MIN = 50_000;
 const CHANGES_PAGE = 5_000;
 
 /**
- * Embedded semantic tier: vectors persisted in the `vectors` table of the SQLite file and searched
- * in memory.
+ * Embedded semantic tier: vectors persisted in a `VectorStore` — the SQLite file, or PostgreSQL when
+ * `database_url` is set — and searched in memory.
  *
  * Search: the user's vectors sit in one contiguous int8 partition (see `Partition`), scanned by a
  * WebAssembly SIMD kernel (~2.2 ms for 100k × 384 on these machines, against ~25 ms for a plain JS
- * float32 scan); the best `candidates(k)` rows are read back from SQLite, reranked by their exact
+ * float32 scan); the best `candidates(k)` rows are read back from the store, reranked by their exact
  * float32 cosine and cut to `k`. No score comes from the quantized codes. Memory: ~0.4 KiB per
- * 384-dimension vector plus its id; float32 vectors and payloads stay in the file.
+ * 384-dimension vector plus its id; float32 vectors and payloads stay in the store.
  *
- * Processes sharing the file: every write to `vectors` is logged in `vector_changes` (by triggers,
- * in the same transaction). Before each search the index reads the changes since the last one it
- * saw and re-reads those rows, so vectors written or deleted by another process are seen without a
- * reload; its own writes are applied to memory as they commit and skipped in the log.
+ * Processes sharing the store (several on one host over the file; any number on any host over
+ * PostgreSQL): every write to `vectors` is logged in `vector_changes` in the same transaction. Before
+ * each search the index reads the changes since the last one it saw and re-reads those rows, so
+ * vectors written or deleted by another process are seen without a reload; its own writes are applied
+ * to memory as they commit and skipped in the log.
+ *
+ * In-memory state changes in one lane, one step at a time (loads, catch-ups, own writes applied in
+ * commit order), so a step's reads of the store and its changes to memory are never interleaved with
+ * another's. Writes of this process go through one chain, in the order they were called.
  *
  * Loading: an embedder's vectors are read into memory on its first search (or reload after the
- * log was pruned past this process); writes before that only touch the file.
+ * log was pruned past this process); writes before that only touch the store.
  *
  * Writes: upserts issued in the same event-loop turn (concurrent embed jobs) are committed in one
  * transaction, so the write path pays one commit per batch, not per turn.
  */
 export class EmbeddedVectorIndex implements VectorIndex {
   readonly backend = 'embedded' as const;
-  private readonly rows: VectorRows;
-  private readonly log: ChangeLog;
+  /** where the vectors live */
+  readonly store: VectorStore;
   private readonly own = new OwnChanges();
   private readonly loaded = new Map<string, EmbedderIndex>();
   /** the newest change reflected in the loaded embedders */
   private cursor = 0;
   private pending: PendingUpsert[] = [];
   private flushScheduled = false;
+  /** this process's writes, one after the other */
+  private writes: Promise<unknown> = Promise.resolve();
+  /** the steps that change in-memory state, one after the other */
+  private lane: Promise<unknown> = Promise.resolve();
+  /** a catch-up queued in the lane and not started yet: callers meanwhile share it */
+  private queuedSync: Promise<void> | null = null;
   private readonly retain: number;
   private readonly candidates: (k: number) => number;
 
-  constructor(db: Db, options: EmbeddedVectorIndexOptions = {}) {
-    this.rows = new VectorRows(db);
-    this.log = new ChangeLog(db);
+  constructor(store: VectorStore | Db, options: EmbeddedVectorIndexOptions = {}) {
+    this.store = isVectorStore(store) ? store : new SqliteVectorStore(store);
     this.retain = options.retainChanges ?? 100_000;
     this.candidates = options.candidates ?? ((k) => Math.ceil(k * 1.5) + 8);
   }
@@ -82,7 +93,7 @@ export class EmbeddedVectorIndex implements VectorIndex {
       this.pending.push({ tag, points, resolve, reject });
       if (!this.flushScheduled) {
         this.flushScheduled = true;
-        setImmediate(() => this.flush());
+        setImmediate(() => void this.flush());
       }
     });
   }
@@ -93,70 +104,68 @@ export class EmbeddedVectorIndex implements VectorIndex {
       throw new ValidationError(message, [{ path: 'query', message }]);
     }
     if (k <= 0) return [];
-    this.catchUp();
-    const index = this.index(tag);
+    const index = await this.ready(tag);
     const where = isEmptyFilter(filter.where) ? undefined : filter.where;
-    const allowed = where ? this.rows.matching(tag, filter.user_id, where) : undefined;
+    const allowed = where ? await this.store.matching(tag, filter.user_id, where) : undefined;
     if (allowed?.size === 0) return [];
     const { rowids, ids } = index.nearest(query, filter.user_id, filter.session_id, Math.max(k, this.candidates(k)), allowed);
     const hits: VectorHit[] = [];
-    const rows = this.rows.byRowids(rowids);
+    const rows = await this.store.byRowids(rowids);
     rowids.forEach((rowid, i) => {
       const row = rows.get(rowid);
       // the row may have changed since the scan (another process): never return another user's vector
-      if (!row || row.id !== ids[i] || row.embedder !== tag.id || row.user_id !== filter.user_id) return;
-      if (filter.session_id !== undefined && row.session_id !== filter.session_id) return;
-      const payload = payloadOf(row);
-      if (where && !matchesFilter(payload, where)) return;
-      hits.push({ id: row.id, score: cosine(query, toFloat32(row.vector)), payload });
+      if (!row || row.id !== ids[i] || row.embedder !== tag.id || row.payload.user_id !== filter.user_id) return;
+      if (filter.session_id !== undefined && row.payload.session_id !== filter.session_id) return;
+      if (where && !matchesFilter(row.payload, where)) return;
+      hits.push({ id: row.id, score: cosine(query, row.vector), payload: row.payload });
     });
     return hits.sort((a, b) => b.score - a.score).slice(0, k);
   }
 
   async has(tag: EmbedderTag, userId: string, ids: readonly string[]): Promise<Set<string>> {
-    this.flushNow();
-    return this.rows.has(tag, userId, ids);
+    await this.flushNow();
+    return this.store.has(tag, userId, ids);
   }
 
   async delete(userId: string, ids: readonly string[]): Promise<void> {
-    this.flushNow();
-    const removed = this.write(() => this.rows.delete(userId, ids));
-    for (const r of removed) this.loaded.get(r.embedder)?.remove(r.user_id, r.id);
+    await this.write((r) => this.store.delete(userId, ids, r), (removed) => {
+      for (const x of removed) this.loaded.get(x.embedder)?.remove(x.user_id, x.id);
+    });
   }
 
   async deleteWhere(filter: VectorFilter): Promise<number> {
-    this.flushNow();
-    const removed = this.write(() => this.rows.deleteWhere(filter));
-    for (const r of removed) this.loaded.get(r.embedder)?.remove(r.user_id, r.id);
-    return new Set(removed.map((r) => r.id)).size;
+    const removed = await this.write((r) => this.store.deleteWhere(filter, r), (removed) => {
+      for (const x of removed) this.loaded.get(x.embedder)?.remove(x.user_id, x.id);
+    });
+    return new Set(removed.map((x) => x.id)).size;
   }
 
   async deleteAll(): Promise<void> {
-    this.flushNow();
-    this.write(() => this.rows.deleteAll());
-    for (const index of this.loaded.values()) index.clear();
+    await this.write((r) => this.store.deleteAll(r), () => {
+      for (const index of this.loaded.values()) index.clear();
+    });
   }
 
   async deleteOtherEmbedders(keep: EmbedderTag): Promise<number> {
-    this.flushNow();
-    const n = this.write(() => this.rows.deleteOtherEmbedders(keep));
-    for (const id of [...this.loaded.keys()]) if (id !== keep.id) this.loaded.delete(id);
-    return n;
+    return this.write((r) => this.store.deleteOtherEmbedders(keep, r), () => {
+      for (const id of [...this.loaded.keys()]) if (id !== keep.id) this.loaded.delete(id);
+    });
   }
 
   async count(tag?: EmbedderTag, filter?: VectorFilter): Promise<number> {
-    this.flushNow();
-    return this.rows.count(tag, filter);
+    await this.flushNow();
+    return this.store.count(tag, filter);
   }
 
   async ping(): Promise<boolean> {
-    this.rows.count(undefined, { user_id: '' });
+    await this.store.ping();
     return true;
   }
 
-  /** Commits pending upserts and drops the in-memory indexes (the file keeps everything). */
+  /** Commits pending upserts and drops the in-memory indexes (the store keeps everything). */
   async close(): Promise<void> {
-    this.flushNow();
+    await this.flushNow();
+    await this.lane.catch(() => {});
     this.loaded.clear();
     this.own.clear();
   }
@@ -166,8 +175,7 @@ export class EmbeddedVectorIndex implements VectorIndex {
    * during which the event loop is busy): for a server to call at start-up, once its embedder is ready.
    */
   async warm(tag: EmbedderTag): Promise<void> {
-    this.catchUp();
-    this.index(tag);
+    await this.ready(tag);
   }
 
   /** What the in-memory side holds, per loaded embedder (bench, doctor). */
@@ -175,29 +183,56 @@ export class EmbeddedVectorIndex implements VectorIndex {
     return [...this.loaded.values()].map((ix) => ({ embedder: ix.id, dim: ix.dim, ...ix.stats() }));
   }
 
-  /** The embedder's in-memory index, loading it from the file on first use. */
-  private index(tag: EmbedderTag): EmbedderIndex {
+  /** Runs `step` in the lane, after every step queued before it. */
+  private inLane<T>(step: () => Promise<T> | T): Promise<T> {
+    const run = this.lane.then(step, step);
+    this.lane = run.catch(() => {});
+    return run;
+  }
+
+  /**
+   * The embedder's in-memory index, caught up with every change committed before this call (by any
+   * process), loading it from the store on first use.
+   */
+  private async ready(tag: EmbedderTag): Promise<EmbedderIndex> {
+    await this.sync();
     const held = this.loaded.get(tag.id);
     if (held && held.dim === tag.dim) return held;
-    // head first: rows read after it reflect every change up to it; later ones are replayed
-    const { head } = this.log.head();
-    const index = this.fill(new EmbedderIndex(tag.id, tag.dim));
-    if (this.loaded.size === 0) this.cursor = head;
-    // an older cursor (other embedders loaded) replays (cursor, head] for this one too: harmless
-    this.loaded.set(tag.id, index);
+    return this.inLane(async () => {
+      const again = this.loaded.get(tag.id);
+      if (again && again.dim === tag.dim) return again;
+      // head first: rows read after it reflect every change up to it; later ones are replayed
+      const { head } = await this.store.head();
+      const index = await this.fill(new EmbedderIndex(tag.id, tag.dim));
+      if (this.loaded.size === 0) this.cursor = head;
+      // an older cursor (other embedders loaded) replays (cursor, head] for this one too: harmless
+      this.loaded.set(tag.id, index);
+      return index;
+    });
+  }
+
+  private async fill(index: EmbedderIndex): Promise<EmbedderIndex> {
+    await this.store.load(index, (user, n) => index.reserve(user, n), (id, user, session, rowid, vector) => index.put(id, user, session, rowid, vector));
     return index;
   }
 
-  private fill(index: EmbedderIndex): EmbedderIndex {
-    for (const { user_id, n } of this.rows.usersOf(index)) index.reserve(user_id, n);
-    for (const [rowid, id, user, session, vector] of this.rows.ofEmbedder(index)) index.put(id, user, session, rowid, toFloat32(vector));
-    return index;
+  /**
+   * A catch-up that starts after this call: one already running may have read the head before a
+   * change the caller must see. Calls while it waits share it.
+   */
+  private sync(): Promise<void> {
+    if (this.loaded.size === 0) return Promise.resolve();
+    this.queuedSync ??= this.inLane(() => {
+      this.queuedSync = null;
+      return this.catchUp();
+    });
+    return this.queuedSync;
   }
 
   /** Applies the changes other processes logged since the cursor (or reloads when too far behind). */
-  private catchUp(): void {
+  private async catchUp(): Promise<void> {
     if (this.loaded.size === 0) return;
-    const { head, pruned } = this.log.head();
+    const { head, pruned } = await this.store.head();
     if (head === this.cursor) return;
     const foreign = head - this.cursor - this.own.countIn(this.cursor, head);
     // pruned before this process read them: fine when they were all its own (applied as written)
@@ -207,93 +242,103 @@ export class EmbeddedVectorIndex implements VectorIndex {
     if (lost || foreign > Math.max(RELOAD_AFTER_MIN, loadedVectors)) {
       for (const ix of this.loaded.values()) {
         ix.clear();
-        this.fill(ix);
+        await this.fill(ix);
       }
       this.cursor = head;
     } else {
       this.cursor = Math.max(this.cursor, pruned);
       for (;;) {
-        const changes = this.log.since(this.cursor, CHANGES_PAGE);
+        const changes = await this.store.since(this.cursor, CHANGES_PAGE);
         const seen = new Set<string>();
-        for (const c of changes) {
-          this.cursor = c.seq;
-          if (this.own.has(c.seq)) continue;
-          const ix = this.loaded.get(c.embedder);
+        const reread = changes.filter((c) => {
+          if (this.own.has(c.seq) || !this.loaded.has(c.embedder)) return false;
           const key = `${c.embedder}\u0000${c.user_id}\u0000${c.id}`;
-          if (!ix || seen.has(key)) continue;
+          if (seen.has(key)) return false;
           seen.add(key);
-          // re-read the row as it is now: later changes to it only repeat this
-          const row = this.rows.current(c.user_id, c.id, c.embedder);
-          if (row) ix.put(row.id, row.user_id, row.session_id, row.rowid, toFloat32(row.vector));
-          else ix.remove(c.user_id, c.id);
-        }
+          return true;
+        });
+        // the rows as they are now: later changes to them only repeat this
+        const rows = await this.store.current(reread);
+        const found = new Set(rows.map((r) => `${r.embedder}\u0000${r.user_id}\u0000${r.id}`));
+        for (const c of reread) if (!found.has(`${c.embedder}\u0000${c.user_id}\u0000${c.id}`)) this.loaded.get(c.embedder)?.remove(c.user_id, c.id);
+        for (const r of rows) this.loaded.get(r.embedder)?.put(r.id, r.user_id, r.session_id, r.rowid, r.vector);
+        if (changes.length > 0) this.cursor = changes[changes.length - 1]!.seq;
         if (changes.length < CHANGES_PAGE) break;
       }
     }
     this.own.dropThrough(this.cursor);
   }
 
-  /** Runs a write transaction and records the changes it logged as this process's own. */
-  private write<T>(fn: () => T): T {
-    let from = 0;
-    let to = 0;
-    const out = this.rows.transaction(() => {
-      from = this.log.head().head;
-      const r = fn();
-      this.log.prune(this.retain, Math.max(1, Math.ceil(this.retain / 10)));
-      to = this.log.head().head;
-      return r;
+  /**
+   * Runs a write in this process's write chain (after every write called before it); once committed,
+   * queues `apply` in the lane — before the call resolves, so a later search of this process sees
+   * it — unless a catch-up already read its changes (then they were re-read from the store).
+   */
+  private async write<T>(run: (retain: number) => Promise<{ result: T; changes: ChangeRange }>, apply: (result: T) => void): Promise<T> {
+    await this.flushNow();
+    const done = this.writes.then(async () => {
+      const { result, changes } = await run(this.retain);
+      // queued here, in the chain: applies reach the lane in commit order
+      void this.inLane(() => this.applyOwn(changes, () => apply(result)));
+      return result;
     });
-    if (this.loaded.size > 0) this.own.add(from, to);
-    return out;
+    this.writes = done.catch(() => {});
+    return done;
   }
 
-  private flushNow(): void {
-    if (this.pending.length > 0) this.flush();
+  private applyOwn(changes: ChangeRange, apply: () => void): void {
+    if (this.loaded.size === 0 || this.cursor >= changes.to) return;
+    apply();
+    this.own.add(changes.from, changes.to);
+  }
+
+  /** Commits what is pending now and waits for every write called before. */
+  private async flushNow(): Promise<void> {
+    if (this.pending.length > 0) await this.flush();
+    else await this.writes;
   }
 
   /** Commits every pending upsert in one transaction; on failure, each call alone, so only the bad one fails. */
-  private flush(): void {
+  private async flush(): Promise<void> {
     this.flushScheduled = false;
     const batch = this.pending;
     this.pending = [];
-    if (batch.length === 0) return;
-    try {
-      this.commit(batch);
-      for (const u of batch) u.resolve();
-    } catch (err) {
-      if (batch.length === 1) return batch[0]!.reject(err);
-      for (const u of batch) {
-        try {
-          this.commit([u]);
-          u.resolve();
-        } catch (e) {
-          u.reject(e);
+    if (batch.length === 0) return this.writes.then(() => {});
+    const done = this.writes.then(async () => {
+      try {
+        await this.commit(batch);
+        for (const u of batch) u.resolve();
+      } catch (err) {
+        // the database is away: every call of the batch would fail alike
+        if (batch.length === 1 || err instanceof BackendUnavailableError) return batch.forEach((u) => u.reject(err));
+        for (const u of batch) {
+          try {
+            await this.commit([u]);
+            u.resolve();
+          } catch (e) {
+            u.reject(e);
+          }
         }
       }
-    }
+    });
+    this.writes = done.catch(() => {});
+    return done;
   }
 
-  private commit(batch: readonly PendingUpsert[]): void {
-    const rowids = this.write(() => batch.map((u) => u.points.map((p) => this.rows.upsert(u.tag, p))));
-    batch.forEach((u, i) => {
-      const index = this.loaded.get(u.tag.id);
-      if (!index || index.dim !== u.tag.dim) return;
-      u.points.forEach((p, j) => index.put(p.id, p.payload.user_id, p.payload.session_id, rowids[i]![j]!, p.vector));
-    });
+  private async commit(batch: readonly PendingUpsert[]): Promise<void> {
+    const { result: rowids, changes } = await this.store.upsert(batch, this.retain);
+    void this.inLane(() =>
+      this.applyOwn(changes, () =>
+        batch.forEach((u, i) => {
+          const index = this.loaded.get(u.tag.id);
+          if (!index || index.dim !== u.tag.dim) return;
+          u.points.forEach((p, j) => index.put(p.id, p.payload.user_id, p.payload.session_id, rowids[i]![j]!, p.vector));
+        }),
+      ),
+    );
   }
 }
 
-function payloadOf(r: FullRow): VectorHit['payload'] {
-  return {
-    user_id: r.user_id,
-    session_id: r.session_id,
-    role: r.role,
-    name: r.name,
-    kind: r.kind,
-    content: r.content,
-    content_hash: r.content_hash,
-    created_at: r.created_at,
-    metadata: r.metadata ? (JSON.parse(r.metadata) as Record<string, unknown>) : null,
-  };
+function isVectorStore(x: VectorStore | Db): x is VectorStore {
+  return typeof (x as VectorStore).load === 'function' && typeof (x as VectorStore).since === 'function';
 }

@@ -171,6 +171,28 @@ export const MIGRATIONS: readonly Migration[] = [
       );
     `,
   },
+  {
+    version: 2,
+    name: 'every writer of vectors takes the change-log lock, so change seqs commit in order whoever writes',
+    sql: `
+      -- The transaction-level advisory lock VECTOR_WRITE_LOCK (vector-store.ts) is taken by the first
+      -- row a transaction writes to vectors and held to its commit: writers of vectors (the embedded
+      -- index, erasures, archival) run one at a time, so a seq is visible only after every smaller one.
+      CREATE OR REPLACE FUNCTION vectors_log() RETURNS trigger LANGUAGE plpgsql AS $$
+      BEGIN
+        PERFORM pg_advisory_xact_lock(1852012147);
+        IF TG_OP IN ('UPDATE', 'DELETE') THEN
+          IF TG_OP = 'DELETE' OR (OLD.user_id, OLD.id, OLD.embedder) IS DISTINCT FROM (NEW.user_id, NEW.id, NEW.embedder) THEN
+            INSERT INTO vector_changes (user_id, id, embedder, op) VALUES (OLD.user_id, OLD.id, OLD.embedder, 'delete');
+          END IF;
+        END IF;
+        IF TG_OP IN ('INSERT', 'UPDATE') THEN
+          INSERT INTO vector_changes (user_id, id, embedder, op) VALUES (NEW.user_id, NEW.id, NEW.embedder, 'upsert');
+        END IF;
+        RETURN NULL;
+      END $$;
+    `,
+  },
 ];
 
 export const LATEST_VERSION = MIGRATIONS[MIGRATIONS.length - 1]!.version;

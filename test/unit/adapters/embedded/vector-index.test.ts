@@ -2,10 +2,11 @@ import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { EmbeddedVectorIndex } from '../../../../src/adapters/embedded/vector-index.js';
-import { openDatabase, type Db } from '../../../../src/adapters/sqlite/db.js';
+import { openDatabase } from '../../../../src/adapters/sqlite/db.js';
 import type { EmbedderTag, VectorPoint } from '../../../../src/ports/vector-index.js';
 import { tmpDir } from '../../../helpers/tmp.js';
 import { clustered, exactTop } from './data.js';
+import { sharedStoreCases } from './shared-store.cases.js';
 
 const DIM = 384;
 const TAG: EmbedderTag = { id: 'test-384', dim: DIM };
@@ -20,15 +21,16 @@ function point(id: string, vector: Float32Array, user = 'u', session = 's'): Vec
   };
 }
 
-/** two connections to one file: what two processes sharing it see */
-function twoProcesses(options = {}): { file: string; dbs: Db[]; a: EmbeddedVectorIndex; b: EmbeddedVectorIndex } {
+sharedStoreCases('the SQLite file', async (options) => {
   const file = join(dir, `v${files++}.db`);
   const dbs = [openDatabase(file), openDatabase(file)];
-  return { file, dbs, a: new EmbeddedVectorIndex(dbs[0]!, options), b: new EmbeddedVectorIndex(dbs[1]!, options) };
-}
-
-const ids = async (ix: EmbeddedVectorIndex, q: Float32Array, k: number, user = 'u', session?: string) =>
-  (await ix.search(TAG, q, { user_id: user, ...(session ? { session_id: session } : {}) }, k)).map((h) => h.id);
+  return {
+    a: new EmbeddedVectorIndex(dbs[0]!, options),
+    b: new EmbeddedVectorIndex(dbs[1]!, options),
+    prunedThrough: async () => dbs[0]!.prepare('SELECT pruned_through FROM vector_changes_state').pluck().get() as number,
+    close: async () => dbs.forEach((d) => d.close()),
+  };
+});
 
 describe('EmbeddedVectorIndex', () => {
   it('returns the exact top k (recall@8 against an exact scan) with exact cosine scores', async () => {
@@ -51,75 +53,6 @@ describe('EmbeddedVectorIndex', () => {
     }
     assert.ok(hit / 320 >= 0.99, `recall@8 ${hit / 320}`);
     db.close();
-  });
-
-  it('sees vectors another process upserts and deletes, without reloading', async () => {
-    const { vectors } = clustered(300, DIM, 12);
-    const { dbs, a, b } = twoProcesses();
-    await a.upsert(TAG, vectors.slice(0, 100).map((v, i) => point(`p${i}`, v)));
-    assert.deepEqual(await ids(b, vectors[5]!, 1), ['p5']); // b loads here
-    const loadedB = b.stats()[0]!;
-    await a.upsert(TAG, vectors.slice(100, 200).map((v, i) => point(`p${100 + i}`, v)));
-    assert.deepEqual(await ids(b, vectors[150]!, 1), ['p150']);
-    await a.delete('u', ['p150']);
-    assert.ok(!(await ids(b, vectors[150]!, 5)).includes('p150'));
-    await a.upsert(TAG, [point('p5', vectors[250]!)]); // replaced: p5 now holds another vector
-    assert.deepEqual(await ids(b, vectors[250]!, 1), ['p5']);
-    await a.deleteWhere({ user_id: 'u', session_id: 's' });
-    assert.deepEqual(await ids(b, vectors[7]!, 5), []);
-    assert.equal(b.stats()[0]!.vectors, 0);
-    assert.ok(loadedB.vectors === 100);
-    // and the other way round: a, loaded, sees b's writes
-    assert.deepEqual(await ids(a, vectors[1]!, 1), []);
-    await b.upsert(TAG, [point('q1', vectors[1]!)]);
-    assert.deepEqual(await ids(a, vectors[1]!, 1), ['q1']);
-    dbs.forEach((d) => d.close());
-  });
-
-  it('catches up by reloading when the change log was pruned past it', async () => {
-    const { vectors } = clustered(400, DIM, 13);
-    const { dbs, a, b } = twoProcesses({ retainChanges: 10 });
-    await a.upsert(TAG, [point('p0', vectors[0]!)]);
-    assert.deepEqual(await ids(b, vectors[0]!, 1), ['p0']);
-    for (let i = 1; i < 400; i += 50) await a.upsert(TAG, vectors.slice(i, i + 50).map((v, j) => point(`p${i + j}`, v)));
-    await a.delete('u', ['p0']);
-    const pruned = dbs[0]!.prepare('SELECT pruned_through FROM vector_changes_state').pluck().get() as number;
-    assert.ok(pruned > 1, 'the log was pruned past what b saw');
-    assert.deepEqual(await ids(b, vectors[333]!, 1), ['p333']);
-    assert.ok(!(await ids(b, vectors[0]!, 3)).includes('p0'));
-    assert.equal(b.stats()[0]!.vectors, 399);
-    dbs.forEach((d) => d.close());
-  });
-
-  it('stays exact when its own writes were pruned from the log before it read them', async () => {
-    const { vectors } = clustered(300, DIM, 17);
-    const { dbs, a, b } = twoProcesses({ retainChanges: 5 });
-    await a.upsert(TAG, [point('p0', vectors[0]!)]);
-    assert.deepEqual(await ids(a, vectors[0]!, 1), ['p0']); // a loads
-    for (let i = 1; i < 200; i += 20) await a.upsert(TAG, vectors.slice(i, i + 20).map((v, j) => point(`p${i + j}`, v)));
-    await b.upsert(TAG, [point('from-b', vectors[250]!)]);
-    await a.delete('u', ['p7']);
-    assert.deepEqual(await ids(a, vectors[250]!, 1), ['from-b']);
-    assert.deepEqual(await ids(a, vectors[123]!, 1), ['p123']);
-    assert.ok(!(await ids(a, vectors[7]!, 3)).includes('p7'));
-    assert.equal(a.stats()[0]!.vectors, 201); // p0…p200 and from-b, less p7
-    dbs.forEach((d) => d.close());
-  });
-
-  it('keeps embedders apart and filters by session', async () => {
-    const { vectors } = clustered(200, DIM, 14);
-    const other: EmbedderTag = { id: 'other-384', dim: DIM };
-    const { dbs, a, b } = twoProcesses();
-    await a.upsert(TAG, vectors.slice(0, 100).map((v, i) => point(`p${i}`, v, 'u', `s${i % 4}`)));
-    await a.upsert(other, [point('x', vectors[3]!)]);
-    assert.deepEqual(await ids(b, vectors[3]!, 1), ['p3']);
-    assert.deepEqual((await b.search(other, vectors[3]!, { user_id: 'u' }, 5)).map((h) => h.id), ['x']);
-    const inSession = await ids(b, vectors[3]!, 10, 'u', 's3');
-    assert.equal(inSession.length, 10);
-    assert.ok(inSession.every((id) => Number(id.slice(1)) % 4 === 3));
-    assert.deepEqual(await ids(b, vectors[3]!, 5, 'u', 'nope'), []);
-    await assert.rejects(b.search(TAG, new Float32Array(8), { user_id: 'u' }, 5), /dimensions/);
-    dbs.forEach((d) => d.close());
   });
 
   it('survives a restart: a new process on the same file finds the same vectors', async () => {
