@@ -76,7 +76,7 @@ export class PostgresArchiveStore implements ArchiveStore {
   async replace(expected: SessionContents, archive: MemoryEntry, cutoff: string): Promise<{ archive: MemoryEntry; removed: string[] } | null> {
     const user = expected.ref.user_id;
     return this.pg.tx(async (tx) => {
-      await tx.query('SELECT pg_advisory_xact_lock(hashtextextended($1, 0))', [`archive\u0000${user}\u0000${expected.ref.session_id}`]);
+      await tx.query('SELECT pg_advisory_xact_lock(hashtextextended($1, 0))', [`archive\u001f${user}\u001f${expected.ref.session_id}`]);
       // a pool connection runs one statement at a time: the reads of `read` queue on it in order
       const now = await this.read(tx, expected.ref, archive.id, true);
       if (now.fingerprint !== expected.fingerprint || !(now.ref.last_at < cutoff)) return null;
@@ -142,7 +142,7 @@ export class PostgresArchiveStore implements ArchiveStore {
    */
   async startRun(run: { run_id: string; trigger: RunTrigger; dry_run: boolean; cutoff: string }): Promise<{ seq: number; duplicate: boolean }> {
     return this.pg.tx(async (tx) => {
-      await tx.query('SELECT pg_advisory_xact_lock(hashtextextended($1, 0))', [`archive-run\u0000${run.run_id}`]);
+      await tx.query('SELECT pg_advisory_xact_lock(hashtextextended($1, 0))', [`archive-run\u001f${run.run_id}`]);
       const done = run.trigger === 'schedule' && (await tx.query("SELECT 1 FROM archive_runs WHERE run_id = $1 AND outcome = 'done' LIMIT 1", [run.run_id])).length > 0;
       const now = new Date().toISOString();
       const [row] = await tx.query<{ seq: number }>(
