@@ -2,7 +2,7 @@ import type { MemoryEntry } from '../../domain/entry.js';
 import { contentHash } from '../../domain/hash.js';
 import { queryTerms } from '../../retrieval/query-terms.js';
 import type { EntryPatch, ListOptions, LongTermStore, MemoryRef, PruneCriteria, TextHit } from '../../ports/long-term.js';
-import type { Postgres } from './pool.js';
+import type { Postgres, Tx } from './pool.js';
 import { Coalescer } from './coalesce.js';
 import { bulkInsert, ENTRY_COLUMNS, entrySelect, likePattern, rowToEntry, scanBySeq, unnestRows } from './rows.js';
 import { filterSql } from './filter-sql.js';
@@ -53,11 +53,7 @@ export class PostgresLongTermStore implements LongTermStore {
 
   /** returns the ids actually written (new) */
   async upsert(entries: readonly MemoryEntry[]): Promise<string[]> {
-    if (entries.length === 0) return [];
-    const { sql, values } = bulkInsert('entries', ENTRY_COLUMNS, entries);
-    const rows = await this.pg.query<{ id: string }>(`${sql} ON CONFLICT (user_id, id) DO NOTHING RETURNING id`, values);
-    const written = new Set(rows.map((r) => r.id));
-    return entries.filter((e) => written.has(e.id)).map((e) => e.id);
+    return upsertIn(this.pg, entries);
   }
 
   /**
@@ -258,4 +254,13 @@ export class PostgresLongTermStore implements LongTermStore {
   scan(batch = 1000, userId?: string): AsyncGenerator<MemoryEntry[]> {
     return scanBySeq(this.pg, 'entries', entrySelect(), rowToEntry, batch, userId);
   }
+}
+
+/** Writes the entries whose (user_id, id) is not held yet, on the pool or in the caller's transaction; returns their ids. */
+export async function upsertIn(db: Pick<Tx, 'query'>, entries: readonly MemoryEntry[]): Promise<string[]> {
+  if (entries.length === 0) return [];
+  const { sql, values } = bulkInsert('entries', ENTRY_COLUMNS, entries);
+  const rows = await db.query<{ user_id: string; id: string }>(`${sql} ON CONFLICT (user_id, id) DO NOTHING RETURNING user_id, id`, values);
+  const written = new Set(rows.map((r) => `${r.user_id}\u0000${r.id}`));
+  return entries.filter((e) => written.has(`${e.user_id}\u0000${e.id}`)).map((e) => e.id);
 }

@@ -193,6 +193,19 @@ export const MIGRATIONS: readonly Migration[] = [
       END $$;
     `,
   },
+  {
+    version: 3,
+    name: 'processes confirm the erasures they applied',
+    sql: `
+      -- One row per process holding state of its own (an in-process short-term store or queue): the
+      -- last erasure signal it applied, and when it last said so.
+      CREATE TABLE erasure_listeners (
+        pid          integer PRIMARY KEY,
+        seen_seq     bigint NOT NULL,
+        heartbeat_at bigint NOT NULL
+      );
+    `,
+  },
 ];
 
 export const LATEST_VERSION = MIGRATIONS[MIGRATIONS.length - 1]!.version;

@@ -2,7 +2,7 @@ import type { Turn } from '../../domain/turn.js';
 import { ContentConflictError } from '../../errors.js';
 import type { AppendResult, TurnLog } from '../../ports/turn-log.js';
 import type { MemoryRef, PruneCriteria } from '../../ports/long-term.js';
-import type { Postgres } from './pool.js';
+import type { Postgres, Tx } from './pool.js';
 import { Coalescer } from './coalesce.js';
 import { bulkInsert, rowToTurn, scanBySeq, turnSelect, TURN_COLUMNS } from './rows.js';
 
@@ -53,39 +53,7 @@ export class PostgresTurnLog implements TurnLog {
    */
   async append(turns: readonly Turn[], acceptedAt = Date.now()): Promise<AppendResult> {
     if (turns.length === 0) return { accepted: [], duplicates: [] };
-    const fresh = new Map<string, { turn: Turn; index: number }>();
-    const repeats: Array<{ turn: Turn; index: number }> = [];
-    turns.forEach((turn, index) => {
-      const key = `${turn.user_id}\u0000${turn.id}`;
-      const first = fresh.get(key);
-      if (!first) return fresh.set(key, { turn, index });
-      if (!sameTurn(first.turn, turn)) throw new ContentConflictError(turn.id, index);
-      repeats.push({ turn, index });
-    });
-    return this.pg.tx(async (tx) => {
-      const candidates = [...fresh.values()];
-      const { sql, values } = bulkInsert('turns', [...TURN_COLUMNS, 'accepted_at'], candidates.map((c) => ({ ...c.turn, accepted_at: acceptedAt })));
-      const inserted = await tx.query<{ user_id: string; id: string }>(`${sql} ON CONFLICT (user_id, id) DO NOTHING RETURNING user_id, id`, values);
-      const written = new Set(inserted.map((r) => `${r.user_id}\u0000${r.id}`));
-      const held = candidates.filter((c) => !written.has(`${c.turn.user_id}\u0000${c.turn.id}`));
-      const duplicates: string[] = [];
-      if (held.length > 0) {
-        const rows = await tx.query<Held & { user_id: string; id: string }>(
-          `SELECT t.user_id, t.id, t.session_id, t.role, t.name, t.content FROM turns t
-           JOIN unnest($1::text[], $2::text[]) AS k(user_id, id) ON t.user_id = k.user_id AND t.id = k.id`,
-          [held.map((c) => c.turn.user_id), held.map((c) => c.turn.id)],
-        );
-        const byKey = new Map(rows.map((r) => [`${r.user_id}\u0000${r.id}`, r]));
-        for (const c of held) {
-          const row = byKey.get(`${c.turn.user_id}\u0000${c.turn.id}`);
-          if (!row || !sameTurn(row, c.turn)) throw new ContentConflictError(c.turn.id, c.index);
-          duplicates.push(c.turn.id);
-        }
-      }
-      for (const r of repeats) duplicates.push(r.turn.id);
-      const accepted = turns.filter((t, i) => written.has(`${t.user_id}\u0000${t.id}`) && fresh.get(`${t.user_id}\u0000${t.id}`)!.index === i);
-      return { accepted, duplicates };
-    });
+    return this.pg.tx((tx) => appendIn(tx, turns, acceptedAt));
   }
 
   async get(userId: string, id: string): Promise<Turn | null> {
@@ -199,4 +167,40 @@ export class PostgresTurnLog implements TurnLog {
   async deleteWhere(userId: string, sessionId?: string): Promise<number> {
     return this.pg.run('DELETE FROM turns WHERE user_id = $1 AND ($2::text IS NULL OR session_id = $2)', [userId, sessionId ?? null]);
   }
+}
+
+/** The append's statements in the caller's transaction (the exchange's restore runs them in its own). */
+export async function appendIn(tx: Tx, turns: readonly Turn[], acceptedAt: number): Promise<AppendResult> {
+  if (turns.length === 0) return { accepted: [], duplicates: [] };
+  const fresh = new Map<string, { turn: Turn; index: number }>();
+  const repeats: Array<{ turn: Turn; index: number }> = [];
+  turns.forEach((turn, index) => {
+    const key = `${turn.user_id}\u0000${turn.id}`;
+    const first = fresh.get(key);
+    if (!first) return fresh.set(key, { turn, index });
+    if (!sameTurn(first.turn, turn)) throw new ContentConflictError(turn.id, index);
+    repeats.push({ turn, index });
+  });
+  const candidates = [...fresh.values()];
+  const { sql, values } = bulkInsert('turns', [...TURN_COLUMNS, 'accepted_at'], candidates.map((c) => ({ ...c.turn, accepted_at: acceptedAt })));
+  const inserted = await tx.query<{ user_id: string; id: string }>(`${sql} ON CONFLICT (user_id, id) DO NOTHING RETURNING user_id, id`, values);
+  const written = new Set(inserted.map((r) => `${r.user_id}\u0000${r.id}`));
+  const held = candidates.filter((c) => !written.has(`${c.turn.user_id}\u0000${c.turn.id}`));
+  const duplicates: string[] = [];
+  if (held.length > 0) {
+    const rows = await tx.query<Held & { user_id: string; id: string }>(
+      `SELECT t.user_id, t.id, t.session_id, t.role, t.name, t.content FROM turns t
+       JOIN unnest($1::text[], $2::text[]) AS k(user_id, id) ON t.user_id = k.user_id AND t.id = k.id`,
+      [held.map((c) => c.turn.user_id), held.map((c) => c.turn.id)],
+    );
+    const byKey = new Map(rows.map((r) => [`${r.user_id}\u0000${r.id}`, r]));
+    for (const c of held) {
+      const row = byKey.get(`${c.turn.user_id}\u0000${c.turn.id}`);
+      if (!row || !sameTurn(row, c.turn)) throw new ContentConflictError(c.turn.id, c.index);
+      duplicates.push(c.turn.id);
+    }
+  }
+  for (const r of repeats) duplicates.push(r.turn.id);
+  const accepted = turns.filter((t, i) => written.has(`${t.user_id}\u0000${t.id}`) && fresh.get(`${t.user_id}\u0000${t.id}`)!.index === i);
+  return { accepted, duplicates };
 }
