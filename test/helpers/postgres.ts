@@ -75,3 +75,25 @@ export function sharedPostgres(): () => Promise<import('../../src/adapters/postg
       return pg;
     })());
 }
+
+/**
+ * Opens stores on databases of their own: each call creates a database and opens the durable store
+ * on it (migrated); every store is closed and every database dropped when the file's tests end.
+ * Register at the file's top level.
+ */
+export function freshPostgresStores(): () => Promise<import('../../src/adapters/postgres/open.js').PostgresStore> {
+  const opened: Array<{ store: import('../../src/adapters/postgres/open.js').PostgresStore; db: TestDatabase }> = [];
+  after(async () => {
+    for (const o of opened) {
+      await o.store.close();
+      await o.db.drop();
+    }
+  });
+  return async () => {
+    const [{ openPostgresStore }, { default: pino }] = await Promise.all([import('../../src/adapters/postgres/open.js'), import('pino')]);
+    const db = await createDatabase();
+    const store = await openPostgresStore(db.url, pino({ level: 'silent' }), { max: 3 });
+    opened.push({ store, db });
+    return store;
+  };
+}

@@ -1,6 +1,10 @@
 import type { Logger } from '../../logger.js';
 import { ConfigError } from '../../errors.js';
+import type { DurableStore } from '../../ports/durable-store.js';
 import { PostgresArchiveStore } from './archive-store.js';
+import { PostgresErasureStore } from './erasure.js';
+import { PostgresExchangeStore } from './exchange.js';
+import { PostgresMaintenanceStore } from './maintenance.js';
 import { PostgresLongTermStore } from './long-term.js';
 import { LATEST_VERSION, migrate } from './migrations.js';
 import { Postgres, type PostgresOptions } from './pool.js';
@@ -13,7 +17,7 @@ export interface OpenPostgresOptions extends Omit<PostgresOptions, 'url'> {
 }
 
 /** The durable store on PostgreSQL: every port's adapter over one pool. */
-export interface PostgresStore {
+export interface PostgresStore extends DurableStore {
   readonly kind: 'postgres';
   /** the URL without its password (reports, doctor) */
   readonly where: string;
@@ -51,6 +55,7 @@ export async function openPostgresStore(url: string, log: Logger, options: OpenP
     await pg.close().catch(() => {});
     throw new ConfigError(`cannot open the durable store: PostgreSQL at ${pg.where}: ${reasonOf(err, url)}`, [{ path: 'database_url', message: reasonOf(err, url) }]);
   }
+  let closed = false;
   const store: PostgresStore = {
     kind: 'postgres',
     where: pg.where,
@@ -58,8 +63,15 @@ export async function openPostgresStore(url: string, log: Logger, options: OpenP
     turnLog: new PostgresTurnLog(pg),
     longTerm: new PostgresLongTermStore(pg),
     archives: new PostgresArchiveStore(pg),
+    erasure: new PostgresErasureStore(pg),
+    maintenance: new PostgresMaintenanceStore(pg),
+    exchange: new PostgresExchangeStore(pg),
     vectorRows: new PostgresVectorStore(pg),
-    close: () => pg.close(),
+    close: async () => {
+      if (closed) return;
+      closed = true;
+      await pg.close();
+    },
   };
   return store;
 }
