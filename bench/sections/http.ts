@@ -37,6 +37,7 @@ import { scoreImportance } from '../../src/domain/importance.js';
 import type { Role, Turn } from '../../src/domain/turn.js';
 import { Memory } from '../../src/memory/memory.js';
 import { percentile, type Report, type Section } from '../report.js';
+import { sqliteOf } from '../sqlite.js';
 
 const CONNECTIONS = 16;
 const WRITE_CONNECTIONS = 20;
@@ -159,7 +160,8 @@ async function seed(services: Services, totalTurns: number) {
   const threshold = services.config.importance_threshold;
   for (let i = 0; i < all.length; i += 2000) {
     const batch = all.slice(i, i + 2000);
-    services.turnLog.appendSync(batch);
+    const sq = sqliteOf(services);
+    sq.turnLog.appendSync(batch);
     const entries: MemoryEntry[] = [];
     const scored = batch.map((t) => ({ t, importance: scoreImportance(t.content, t.role) }));
     for (const { t, importance } of scored) {
@@ -167,8 +169,8 @@ async function seed(services: Services, totalTurns: number) {
         entries.push({ ...t, kind: 'turn', importance, covers: null, updated_at: t.created_at });
       }
     }
-    services.longTerm.upsertSync(entries);
-    services.db.transaction(() => scored.forEach(({ t, importance }) => services.turnLog.markPersistedSync(t.user_id, t.id, importance)))();
+    sq.longTerm.upsertSync(entries);
+    sq.db.transaction(() => scored.forEach(({ t, importance }) => sq.turnLog.markPersistedSync(t.user_id, t.id, importance)))();
     const vectors = await embedder.embed(batch.map((t) => t.content));
     await services.vectors.upsert(
       embedder,
@@ -178,7 +180,7 @@ async function seed(services: Services, totalTurns: number) {
         payload: { user_id: t.user_id, session_id: t.session_id, role: t.role, name: t.name, kind: 'turn', content: t.content, content_hash: t.content_hash, created_at: t.created_at },
       })),
     );
-    for (const [userId, turns] of byUser(batch)) services.turnLog.markEmbeddedSync(userId, turns.map((t) => t.id), embedder.id);
+    for (const [userId, turns] of byUser(batch)) sq.turnLog.markEmbeddedSync(userId, turns.map((t) => t.id), embedder.id);
   }
   for (const s of sessions) await services.shortTerm.push(s.turns);
   return { sessions, users: new Set(sessions.map((s) => s.user)).size };

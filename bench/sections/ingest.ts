@@ -19,6 +19,7 @@ import { toBlob } from '../../src/adapters/embedded/rows.js';
 import { openDatabase } from '../../src/adapters/sqlite/db.js';
 import type { Report, Section } from '../report.js';
 import { ChatText } from './chat-text.js';
+import { sqliteOf } from '../sqlite.js';
 
 const BATCH = 500;
 const USERS = 20;
@@ -55,9 +56,9 @@ async function real(dir: string, turns: readonly Input[], round: number): Promis
     for (let i = 0; i < turns.length; i += BATCH) await s.writePath.addTurns(turns.slice(i, i + BATCH));
     await s.queue.idle();
     const rate = turns.length / ((performance.now() - started) / 1000);
-    const counts = s.db.prepare('SELECT (SELECT count(*) FROM turns) AS t, (SELECT count(*) FROM vectors) AS v, (SELECT count(*) FROM turns WHERE persisted_at IS NULL OR embedded_with IS NULL) AS pending').get() as { t: number; v: number; pending: number };
+    const counts = sqliteOf(s).db.prepare('SELECT (SELECT count(*) FROM turns) AS t, (SELECT count(*) FROM vectors) AS v, (SELECT count(*) FROM turns WHERE persisted_at IS NULL OR embedded_with IS NULL) AS pending').get() as { t: number; v: number; pending: number };
     if (counts.t !== turns.length || counts.v !== turns.length || counts.pending !== 0) throw new Error(`ingest incomplete: ${JSON.stringify(counts)}`);
-    const stored = new Map((s.db.prepare('SELECT id, importance FROM entries').all() as Array<{ id: string; importance: number }>).map((r) => [r.id, r.importance]));
+    const stored = new Map((sqliteOf(s).db.prepare('SELECT id, importance FROM entries').all() as Array<{ id: string; importance: number }>).map((r) => [r.id, r.importance]));
     return { rate, stored };
   } finally {
     await s.close();

@@ -26,6 +26,7 @@ import { TopK } from '../../src/adapters/embedded/top-k.js';
 import type { VectorPoint } from '../../src/ports/vector-index.js';
 import { percentile, type Report, type Section } from '../report.js';
 import { ChatText } from './chat-text.js';
+import { sqliteOf } from '../sqlite.js';
 
 const DIM = 384;
 const TURNS_PER_SESSION = 40;
@@ -71,7 +72,7 @@ export async function fill(c: Corpus, to: number, users: number): Promise<void> 
       u.ids.push(id);
       u.n++;
     }
-    c.services.longTerm.upsertSync(entries);
+    sqliteOf(c.services).longTerm.upsertSync(entries);
     await c.services.vectors.upsert(c.embedder, points);
   }
   c.total = to;
@@ -150,7 +151,7 @@ export async function measure(
   targets: { p50?: number; p99?: number } = {},
 ): Promise<{ p50: number; p99: number; floorP50: number }> {
   const { services } = c;
-  const bareFts = services.db.prepare(
+  const bareFts = sqliteOf(services).db.prepare(
     `SELECT e.id, -bm25(entries_fts, 1.0, 2.0) AS rank FROM entries_fts JOIN entries e ON e.rowid = entries_fts.rowid
      WHERE entries_fts MATCH @match AND e.user_id = @user_id ORDER BY bm25(entries_fts, 1.0, 2.0) LIMIT @limit`,
   );
@@ -252,7 +253,7 @@ async function coldLoad(report: Report, c: Corpus, label: string): Promise<void>
   const gc = (globalThis as { gc?: () => void }).gc;
   gc?.();
   const before = process.memoryUsage();
-  const ix = new EmbeddedVectorIndex(c.services.db);
+  const ix = new EmbeddedVectorIndex(sqliteOf(c.services).db);
   const t = performance.now();
   await ix.search(c.embedder, c.embedder.embedOne('hiking in Lisbon'), { user_id: 'user-0' }, 8);
   const ms = performance.now() - t;

@@ -11,11 +11,10 @@ import { EmbedderProvider } from '../embedding/provider.js';
 import { openVectorIndex, type OpenedVectorIndex } from '../adapters/qdrant/open.js';
 import { openRedisBackends, type OpenedRedis } from '../adapters/redis/open.js';
 import type { Db } from '../adapters/sqlite/db.js';
-import type { SqliteLongTermStore } from '../adapters/sqlite/long-term.js';
-import type { SqliteTurnLog } from '../adapters/sqlite/turn-log.js';
 import { mappingErrors } from '../adapters/sqlite/errors.js';
 import { openSqliteStore } from '../adapters/sqlite/open.js';
 import { EmbeddedVectorIndex } from '../adapters/embedded/vector-index.js';
+import { openPostgresStore } from '../adapters/postgres/open.js';
 import type { ArchiveStore } from '../ports/archive-store.js';
 import type { DurableStore } from '../ports/durable-store.js';
 import { AutoCompactor } from '../compaction/auto.js';
@@ -33,13 +32,14 @@ import type { LongTermStore } from '../ports/long-term.js';
  * calls the ones its process uses, and nothing else is built.
  */
 
-/** The durable store of this process: the turn log, the long-term store and the archive store over one SQLite file. */
+/** The durable store of this process (the SQLite file, or PostgreSQL when database_url is set) and its parts. */
 export interface DurableParts {
   /** the durable store's ports (turn log, long-term, archives, erasure, maintenance, exchange) */
   store: DurableStore;
-  db: Db;
-  turnLog: SqliteTurnLog;
-  longTerm: SqliteLongTermStore;
+  /** the SQLite file's handle (tests read the file); null on PostgreSQL */
+  db: Db | null;
+  turnLog: TurnLog;
+  longTerm: LongTermStore;
   archives: ArchiveStore;
   /** the embedded vector index over the same file (built once, on first use) */
   embeddedVectors(): VectorIndex;
@@ -47,10 +47,34 @@ export interface DurableParts {
   close(): Promise<void>;
 }
 
-/** Opens (creating when needed) the SQLite file of `sqlite_path`. */
-export async function openDurable(config: Pick<Config, 'sqlite_path'>, log?: Logger): Promise<DurableParts> {
-  const store = await openSqliteStore(config.sqlite_path, log);
+/**
+ * Opens the durable store: PostgreSQL when `database_url` is set (a database that does not answer is
+ * a ConfigError: no fallback, and no SQLite file is created), else the SQLite file of `sqlite_path`
+ * (created when needed). The embedded vector index keeps its vectors in the same store.
+ */
+export async function openDurable(
+  config: Pick<Config, 'sqlite_path' | 'database_url' | 'database_pool_max' | 'database_statement_timeout_ms' | 'database_connect_timeout_ms'>,
+  log?: Logger,
+): Promise<DurableParts> {
   let embedded: VectorIndex | null = null;
+  if (config.database_url) {
+    const store = await openPostgresStore(config.database_url, log, {
+      max: config.database_pool_max,
+      statementTimeoutMs: config.database_statement_timeout_ms,
+      connectTimeoutMs: config.database_connect_timeout_ms,
+    });
+    return {
+      store,
+      db: null,
+      turnLog: store.turnLog,
+      longTerm: store.longTerm,
+      archives: store.archives,
+      embeddedVectors: () => (embedded ??= new EmbeddedVectorIndex(store.vectorRows)),
+      report: { backend: 'postgres', state: 'ok', detail: store.where },
+      close: () => store.close(),
+    };
+  }
+  const store = await openSqliteStore(config.sqlite_path, log);
   return {
     store,
     db: store.db,
@@ -156,6 +180,7 @@ export function buildArchiver(
 }
 
 /** Queues whose processor needs the durable store; `embed` needs it only for the embedded index (no Qdrant). */
-export function needsDurable(queues: readonly QueueName[], config: Pick<Config, 'qdrant_url'>): boolean {
-  return queues.some((q) => q !== 'embed') || (queues.includes('embed') && !config.qdrant_url);
+export function needsDurable(queues: readonly QueueName[], config: Pick<Config, 'qdrant_url' | 'database_url'>): boolean {
+  // on PostgreSQL every host reaches the turn log: embed workers check it too
+  return queues.some((q) => q !== 'embed') || (queues.includes('embed') && (!config.qdrant_url || config.database_url !== undefined));
 }

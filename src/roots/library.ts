@@ -10,14 +10,14 @@ import type { EmbedderProvider } from '../embedding/provider.js';
 import { createLogger, type Logger } from '../logger.js';
 import { ErasureWatcher } from '../memory/forget.js';
 import type { DurableStore } from '../ports/durable-store.js';
+import type { LongTermStore } from '../ports/long-term.js';
+import type { TurnLog } from '../ports/turn-log.js';
 import { Reconciler } from '../memory/reconciler.js';
 import { WritePath, type WritePathDeps } from '../memory/write-path.js';
 import { Retriever, type RetrieverDeps, type TierReport } from '../retrieval/retrieve.js';
 import type { ShortTermStore } from '../ports/short-term.js';
 import type { Tombstones } from '../ports/tombstones.js';
 import type { Db } from '../adapters/sqlite/db.js';
-import type { SqliteLongTermStore } from '../adapters/sqlite/long-term.js';
-import type { SqliteTurnLog } from '../adapters/sqlite/turn-log.js';
 import type { VectorIndex } from '../ports/vector-index.js';
 import type { AutoCompactor } from '../compaction/auto.js';
 import type { ConversationCompactor } from '../compaction/compactor.js';
@@ -42,9 +42,10 @@ export interface Services {
   log: Logger;
   /** the durable store (turn log, long-term entries, archives, erasure, maintenance, export/import) */
   store: DurableStore;
-  db: Db;
-  turnLog: SqliteTurnLog;
-  longTerm: SqliteLongTermStore;
+  /** the SQLite file's handle (tests read the file); null when the store is PostgreSQL */
+  db: Db | null;
+  turnLog: TurnLog;
+  longTerm: LongTermStore;
   shortTerm: ShortTermStore;
   vectors: VectorIndex;
   queue: JobQueue;

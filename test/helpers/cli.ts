@@ -10,10 +10,10 @@ export interface RunResult {
   stderr: string;
 }
 
-/** Runs the CLI to completion with the given environment (NEURALCLEAVE_* config). */
-export function runCli(args: string[], env: Record<string, string>, input?: string): Promise<RunResult> {
+/** Runs the CLI to completion with the given environment (NEURALCLEAVE_* config), in `cwd` when given. */
+export function runCli(args: string[], env: Record<string, string>, input?: string, cwd?: string): Promise<RunResult> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [CLI, ...args], { env: { PATH: process.env.PATH ?? '', ...env }, stdio: ['pipe', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [CLI, ...args], { env: { PATH: process.env.PATH ?? '', ...env }, stdio: ['pipe', 'pipe', 'pipe'], cwd });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));

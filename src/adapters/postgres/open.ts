@@ -37,7 +37,7 @@ export interface PostgresStore extends DurableStore {
  * writing to a local file instead would split the data between hosts. Once open, a database that goes
  * away makes calls fail with `BackendUnavailableError` (503) until it returns; see `Postgres`.
  */
-export async function openPostgresStore(url: string, log: Logger, options: OpenPostgresOptions = {}): Promise<PostgresStore> {
+export async function openPostgresStore(url: string, log: Logger | undefined, options: OpenPostgresOptions = {}): Promise<PostgresStore> {
   const { migrate: runMigrations = true, ...poolOptions } = options;
   const pg = new Postgres({ url, ...poolOptions });
   try {
@@ -50,7 +50,7 @@ export async function openPostgresStore(url: string, log: Logger, options: OpenP
   }
   try {
     const applied = runMigrations ? await migrate(pg) : [];
-    log.info({ database: pg.where, schema_version: LATEST_VERSION, applied }, 'durable store: PostgreSQL');
+    log?.info({ database: pg.where, schema_version: LATEST_VERSION, applied }, 'durable store: PostgreSQL');
   } catch (err) {
     await pg.close().catch(() => {});
     throw new ConfigError(`cannot open the durable store: PostgreSQL at ${pg.where}: ${reasonOf(err, url)}`, [{ path: 'database_url', message: reasonOf(err, url) }]);

@@ -7,7 +7,7 @@ import { QdrantVectorIndex, redactUrl as redact } from './vector-index.js';
 
 export type SemanticConfig = Pick<
   Config,
-  'qdrant_url' | 'qdrant_api_key' | 'qdrant_collection_prefix' | 'qdrant_timeout_ms' | 'qdrant_connect_timeout_ms' | 'semantic_budget_ms' | 'sqlite_path'
+  'qdrant_url' | 'qdrant_api_key' | 'qdrant_collection_prefix' | 'qdrant_timeout_ms' | 'qdrant_connect_timeout_ms' | 'semantic_budget_ms' | 'sqlite_path' | 'database_url'
 >;
 
 export interface OpenedVectorIndex {
@@ -27,7 +27,7 @@ export interface OpenedVectorIndex {
 export async function openVectorIndex(config: SemanticConfig, embedded: (() => VectorIndex) | null, log: Logger): Promise<OpenedVectorIndex> {
   if (!config.qdrant_url) {
     if (!embedded) throw new ConfigError('qdrant_url is not set, and this process holds no SQLite file for the embedded index', [{ path: 'qdrant_url', message: 'not set' }]);
-    return { index: embedded(), report: { backend: 'embedded', state: 'ok', detail: `qdrant_url not set; vectors in ${config.sqlite_path}` } };
+    return { index: embedded(), report: { backend: 'embedded', state: 'ok', detail: `qdrant_url not set; vectors in ${config.database_url ? redact(config.database_url) : config.sqlite_path}` } };
   }
   try {
     const index = await QdrantVectorIndex.connect({

@@ -69,7 +69,7 @@ describe('erasure over HTTP: DELETE /users/:user_id and DELETE /users/:user_id/s
     const services = api.services;
     const { db, shortTerm } = services;
     for (const table of ['turns', 'entries', 'vectors']) {
-      const n = (db.prepare(`SELECT count(*) AS n FROM ${table} WHERE content LIKE ? OR user_id = 'alice'`).get(`%alice%${MARKER}%`) as { n: number }).n;
+      const n = (db!.prepare(`SELECT count(*) AS n FROM ${table} WHERE content LIKE ? OR user_id = 'alice'`).get(`%alice%${MARKER}%`) as { n: number }).n;
       assert.equal(n, 0, `${table} holds nothing of alice`);
     }
     assert.deepEqual(await shortTerm.sessions('alice'), []);

@@ -81,11 +81,11 @@ export async function storeDigest(api: Api, users: readonly string[] = ['default
   for (const u of users) {
     for (const s of (await shortTerm.sessions(u)).sort()) shortTermState.push([u, s, (await shortTerm.recent(u, s)).map((t) => [t.id, t.content])]);
   }
-  const turns = db.prepare('SELECT id, user_id, session_id, content, importance, pinned FROM turns ORDER BY user_id, id').all() as Array<{ id: string; user_id: string }>;
+  const turns = db!.prepare('SELECT id, user_id, session_id, content, importance, pinned FROM turns ORDER BY user_id, id').all() as Array<{ id: string; user_id: string }>;
   const embedder = await api.services.embedders.ready();
   const state = {
     turns,
-    entries: db.prepare('SELECT id, user_id, session_id, content, importance, pinned, updated_at FROM entries ORDER BY user_id, id').all(),
+    entries: db!.prepare('SELECT id, user_id, session_id, content, importance, pinned, updated_at FROM entries ORDER BY user_id, id').all(),
     // through the tier's interface: which turns hold a vector, and how many vectors there are
     vectors: [await api.services.vectors.count(), embedder ? (await Promise.all(turns.map(async (t) => ((await api.services.vectors.has(embedder, t.user_id, [t.id])).size > 0 ? `${t.user_id}/${t.id}` : null)))).filter(Boolean).sort() : []],
     shortTerm: shortTermState,

@@ -9,7 +9,7 @@ const turn = (user: string, session: string, content: string, extra: Record<stri
 function countsOf(s: Services, user: string, session?: string) {
   const where = session === undefined ? 'user_id = ?' : 'user_id = ? AND session_id = ?';
   const args = session === undefined ? [user] : [user, session];
-  const n = (table: string) => (s.db.prepare(`SELECT count(*) AS n FROM ${table} WHERE ${where}`).get(...args) as { n: number }).n;
+  const n = (table: string) => (s.db!.prepare(`SELECT count(*) AS n FROM ${table} WHERE ${where}`).get(...args) as { n: number }).n;
   return { turns: n('turns'), entries: n('entries'), vectors: n('vectors') };
 }
 

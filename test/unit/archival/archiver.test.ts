@@ -10,7 +10,7 @@ const daysAgo = (d: number, plusMinutes = 0) => new Date(Date.now() - d * DAY + 
 
 /** Every row of every memory table, for "a second run changes nothing". */
 function snapshot(s: Services) {
-  const all = (sql: string) => s.db.prepare(sql).all();
+  const all = (sql: string) => s.db!.prepare(sql).all();
   return {
     turns: all('SELECT id, user_id, session_id, content, pinned, persisted_at, embedded_with FROM turns ORDER BY id'),
     entries: all('SELECT * FROM entries ORDER BY id'),
@@ -65,9 +65,9 @@ describe('archival', () => {
     assert.equal(archive.created_at, (await s.turnLog.get('ann', pinnedId))!.created_at, 'dated at the session\'s last activity');
     assert.deepEqual((await s.turnLog.session('ann', 'old')).map((t) => t.id), [pinnedId], 'only the pinned turn stays in the turn log');
     assert.deepEqual((await s.shortTerm.recent('ann', 'old')).map((t) => t.id), [pinnedId], 'short-term holds only the pinned turn');
-    const vectorIds = (s.db.prepare("SELECT id FROM vectors WHERE user_id = 'ann' AND session_id = 'old' ORDER BY id").all() as Array<{ id: string }>).map((r) => r.id);
+    const vectorIds = (s.db!.prepare("SELECT id FROM vectors WHERE user_id = 'ann' AND session_id = 'old' ORDER BY id").all() as Array<{ id: string }>).map((r) => r.id);
     assert.deepEqual(vectorIds, [archive.id, pinnedId].sort(), 'replaced vectors gone, the archive embedded, the pinned one kept');
-    const kinds = s.db.prepare("SELECT kind FROM vectors WHERE id = ?").get(archive.id) as { kind: string };
+    const kinds = s.db!.prepare("SELECT kind FROM vectors WHERE id = ?").get(archive.id) as { kind: string };
     assert.equal(kinds.kind, 'archive');
 
     // the 29-day session is untouched
@@ -163,7 +163,7 @@ describe('archival', () => {
     assert.equal(r.failed, 1);
     assert.match(r.sessions[0]!.error!, /model down/);
     assert.deepEqual(snapshot(s), before);
-    assert.equal((await new SqliteArchiveStore(s.db).lastRuns(1))[0]!.outcome, 'failed');
+    assert.equal((await new SqliteArchiveStore(s.db!).lastRuns(1))[0]!.outcome, 'failed');
     await memory.close();
   });
 
@@ -175,7 +175,7 @@ describe('archival', () => {
     assert.equal(first.archived, 1);
     const second = await s.archiver.run({ runId: 'repeat:archive:1700000000000', trigger: 'schedule' });
     assert.equal(second.duplicate, true);
-    const runs = await new SqliteArchiveStore(s.db).runsOf('repeat:archive:');
+    const runs = await new SqliteArchiveStore(s.db!).runsOf('repeat:archive:');
     assert.deepEqual(runs.map((r) => r.outcome), ['done', 'duplicate']);
     await memory.close();
   });
@@ -187,13 +187,13 @@ describe('archival', () => {
     const failing = { ...s.vectors, backend: s.vectors.backend, delete: async () => Promise.reject(new Error('qdrant down')) } as typeof s.vectors;
     const r = await new Archiver({ ...depsOf(s), vectors: failing }).run();
     assert.equal(r.archived, 1);
-    const store = new SqliteArchiveStore(s.db);
+    const store = new SqliteArchiveStore(s.db!);
     assert.equal(await store.vectorDeletesPending(), ids.length, 'queued in the outbox');
     // the next run (with the backend back) deletes them first
     await s.archiver.run();
     assert.equal(await store.vectorDeletesPending(), 0);
     await memory.idle();
-    const left = s.db.prepare("SELECT id FROM vectors WHERE user_id = 'ann'").all() as Array<{ id: string }>;
+    const left = s.db!.prepare("SELECT id FROM vectors WHERE user_id = 'ann'").all() as Array<{ id: string }>;
     assert.deepEqual(left.map((x) => x.id), [archiveIdFor('ann', 'x')]);
     await memory.close();
   });
@@ -201,7 +201,7 @@ describe('archival', () => {
 
 function depsOf(s: Services) {
   return {
-    store: new SqliteArchiveStore(s.db),
+    store: new SqliteArchiveStore(s.db!),
     shortTerm: s.shortTerm,
     vectors: s.vectors,
     queue: s.queue,

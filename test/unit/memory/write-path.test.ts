@@ -69,11 +69,11 @@ describe('write path', () => {
     await memory.addTurns({ id: 'owned', user_id: 'bob', session_id: 's', role: 'user', content: 'bob says hi' });
     // count the outermost transactions (commits) the turn writes make
     let commits = 0;
-    const transaction = s.db.transaction.bind(s.db);
-    (s.db as { transaction: unknown }).transaction = (fn: () => unknown) => {
+    const transaction = s.db!.transaction.bind(s.db!);
+    (s.db! as { transaction: unknown }).transaction = (fn: () => unknown) => {
       const tx = transaction(fn);
       const counted = (run: () => unknown) => () => {
-        const outer = !s.db.inTransaction;
+        const outer = !s.db!.inTransaction;
         const r = run();
         if (outer) commits++;
         return r;

@@ -1,0 +1,9 @@
+import type { Services } from '../src/app.js';
+import type { Db } from '../src/adapters/sqlite/db.js';
+import type { SqliteStore } from '../src/adapters/sqlite/open.js';
+
+/** The SQLite store behind the services, for bench sections that measure the file itself (sync paths, bare SQL). */
+export function sqliteOf(services: Services): SqliteStore & { db: Db } {
+  if (services.store.kind !== 'sqlite' || !services.db) throw new Error('this bench section measures the SQLite file: run it without database_url');
+  return services.store as SqliteStore;
+}
