@@ -3,7 +3,7 @@ import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom
 import type { Services } from '../app.js';
 import type { Tier } from '../domain/entry.js';
 import type { TierReport } from '../retrieval/retrieve.js';
-import type { JobEvent } from '../../workers/processors.js';
+import type { JobEvent } from '../../queues/observe.js';
 
 const LATENCY_BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
 /** a route label for requests no route matched, so that random paths cannot grow the label set */

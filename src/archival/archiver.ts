@@ -1,33 +1,19 @@
 import { embedJob } from '../../queues/producers.js';
 import { randomUUID } from 'node:crypto';
 import type { JobQueue } from '../../queues/queue.js';
-import type { Kind, MemoryEntry } from '../domain/entry.js';
+import type { MemoryEntry } from '../domain/entry.js';
 import { contentHash, shortHash } from '../domain/hash.js';
 import { scoreImportance } from '../domain/importance.js';
 import { byUser } from '../domain/refs.js';
-import { generatedId, type Role } from '../domain/turn.js';
+import { generatedId } from '../domain/turn.js';
 import type { EmbedderProvider } from '../embedding/provider.js';
 import { subjectOf, type Logger } from '../logger.js';
 import type { ShortTermStore } from '../ports/short-term.js';
 import type { VectorIndex } from '../ports/vector-index.js';
 import type { ArchiveRun, ArchiveStore, RunTrigger, SessionContents, SessionRef } from '../ports/archive-store.js';
-import { ARCHIVE_HEADING } from './summarize.js';
+import { ARCHIVE_HEADING, type ArchiveItem, type ArchiveSummarizer } from './summarize.js';
 
-/** One thing an archive condenses: a turn, an entry, or the session's earlier archive. */
-export interface ArchiveItem {
-  id: string;
-  role: Role;
-  name: string | null;
-  kind: Kind;
-  content: string;
-  created_at: string;
-  importance: number;
-}
-
-/** Writes the text of an archive; the compaction summarizers (LLM, else extractive) behind one seam. */
-export interface ArchiveSummarizer {
-  summarize(items: readonly ArchiveItem[], session: { user_id: string; session_id: string }): Promise<{ text: string; summarizer: string }>;
-}
+export type { ArchiveItem, ArchiveSummarizer } from './summarize.js';
 
 export interface ArchiverDeps {
   store: ArchiveStore;

@@ -1,9 +1,25 @@
 import { SUMMARY_HEADING, type Summarizer } from '../compaction/summarizers/summarizer.js';
-import { storableGenerated, type Turn } from '../domain/turn.js';
-import type { ArchiveItem, ArchiveSummarizer } from './archiver.js';
+import type { Kind } from '../domain/entry.js';
+import { storableGenerated, type Role, type Turn } from '../domain/turn.js';
 
 /** The first line of every archive's text (the archiver writes it; a later archive strips it to fold the text in). */
 export const ARCHIVE_HEADING = 'Archived conversation';
+
+/** One thing an archive condenses: a turn, an entry, or the session's earlier archive. */
+export interface ArchiveItem {
+  id: string;
+  role: Role;
+  name: string | null;
+  kind: Kind;
+  content: string;
+  created_at: string;
+  importance: number;
+}
+
+/** Writes the text of an archive; the compaction summarizers (LLM, else extractive) behind one seam. */
+export interface ArchiveSummarizer {
+  summarize(items: readonly ArchiveItem[], session: { user_id: string; session_id: string }): Promise<{ text: string; summarizer: string }>;
+}
 
 /**
  * Archives are written by the same summarizers as compaction (the LLM, else the extractive one):

@@ -88,9 +88,15 @@ export class Memory {
 
   /** Edits a long-term entry; a changed text is re-embedded. */
   async edit(userId: string, id: string, patch: EntryPatch): Promise<MemoryEntry> {
-    const { longTerm, turnLog, shortTerm, queue } = this.services;
-    // the turn log first: a persist or embed job of the old text re-checks it and writes nothing
-    if (patch.content !== undefined && (await longTerm.get(userId, id))) await turnLog.updateContent(userId, id, patch.content, contentHash(patch.content));
+    const { longTerm, turnLog, shortTerm, queue, tombstones } = this.services;
+    const before = patch.content !== undefined ? await longTerm.get(userId, id) : null;
+    if (before && patch.content !== undefined) {
+      const hash = contentHash(patch.content);
+      // before the vectors go: an embed worker without the turn log checks these (docs/architecture.md, embed workers without the durable store)
+      if (before.content_hash !== hash) await tombstones?.supersede(userId, id, before.content_hash, hash);
+      // the turn log first: a persist or embed job of the old text re-checks it and writes nothing
+      await turnLog.updateContent(userId, id, patch.content, hash);
+    }
     const updated = await longTerm.update(userId, id, patch);
     if (!updated) throw new NotFoundError(`memory ${id}`);
     if (patch.content !== undefined) {
@@ -123,6 +129,8 @@ export class Memory {
     if (!held) throw new NotFoundError(`memory ${id}`);
     const embedder = this.services.embedders.current();
     const semantic = embedder ? (await vectors.has(embedder, userId, [id])).has(id) : false;
+    // before the vectors go: an embed worker without the turn log checks these (docs/architecture.md, embed workers without the durable store)
+    await this.services.tombstones?.bury(userId, [...new Set([turn?.content_hash, entry?.content_hash])].filter((h): h is string => h !== undefined).map((hash) => ({ id, hash })));
     // the turn log first: jobs still running for this turn re-check it before (persist) or after
     // (embed) their write, so whatever they write after this line is removed by them or below
     const turn_log = (await turnLog.delete(userId, [id])) > 0;
@@ -151,6 +159,8 @@ export class Memory {
       s.ids.push(r.id);
       sessions.set(key, s);
     }
+    // before the vectors go, as in delete
+    if (this.services.tombstones) for (const s of sessions.values()) await this.services.tombstones.bury(s.user_id, s.ids.map((id) => ({ id, hash: null })));
     for (const s of sessions.values()) {
       // an entry pruned whose turn did not match (its importance edited), and the reverse
       await turnLog.delete(s.user_id, s.ids);

@@ -1,6 +1,7 @@
 import type { QueueName } from '../../queues/names.js';
 import type { JobQueue } from '../../queues/queue.js';
-import { createProcessors, observeProcessors, type JobEvent, type ProcessorDeps } from '../../workers/processors.js';
+import { createProcessors, type ProcessorDeps } from '../../workers/processors.js';
+import { observeProcessors, type JobEvent } from '../../queues/observe.js';
 import type { BackendReports } from '../backends.js';
 import type { Config } from '../config/schema.js';
 import type { Tier } from '../domain/entry.js';
