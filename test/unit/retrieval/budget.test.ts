@@ -1,0 +1,46 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { withBudget } from '../../../src/retrieval/budget.js';
+
+const busy = (ms: number) => {
+  const until = performance.now() + ms;
+  while (performance.now() < until);
+};
+
+/**
+ * What a tier budget bounds (docs/architecture.md, retrieval): the wait for asynchronous work, not
+ * synchronous work in this process (SQLite), which a timer can neither interrupt nor skip.
+ */
+describe('tier budgets', () => {
+  it('stop waiting for asynchronous work that is late', async () => {
+    const late = new Promise<number>((resolve) => setTimeout(() => resolve(1), 500).unref());
+    const r = await withBudget(() => late, 30, 0);
+    assert.equal(r.status, 'timeout');
+    assert.equal(r.value, 0);
+    assert.ok(r.ms < 400, `waited ${r.ms} ms`);
+  });
+
+  it('cannot bound synchronous work: it runs to the end and its result is used', async () => {
+    const r = await withBudget(async () => {
+      busy(120);
+      return 7;
+    }, 20, 0);
+    assert.equal(r.status, 'ok', 'the result was ready before the timer could fire');
+    assert.equal(r.value, 7);
+    assert.ok(r.ms >= 120, `took ${r.ms} ms`);
+  });
+
+  it('synchronous work in one tier holds up the others: nothing is answered or timed out while it runs', async () => {
+    const started = performance.now();
+    const [fast, sync] = await Promise.all([
+      withBudget(() => new Promise<number>((resolve) => setTimeout(() => resolve(1), 5)), 20, 0),
+      withBudget(async () => {
+        busy(120);
+        return 2;
+      }, 20, 0),
+    ]);
+    assert.equal(sync.status, 'ok');
+    assert.equal(fast.value, 1);
+    assert.ok(performance.now() - started >= 120, 'the pass lasted as long as the synchronous work');
+  });
+});
