@@ -1,4 +1,4 @@
-import { wire, type WireOptions } from './app.js';
+import { wire, type WireOptions } from './roots/library.js';
 import { loadConfig, parseConfig } from './config/load.js';
 import type { Config } from './config/schema.js';
 import { Memory } from './memory/memory.js';

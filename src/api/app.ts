@@ -1,8 +1,7 @@
 import express, { type Express, type NextFunction, type Request, type Response, type Router } from 'express';
-import type { Services } from '../app.js';
 import type { Memory } from '../memory/memory.js';
 import { authenticate, KeyTable } from './auth.js';
-import type { RouteContext } from './context.js';
+import type { ApiServices, RouteContext } from './context.js';
 import { errorMiddleware, notFound } from './errors.js';
 import { httpLogger } from './http-log.js';
 import { verifyUtf8 } from './body-encoding.js';
@@ -23,7 +22,7 @@ import { mcpDocs, mcpRouter } from '../mcp/http.js';
 
 export interface ApiDeps {
   memory: Memory;
-  services: Services;
+  services: ApiServices;
   /** process-level metrics (CPU, heap, event loop) on /metrics; default true */
   processMetrics?: boolean;
   /** the inspector page's built folder (null: no page); default dist/web of the package */

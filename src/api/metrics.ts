@@ -1,13 +1,28 @@
 import type { NextFunction, Request, Response } from 'express';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
-import type { Services } from '../app.js';
 import type { Tier } from '../domain/entry.js';
 import type { TierReport } from '../retrieval/retrieve.js';
 import type { JobEvent } from '../../queues/observe.js';
+import type { JobQueue } from '../../queues/queue.js';
+import type { BackendReports } from '../backends.js';
+import type { AutoCompactor } from '../compaction/auto.js';
+import type { ConversationCompactor } from '../compaction/compactor.js';
+import type { ServiceEvents } from '../events.js';
+import type { TurnLog } from '../ports/turn-log.js';
 
 const LATENCY_BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
 /** a route label for requests no route matched, so that random paths cannot grow the label set */
 const UNMATCHED = '(unmatched)';
+
+/** What the metrics read at scrape time and listen to. */
+export interface MetricsDeps {
+  queue: Pick<JobQueue, 'counts'>;
+  turnLog: Pick<TurnLog, 'counts'>;
+  autoCompaction: Pick<AutoCompactor, 'counters'>;
+  compactor: Pick<ConversationCompactor, 'counters'>;
+  events: ServiceEvents;
+  backends(): BackendReports;
+}
 
 /**
  * The Prometheus metrics of one app, on a registry of its own (never prom-client's global one), so two
@@ -22,7 +37,7 @@ export class ApiMetrics {
   private readonly jobFailures: Counter<'queue'>;
   private readonly unsubscribe: () => void;
 
-  constructor(services: Services, options: { processMetrics?: boolean } = {}) {
+  constructor(services: MetricsDeps, options: { processMetrics?: boolean } = {}) {
     const registers = [this.registry];
     if (options.processMetrics ?? true) collectDefaultMetrics({ register: this.registry, prefix: 'neuralcleave_' });
 

@@ -1,6 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import { Router, type NextFunction, type Request, type Response } from 'express';
-import type { Services } from '../app.js';
+import type { JobQueue } from '../../queues/queue.js';
+import type { Config } from '../config/schema.js';
+import type { Logger } from '../logger.js';
 import { bullBoard } from '../adapters/bullmq/board.js';
 import { NeuralCleaveError, UnauthorizedError } from '../errors.js';
 import type { QueueDashboard } from '../ports/queue-dashboard.js';
@@ -65,7 +67,7 @@ export class QueueBoard {
   private dashboard: QueueDashboard | null = null;
 
   constructor(
-    private readonly services: Services,
+    private readonly services: { queue: Pick<JobQueue, 'backend'>; config: Config; log: Logger },
     private readonly keys: KeyTable,
   ) {
     this.enabled = services.queue.backend === 'bullmq' && services.config.redis_url !== undefined;

@@ -1,7 +1,7 @@
 import { z } from 'zod';
-import type { Services } from '../app.js';
 import { actingUser, ownedEntry } from '../api/access.js';
 import type { Principal } from '../api/auth.js';
+import type { ApiServices } from '../api/context.js';
 import { DEFAULT_LIMIT, MAX_LIMIT, type ApiSchemas } from '../api/schemas.js';
 import type { MemoryEntry, RetrievalResult } from '../domain/entry.js';
 import { MAX_TURNS_PER_WRITE, SessionIdSchema, StoredIdSchema, UserIdSchema } from '../domain/turn.js';
@@ -12,7 +12,7 @@ import { parseOrThrow } from '../validate.js';
 /** What a tool call acts with: the services and the principal of the connection (stdio) or request (HTTP). */
 export interface ToolContext {
   memory: Memory;
-  services: Services;
+  services: Pick<ApiServices, 'writePath' | 'shortTerm'>;
   principal: Principal;
 }
 

@@ -1,20 +1,23 @@
 import { randomUUID } from 'node:crypto';
-import type { Services } from '../app.js';
 import type { MemoryEntry, RetrievalResult } from '../domain/entry.js';
 import { contentHash } from '../domain/hash.js';
 import { embedJob } from '../../queues/producers.js';
 import { NotFoundError } from '../errors.js';
 import { formatPromptBlocks } from '../retrieval/prompt-blocks.js';
 import { RetrieveRequestSchema, type RetrieveRequestInput } from '../retrieval/request.js';
-import type { RetrieveResponse } from '../retrieval/retrieve.js';
+import type { Retriever, RetrieveResponse } from '../retrieval/retrieve.js';
 import type { EntryPatch, MemoryRef, PruneCriteria } from '../ports/long-term.js';
 import { parseOrThrow } from '../validate.js';
-import type { AddTurnsResult } from './write-path.js';
-import { exportUser, importRecords, type ExportHeader, type ExportRecord, type ImportOptions, type ImportReport } from './export.js';
-import { clearAll, clearSession, forgetUser, type ErasureOptions, type ErasureReport } from './forget.js';
-import { failedJobs, listSessions, listUsers, sessionEntries, type InspectedEntry, type OwnedFailedJob, type SessionSummary, type UserScope, type UserSummary } from './inspect.js';
+import type { AddTurnsResult, WritePath } from './write-path.js';
+import { exportUser, importRecords, type ExchangeDeps, type ExportHeader, type ExportRecord, type ImportOptions, type ImportReport } from './export.js';
+import { clearAll, clearSession, forgetUser, type ErasureDeps, type ErasureOptions, type ErasureReport } from './forget.js';
+import { failedJobs, listSessions, listUsers, sessionEntries, type InspectDeps, type InspectedEntry, type OwnedFailedJob, type SessionSummary, type UserScope, type UserSummary } from './inspect.js';
 import type { QueueName } from '../../queues/names.js';
-import type { CompactionResult } from '../compaction/compactor.js';
+import type { CompactionResult, ConversationCompactor } from '../compaction/compactor.js';
+import type { Logger } from '../logger.js';
+import type { LongTermStore } from '../ports/long-term.js';
+import type { Tombstones } from '../ports/tombstones.js';
+import type { TurnLog } from '../ports/turn-log.js';
 import { SessionIdSchema, UserIdSchema } from '../domain/turn.js';
 import { z } from 'zod';
 
@@ -38,11 +41,30 @@ export interface DeleteResult {
 }
 
 /**
+ * What `Memory` uses: the erasure, export/import and inspection deps of its functions, and the ports
+ * and use cases its own methods call (a composition root hands in its services, which hold them).
+ */
+export type MemoryDeps = ErasureDeps &
+  ExchangeDeps &
+  InspectDeps & {
+    log: Logger;
+    turnLog: TurnLog;
+    longTerm: LongTermStore;
+    writePath: Pick<WritePath, 'addTurns'>;
+    retriever: Pick<Retriever, 'retrieve'>;
+    compactor: Pick<ConversationCompactor, 'compact'>;
+    /** marks of deleted texts for embed workers without the durable store (null: no Redis) */
+    tombstones: Tombstones | null;
+    /** closes what the composition root built */
+    close(): Promise<void>;
+  };
+
+/**
  * The memory service as a library (docs/architecture.md, retrieval): what `createMemory()` returns. Thin over the services;
  * the HTTP API and the CLI call the same methods.
  */
 export class Memory {
-  constructor(readonly services: Services) {}
+  constructor(readonly services: MemoryDeps) {}
 
   /**
    * Resolves once the embedding model has loaded (or failed to: then the semantic tier is skipped

@@ -1,7 +1,8 @@
 import type { QueueName } from '../../queues/names.js';
 import type { JobQueue } from '../../queues/queue.js';
 import { createProcessors, type ProcessorDeps } from '../../workers/processors.js';
-import { observeProcessors, type JobEvent } from '../../queues/observe.js';
+import { observeProcessors } from '../../queues/observe.js';
+import type { ServiceEvents } from '../events.js';
 import type { BackendReports } from '../backends.js';
 import type { Config } from '../config/schema.js';
 import type { Tier } from '../domain/entry.js';
@@ -15,7 +16,7 @@ import type { LongTermStore } from '../ports/long-term.js';
 import type { TurnLog } from '../ports/turn-log.js';
 import { Reconciler } from '../memory/reconciler.js';
 import { WritePath, type WritePathDeps } from '../memory/write-path.js';
-import { Retriever, type RetrieverDeps, type TierReport } from '../retrieval/retrieve.js';
+import { Retriever, type RetrieverDeps } from '../retrieval/retrieve.js';
 import type { ShortTermStore } from '../ports/short-term.js';
 import type { Tombstones } from '../ports/tombstones.js';
 import type { Db } from '../adapters/sqlite/db.js';
@@ -29,13 +30,7 @@ import type { Archiver } from '../archival/archiver.js';
 import { scheduleArchival } from '../archival/schedule.js';
 import { buildArchiver, buildCompaction, buildEmbedders, openDurable, openQueueAndShortTerm, openSemantic, type LentBackends } from './build.js';
 
-/** Listeners on what the services do (the API's /metrics subscribes); per wiring, nothing global. */
-export interface ServiceEvents {
-  /** one call per tier per retrieval */
-  tier: Set<(tier: Tier, report: TierReport) => void>;
-  /** one call per processor run in this process */
-  job: Set<(event: JobEvent) => void>;
-}
+export type { ServiceEvents };
 
 /** Everything one process wires together from its config; nothing here is global. */
 export interface Services {

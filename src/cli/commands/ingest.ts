@@ -5,7 +5,7 @@ import { shortHash } from '../../domain/hash.js';
 import { DEFAULT_USER, turnInputSchema } from '../../domain/turn.js';
 import { ValidationError } from '../../errors.js';
 import { UsageError, type GlobalOptions } from '../context.js';
-import { withMemory } from '../../roots/maintenance.js';
+import { withMemory, type CliServices } from '../../roots/maintenance.js';
 import { progressBar } from '../progress.js';
 import { count } from '../plural.js';
 import { turnFormatHelp } from '../turn-format.js';
@@ -87,7 +87,7 @@ export function registerIngest(program: Command, globals: () => GlobalOptions): 
 }
 
 /** Waits until every imported turn's jobs have completed (the semantic part only when an embedder is loaded). */
-async function waitForProcessing(s: import('../../app.js').Services, ids: ReadonlyArray<{ user_id: string; id: string }>): Promise<void> {
+async function waitForProcessing(s: Pick<CliServices, 'embedders' | 'queue' | 'turnLog'>, ids: ReadonlyArray<{ user_id: string; id: string }>): Promise<void> {
   const withEmbed = (await s.embedders.ready()) !== null;
   const bar = progressBar('processing', ids.length);
   for (;;) {

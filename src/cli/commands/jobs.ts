@@ -1,8 +1,7 @@
 import type { Command } from 'commander';
 import { QUEUE_NAMES, type QueueName } from '../../../queues/names.js';
-import type { Services } from '../../app.js';
 import { UsageError, parseIntOption, printJson, type GlobalOptions } from '../context.js';
-import { withMemory } from '../../roots/maintenance.js';
+import { withMemory, type CliServices } from '../../roots/maintenance.js';
 
 function parseQueue(value: string): QueueName {
   if (!(QUEUE_NAMES as readonly string[]).includes(value)) throw new UsageError(`unknown queue "${value}"; queues are ${QUEUE_NAMES.join(', ')}`);
@@ -10,7 +9,7 @@ function parseQueue(value: string): QueueName {
 }
 
 /** An in-process queue's failed jobs live in the process that ran them: say so instead of printing nothing. */
-function noteInProcess(s: Services): void {
+function noteInProcess(s: Pick<CliServices, 'queue'>): void {
   if (s.queue.backend === 'in-process') {
     process.stderr.write('note: no Redis — the queue is in-process, so failed jobs live in the process that ran them (see `serve`\'s /health)\n');
   }
