@@ -1,0 +1,108 @@
+import { Worker } from 'node:worker_threads';
+import type { ListOptions, TextHit } from '../../ports/long-term.js';
+
+/** what the thread is asked: one `searchText` call */
+export interface TextSearchCall {
+  id: number;
+  userId: string;
+  query: string;
+  options: ListOptions;
+}
+
+export type TextSearchReply = { id: number; ok: true; hits: TextHit[] } | { id: number; ok: false; message: string };
+
+/**
+ * searches sent to the thread at once; one more runs on the caller's thread instead: a full thread
+ * would make it wait behind another query while its own thread may be idle
+ */
+const MAX_IN_FLIGHT = 2;
+
+interface Waiting {
+  resolve: (hits: TextHit[]) => void;
+  reject: (err: Error) => void;
+  call: TextSearchCall;
+}
+
+/**
+ * The long-term tier's BM25 search on a worker thread with its own read-only connection to the file
+ * (docs/architecture.md, retrieval): a retrieval pass runs the semantic scan on its own thread while
+ * FTS5 ranks on this one, so a pass costs about the slower of the two instead of their sum, and the
+ * tier's time budget can end a wait that really runs concurrently. WAL gives the connection every
+ * transaction committed before the call was sent. The thread starts on the first search and is used
+ * once it is up; until then, when it has MAX_IN_FLIGHT calls, or after it failed, `local` answers.
+ */
+export class TextSearchThread {
+  private worker: Worker | null = null;
+  /** set to 1 by the thread once it can answer: read without waiting for a message (a caller that never yields to the event loop would never see one) */
+  private readonly up = new Int32Array(new SharedArrayBuffer(4));
+  private failed = false;
+  private next = 1;
+  /** searches the thread answered (tests, stats) */
+  answered = 0;
+  private readonly waiting = new Map<number, Waiting>();
+
+  constructor(
+    private readonly path: string,
+    private readonly local: (userId: string, query: string, o: ListOptions) => Promise<TextHit[]>,
+  ) {}
+
+  search(userId: string, query: string, options: ListOptions): Promise<TextHit[]> {
+    if (!this.worker && !this.failed) this.start();
+    if (!this.worker || Atomics.load(this.up, 0) !== 1 || this.waiting.size >= MAX_IN_FLIGHT) return this.local(userId, query, options);
+    return new Promise<TextHit[]>((resolve, reject) => {
+      const call: TextSearchCall = { id: this.next++, userId, query, options };
+      this.waiting.set(call.id, { resolve, reject, call });
+      // a call waiting for its answer keeps the process up; an idle thread does not
+      if (this.waiting.size === 1) this.worker!.ref();
+      this.worker!.postMessage(call);
+    });
+  }
+
+  /** Ends the thread (and its connection); later searches run on the caller's thread. */
+  async close(): Promise<void> {
+    this.failed = true;
+    const w = this.worker;
+    this.worker = null;
+    if (w) await w.terminate();
+    this.rerunLocally();
+  }
+
+  private start(): void {
+    const workerData = { path: this.path, up: this.up };
+    // under tsx (the tests) this module and its sibling are TypeScript, and a worker thread does not
+    // inherit tsx's loader: the thread registers it before importing the sibling
+    const worker = import.meta.url.endsWith('.ts')
+      ? new Worker(
+          `import(${JSON.stringify(import.meta.resolve('tsx/esm/api'))}).then((t) => { t.register(); return import(${JSON.stringify(new URL('./text-search-worker.ts', import.meta.url).href)}); })`,
+          { eval: true, workerData },
+        )
+      : new Worker(new URL('./text-search-worker.js', import.meta.url), { workerData });
+    this.worker = worker;
+    worker.on('message', (m: TextSearchReply) => {
+      const w = this.waiting.get(m.id);
+      if (!w) return;
+      this.waiting.delete(m.id);
+      if (this.waiting.size === 0) worker.unref();
+      this.answered++;
+      if (m.ok) w.resolve(m.hits);
+      else w.reject(new Error(m.message));
+    });
+    const gone = () => {
+      if (this.worker !== worker) return;
+      this.failed = true;
+      this.worker = null;
+      this.rerunLocally();
+    };
+    worker.on('error', gone);
+    worker.on('exit', gone);
+    // never what keeps a process alive (after the listeners: adding one refs the port again)
+    worker.unref();
+  }
+
+  /** calls the thread took and will not answer: answered here */
+  private rerunLocally(): void {
+    const left = [...this.waiting.values()];
+    this.waiting.clear();
+    for (const w of left) this.local(w.call.userId, w.call.query, w.call.options).then(w.resolve, w.reject);
+  }
+}

@@ -1,0 +1,76 @@
+import assert from 'node:assert/strict';
+import { join } from 'node:path';
+import { describe, it } from 'node:test';
+import type { MemoryEntry } from '../../../../src/domain/entry.js';
+import { contentHash } from '../../../../src/domain/hash.js';
+import { openDatabase } from '../../../../src/adapters/sqlite/db.js';
+import { SqliteLongTermStore } from '../../../../src/adapters/sqlite/long-term.js';
+import type { TextSearchThread } from '../../../../src/adapters/sqlite/text-search-thread.js';
+import { tmpDir } from '../../../helpers/tmp.js';
+
+function entry(i: number, user: string, content: string): MemoryEntry {
+  const at = new Date(Date.UTC(2024, 0, 1) + i * 60_000).toISOString();
+  return { id: `e${i}`, user_id: user, session_id: 's', role: 'user', name: null, kind: 'turn', content, content_hash: contentHash(content), importance: 0.5, pinned: false, metadata: { i }, covers: null, created_at: at, updated_at: at };
+}
+
+const threadOf = (store: SqliteLongTermStore) => (store as unknown as { thread: TextSearchThread | null }).thread!;
+
+/** Searches until one is answered by the thread (it starts on the first search). */
+async function threadUp(store: SqliteLongTermStore): Promise<void> {
+  const thread = threadOf(store);
+  for (let i = 0; i < 500 && thread.answered === 0; i++) {
+    await store.searchText('u', 'warmup', { limit: 1 });
+    await new Promise((r) => setTimeout(r, 10));
+  }
+  assert.ok(thread.answered > 0, 'the thread answered a search');
+}
+
+describe('long-term text search on a worker thread', () => {
+  it('answers what the caller\'s own connection answers, and sees every write committed before the call', async () => {
+    const db = openDatabase(join(tmpDir(), 'thread.db'));
+    const store = new SqliteLongTermStore(db);
+    const local = new SqliteLongTermStore(db, undefined, { textSearchThread: false });
+    store.upsertSync(Array.from({ length: 300 }, (_, i) => entry(i, i % 3 === 0 ? 'u' : `v${i % 5}`, `parcel ${i % 7 ? 'locker' : 'harbour'} gate ${i}`)));
+    await threadUp(store);
+    const thread = threadOf(store);
+    for (const [user, q] of [['u', 'harbour locker'], ['v1', 'gate parcel'], ['u', 'nothing matches'], ['v4', 'harbour']] as const) {
+      const before = thread.answered;
+      const got = await store.searchText(user, q, { limit: 8 });
+      assert.equal(thread.answered, before + 1, `"${q}" was answered by the thread`);
+      assert.deepEqual(got, await local.searchText(user, q, { limit: 8 }), `${user}: "${q}"`);
+    }
+    // a write acknowledged on this connection is in the thread's next read
+    await store.upsert([entry(1000, 'u', 'zeppelin hangar')]);
+    const hits = await store.searchText('u', 'zeppelin', { limit: 8 });
+    assert.deepEqual(hits.map((h) => h.entry.id), ['e1000']);
+    await store.delete('u', ['e1000']);
+    assert.deepEqual(await store.searchText('u', 'zeppelin', { limit: 8 }), []);
+    await store.close();
+    db.close();
+  });
+
+  it('answers on the caller\'s thread once the thread is gone, including the calls it held', async () => {
+    const db = openDatabase(join(tmpDir(), 'thread-gone.db'));
+    const store = new SqliteLongTermStore(db);
+    store.upsertSync([entry(1, 'u', 'harbour locker'), entry(2, 'u', 'harbour gate')]);
+    await threadUp(store);
+    const thread = threadOf(store);
+    const held = store.searchText('u', 'harbour', { limit: 8 });
+    await (thread as unknown as { worker: { terminate(): Promise<number> } }).worker.terminate();
+    assert.deepEqual((await held).map((h) => h.entry.id).sort(), ['e1', 'e2']);
+    const answered = thread.answered;
+    assert.deepEqual((await store.searchText('u', 'gate', { limit: 8 })).map((h) => h.entry.id), ['e2']);
+    assert.equal(thread.answered, answered, 'no call went to the ended thread');
+    await store.close();
+    db.close();
+  });
+
+  it('is not used for an in-memory database', async () => {
+    const db = openDatabase(':memory:');
+    const store = new SqliteLongTermStore(db);
+    store.upsertSync([entry(1, 'u', 'harbour locker')]);
+    assert.equal((store as unknown as { thread: unknown }).thread, null);
+    assert.equal((await store.searchText('u', 'harbour', { limit: 8 })).length, 1);
+    db.close();
+  });
+});
