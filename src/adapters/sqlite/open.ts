@@ -47,6 +47,8 @@ export async function openSqliteStore(path: string, log?: Logger): Promise<Sqlit
     async close() {
       if (closed) return;
       closed = true;
+      // the long-term store's text-search thread holds a connection of its own
+      await longTerm.close();
       db.close();
     },
   };
