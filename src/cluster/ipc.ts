@@ -6,6 +6,8 @@ import type { Logger } from '../logger.js';
  * Calls from the HTTP processes of `serve --processes N` to objects the primary holds (its
  * in-process queue and short-term tier), over the cluster's IPC channel (advanced serialization:
  * structured clone, so Turn objects and their nulls cross intact). One call, one reply, matched by id.
+ * The calls made in one event-loop turn travel as one message, and so do the replies ready in one
+ * turn: a message costs both processes a serialization, a pipe write and a wake-up, whatever it holds.
  */
 
 interface CallMessage {
@@ -36,53 +38,98 @@ function errorOf(r: ErrorReply): Error {
   return Object.assign(new Error(r.message), { name: r.name });
 }
 
-function isCall(m: unknown): m is CallMessage {
-  return typeof m === 'object' && m !== null && (m as { nc?: unknown }).nc === 'call';
+/** what crosses the channel: the calls (or replies) of one event-loop turn */
+interface Batch<T> {
+  nc: 'batch';
+  items: T[];
 }
 
-function isReply(m: unknown): m is ReplyMessage {
-  return typeof m === 'object' && m !== null && (m as { nc?: unknown }).nc === 'reply';
+function isBatch<T>(m: unknown): m is Batch<T> {
+  return typeof m === 'object' && m !== null && (m as { nc?: unknown }).nc === 'batch' && Array.isArray((m as { items?: unknown }).items);
+}
+
+/**
+ * Collects messages and sends them as one Batch after the current event-loop turn. `send` reports
+ * a failed write to every message of the batch.
+ */
+class Outbox<T> {
+  private items: T[] = [];
+  private scheduled = false;
+
+  constructor(private readonly send: (batch: Batch<T>, items: readonly T[]) => void) {}
+
+  push(item: T): void {
+    this.items.push(item);
+    if (this.scheduled) return;
+    this.scheduled = true;
+    setImmediate(() => {
+      this.scheduled = false;
+      const items = this.items;
+      this.items = [];
+      this.send({ nc: 'batch', items }, items);
+    });
+  }
 }
 
 /** The primary's side: answers a worker's calls on `targets` (only the methods listed for each). */
 export function answerCalls(worker: Worker, targets: Record<string, { object: object; methods: readonly string[] }>, log: Logger): void {
+  const replies = new Outbox<ReplyMessage>((batch) => {
+    // the worker may have exited meanwhile: its callers are gone too
+    if (worker.isConnected()) worker.send(batch);
+  });
   worker.on('message', (m: unknown) => {
-    if (!isCall(m)) return;
+    if (!isBatch<CallMessage>(m)) return;
+    for (const call of m.items) answer(call);
+  });
+  const answer = (m: CallMessage) => {
     const target = targets[m.target];
-    const reply = (r: ReplyMessage) => {
-      // the worker may have exited meanwhile: its caller is gone too
-      if (worker.isConnected()) worker.send(r);
-    };
     if (!target || !target.methods.includes(m.method)) {
-      reply({ nc: 'reply', id: m.id, ok: false, name: 'Error', message: `${m.target}.${m.method} is not served to worker processes` });
+      replies.push({ nc: 'reply', id: m.id, ok: false, name: 'Error', message: `${m.target}.${m.method} is not served to worker processes` });
       return;
     }
     const fn = (target.object as Record<string, (...a: unknown[]) => unknown>)[m.method]!;
     Promise.resolve()
       .then(() => fn.apply(target.object, m.args))
       .then(
-        (value) => reply({ nc: 'reply', id: m.id, ok: true, value }),
+        (value) => replies.push({ nc: 'reply', id: m.id, ok: true, value }),
         (err: unknown) => {
           log.debug({ target: m.target, method: m.method, err: (err as Error).message }, 'call from a worker process failed');
-          reply({ nc: 'reply', id: m.id, ok: false, ...errorReply(err) });
+          replies.push({ nc: 'reply', id: m.id, ok: false, ...errorReply(err) });
         },
       );
-  });
+  };
 }
 
 /** A worker's side: calls on the primary's objects; every call fails once the primary is gone. */
 export class PrimaryCalls {
   private next = 1;
   private readonly waiting = new Map<number, { resolve: (v: unknown) => void; reject: (e: Error) => void }>();
+  private readonly calls: Outbox<CallMessage>;
 
   constructor(private readonly channel: NodeJS.Process = process) {
+    this.calls = new Outbox<CallMessage>((batch, items) => {
+      const failed = (err: Error) => {
+        for (const c of items) {
+          const w = this.waiting.get(c.id);
+          if (!w) continue;
+          this.waiting.delete(c.id);
+          w.reject(err);
+        }
+      };
+      if (!this.channel.connected || !this.channel.send) return failed(new Error('the serve primary process is gone'));
+      this.channel.send(batch, undefined, undefined, (err: Error | null) => {
+        if (err) failed(err);
+      });
+    });
     channel.on('message', (m: unknown) => {
-      if (!isReply(m)) return;
-      const w = this.waiting.get(m.id);
-      if (!w) return;
-      this.waiting.delete(m.id);
-      if (m.ok) w.resolve(m.value);
-      else w.reject(errorOf(m));
+      if (!isBatch<ReplyMessage>(m)) return;
+      for (const r of m.items) {
+        const w = this.waiting.get(r.id);
+        if (!w) continue;
+        this.waiting.delete(r.id);
+        if (r.ok) w.resolve(r.value);
+        else w.reject(errorOf(r));
+      }
     });
     channel.on('disconnect', () => {
       for (const w of this.waiting.values()) w.reject(new Error('the serve primary process is gone'));
@@ -95,12 +142,7 @@ export class PrimaryCalls {
       if (!this.channel.connected || !this.channel.send) return reject(new Error('the serve primary process is gone'));
       const id = this.next++;
       this.waiting.set(id, { resolve: resolve as (v: unknown) => void, reject });
-      const message: CallMessage = { nc: 'call', id, target, method, args: [...args] };
-      this.channel.send(message, undefined, undefined, (err: Error | null) => {
-        if (!err) return;
-        this.waiting.delete(id);
-        reject(err);
-      });
+      this.calls.push({ nc: 'call', id, target, method, args: [...args] });
     });
   }
 }
