@@ -6,8 +6,9 @@ import type { Logger } from '../logger.js';
  * Calls from the HTTP processes of `serve --processes N` to objects the primary holds (its
  * in-process queue and short-term tier), over the cluster's IPC channel (advanced serialization:
  * structured clone, so Turn objects and their nulls cross intact). One call, one reply, matched by id.
- * The calls made in one event-loop turn travel as one message, and so do the replies ready in one
- * turn: a message costs both processes a serialization, a pipe write and a wake-up, whatever it holds.
+ * Past the first, the calls made in one event-loop turn travel as one message, and so do the replies
+ * ready in one turn: a message costs both processes a serialization, a pipe write and a wake-up,
+ * whatever it holds.
  */
 
 interface CallMessage {
@@ -49,22 +50,27 @@ function isBatch<T>(m: unknown): m is Batch<T> {
 }
 
 /**
- * Collects messages and sends them as one Batch after the current event-loop turn. `send` reports
- * a failed write to every message of the batch.
+ * Sends the first message of an event-loop turn at once (a lone call waits for nothing) and collects
+ * the others, sent as one Batch after the turn: under load many requests are read in one turn, and
+ * their calls cross together. `send` reports a failed write to every message of its batch.
  */
 class Outbox<T> {
   private items: T[] = [];
-  private scheduled = false;
+  private open = false;
 
   constructor(private readonly send: (batch: Batch<T>, items: readonly T[]) => void) {}
 
   push(item: T): void {
-    this.items.push(item);
-    if (this.scheduled) return;
-    this.scheduled = true;
+    if (this.open) {
+      this.items.push(item);
+      return;
+    }
+    this.open = true;
+    this.send({ nc: 'batch', items: [item] }, [item]);
     setImmediate(() => {
-      this.scheduled = false;
+      this.open = false;
       const items = this.items;
+      if (items.length === 0) return;
       this.items = [];
       this.send({ nc: 'batch', items }, items);
     });
