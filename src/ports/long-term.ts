@@ -68,6 +68,11 @@ export interface LongTermStore {
   searchText(userId: string, query: string, options: ListOptions): Promise<TextHit[]>;
   searchSubstring(userId: string, q: string, options: ListOptions): Promise<MemoryEntry[]>;
   recent(userId: string, options: ListOptions): Promise<MemoryEntry[]>;
+  /**
+   * The distinct names (who said it) among the user's newest `limit` entries — what `recent` would
+   * give, without reading the entries. Optional: the retrieval pass reads `recent` without it.
+   */
+  participants?(userId: string, limit: number): Promise<string[]>;
   update(userId: string, id: string, patch: EntryPatch): Promise<MemoryEntry | null>;
   delete(userId: string, ids: readonly string[]): Promise<number>;
   /** deletes matching unpinned entries; returns which */

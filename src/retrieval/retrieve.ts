@@ -143,8 +143,11 @@ export class Retriever {
     if (!known || known.until <= now) {
       let names = new Set<string>();
       try {
-        const recent = await this.deps.longTerm.recent(userId, { limit: PARTICIPANT_SCAN });
-        names = new Set(recent.flatMap((e) => (e.name ? words(e.name) : [])));
+        const { longTerm } = this.deps;
+        const said = longTerm.participants
+          ? await longTerm.participants(userId, PARTICIPANT_SCAN)
+          : (await longTerm.recent(userId, { limit: PARTICIPANT_SCAN })).flatMap((e) => (e.name ? [e.name] : []));
+        names = new Set(said.flatMap((n) => words(n)));
       } catch (err) {
         warnOnce(this.deps.log, 'participants-failed', { err: (err as Error).message }, 'participant names could not be read; names in queries are matched as text');
       }

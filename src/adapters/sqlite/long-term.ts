@@ -119,6 +119,9 @@ export class SqliteLongTermStore implements LongTermStore {
       cappedCount: db.prepare('SELECT count(*) AS n FROM (SELECT 1 FROM entries_fts WHERE entries_fts MATCH ? LIMIT ?)'),
       like: db.prepare(likeSql('')),
       recent: db.prepare(recentSql('')),
+      participants: db.prepare(
+        `SELECT DISTINCT name FROM (SELECT name FROM entries WHERE user_id = ? ORDER BY created_at DESC, rowid DESC LIMIT ?) WHERE name IS NOT NULL AND name != ''`,
+      ).pluck(),
       update: db.prepare(
         `UPDATE entries SET content = coalesce(@content, content), content_hash = coalesce(@content_hash, content_hash),
            importance = coalesce(@importance, importance), pinned = coalesce(@pinned, pinned), updated_at = @updated_at
@@ -306,6 +309,10 @@ export class SqliteLongTermStore implements LongTermStore {
   async recent(userId: string, o: ListOptions): Promise<MemoryEntry[]> {
     const rows = this.statement(this.s.recent, recentSql, o).all({ user_id: userId, session_id: o.sessionId ?? null, ...createdRange(o), limit: o.limit });
     return (rows as EntryRow[]).map(rowToEntry);
+  }
+
+  async participants(userId: string, limit: number): Promise<string[]> {
+    return this.s.participants.all(userId, limit) as string[];
   }
 
   /**
