@@ -129,10 +129,13 @@ export class BullMqQueue implements JobQueue {
     // (its work is still unfinished in the turn log, or it would not come this way). One state lookup
     // per job, sent together; only the reconciler's pages of pending turns come this way.
     const states = await Promise.all(bulk.map((j) => q.getJobState(j.opts.jobId)));
-    const done = bulk.filter((_, i) => states[i] === 'failed' || states[i] === 'completed').map((j) => j.opts.jobId);
-    let removed = 0;
-    for (const id of done) removed += await q.remove(id);
-    if (removed > 0) this.o.log.warn({ queue, jobs: removed }, 'failed or completed jobs of turns still unfinished in the turn log are run again');
+    const removed = { failed: 0, completed: 0 };
+    for (const [i, j] of bulk.entries()) {
+      const state = states[i];
+      if (state === 'failed' || state === 'completed') removed[state] += await q.remove(j.opts.jobId);
+    }
+    if (removed.failed > 0) this.o.log.warn({ queue, jobs: removed.failed }, 'failed jobs of turns still unfinished in the turn log are run again');
+    if (removed.completed > 0) this.o.log.info({ queue, jobs: removed.completed }, 'completed jobs of turns still unfinished in the turn log are run again');
     for (let i = 0; i < bulk.length; i += ADD_CHUNK) await q.addBulk(bulk.slice(i, i + ADD_CHUNK));
   }
 
