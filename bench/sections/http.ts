@@ -371,6 +371,26 @@ function cannon(
   });
 }
 
+/** The port a spawned `serve` (stderr piped) says it listens on; rejects when it exits first or takes over 120 s. */
+export function listeningPort(proc: ChildProcess, what: string): Promise<number> {
+  return new Promise<number>((resolve, reject) => {
+    let out = '';
+    const timer = setTimeout(() => reject(new Error(`${what} not listening after 120 s:\n${out}`)), 120_000);
+    proc.stderr!.on('data', (d: Buffer) => {
+      out += d.toString();
+      const m = out.match(/listening on http:\/\/[^:]+:(\d+)/);
+      if (m) {
+        clearTimeout(timer);
+        resolve(Number(m[1]));
+      }
+    });
+    proc.once('exit', (code) => {
+      clearTimeout(timer);
+      reject(new Error(`${what} exited with ${code}:\n${out}`));
+    });
+  });
+}
+
 /** `neuralcleave serve --processes N` on the seeded file (no Redis: the primary holds queue and short-term tier). */
 async function startCluster(dir: string, processes: number): Promise<{ proc: ChildProcess; port: number }> {
   const cli = fileURLToPath(new URL('../../src/cli/main.js', import.meta.url));
@@ -386,19 +406,7 @@ async function startCluster(dir: string, processes: number): Promise<{ proc: Chi
     NEURALCLEAVE_LONG_TERM_BUDGET_MS: '5000',
   };
   const proc = spawn(process.execPath, [cli, 'serve', '--processes', String(processes)], { env, stdio: ['ignore', 'ignore', 'pipe'] });
-  const port = await new Promise<number>((resolve, reject) => {
-    let out = '';
-    const timer = setTimeout(() => reject(new Error(`serve --processes ${processes} not listening after 120 s:\n${out}`)), 120_000);
-    proc.stderr!.on('data', (d: Buffer) => {
-      out += d.toString();
-      const m = out.match(/listening on http:\/\/[^:]+:(\d+)/);
-      if (m) {
-        clearTimeout(timer);
-        resolve(Number(m[1]));
-      }
-    });
-    proc.once('exit', (code) => reject(new Error(`serve --processes ${processes} exited with ${code}:\n${out}`)));
-  });
+  const port = await listeningPort(proc, `serve --processes ${processes}`);
   return { proc, port };
 }
 

@@ -18,7 +18,7 @@ import { CONFIG_KEYS, type ConfigKey } from '../../src/config/schema.js';
 import { createDatabase } from '../../test/helpers/postgres.js';
 import { startRedis } from '../../test/helpers/redis.js';
 import type { Report } from '../report.js';
-import { KEY, runWrites } from './http.js';
+import { KEY, listeningPort, runWrites } from './http.js';
 
 const TARGET = 1.6;
 
@@ -32,22 +32,7 @@ interface Api {
 async function startApi(env: Record<string, string>, dir: string): Promise<Api> {
   const cli = fileURLToPath(new URL('../../src/cli/main.js', import.meta.url));
   const proc = spawn(process.execPath, [cli, 'serve', '--processes', '1'], { cwd: dir, env: { PATH: process.env.PATH ?? '', ...env }, stdio: ['ignore', 'ignore', 'pipe'] });
-  const port = await new Promise<number>((resolve, reject) => {
-    let out = '';
-    const timer = setTimeout(() => reject(new Error(`serve (database_url) not listening after 120 s:\n${out}`)), 120_000);
-    proc.stderr!.on('data', (d: Buffer) => {
-      out += d.toString();
-      const m = out.match(/listening on http:\/\/[^:]+:(\d+)/);
-      if (m) {
-        clearTimeout(timer);
-        resolve(Number(m[1]));
-      }
-    });
-    proc.once('exit', (code) => {
-      clearTimeout(timer);
-      reject(new Error(`serve (database_url) exited with ${code}:\n${out}`));
-    });
-  });
+  const port = await listeningPort(proc, 'serve (database_url)');
   return { proc, port, dir };
 }
 
