@@ -41,7 +41,9 @@ export async function evalStore(dir: string, name: string, databaseUrl?: string)
   return {
     label: `PostgreSQL at ${redactUrl(db.url)}`,
     // sqlite_path still points into the run's folder: a file there means the PostgreSQL run was not one
-    config: { database_url: db.url, sqlite_path: sqlitePath },
+    // a busy machine must not turn a wait for a pooled connection (64 jobs in flight share the pool)
+    // into a failed write, as the raised tier budgets keep it from skipping a tier
+    config: { database_url: db.url, sqlite_path: sqlitePath, database_connect_timeout_ms: 60_000 },
     close: async () => {
       await db.drop();
       if (existsSync(sqlitePath)) throw new Error(`the PostgreSQL run wrote an SQLite file (${sqlitePath}): the durable store was not PostgreSQL alone`);

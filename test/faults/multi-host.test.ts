@@ -63,11 +63,12 @@ function sqliteFiles(dir: string): string[] {
   return out;
 }
 
-/** A retrieve on `base` as the turn's user, from a session of its own: the turn's id among the results. */
-async function finds(base: string, t: Expected & { content: string }): Promise<boolean> {
+/** A retrieve on `base` as the turn's user, from a session of its own: null when the turn's id is among the results, else what came back. */
+async function misses(base: string, t: Expected & { content: string }): Promise<string | null> {
   const reply = await rawRequest(base, 'POST', '/memory/retrieve', JSON.stringify({ query: t.content, user_id: t.user_id, session_id: `probe-${t.id}`, top_k: 8 }));
   assert.equal(reply.status, 200, reply.text);
-  return (reply.json.results as Array<{ id: string }>).some((r) => r.id === t.id);
+  const ids = (reply.json.results as Array<{ id: string }>).map((r) => r.id);
+  return ids.includes(t.id) ? null : `results ${ids.join(' ')}; tiers ${JSON.stringify(reply.json.tiers)}`;
 }
 
 describe('faults: several hosts on one PostgreSQL database — SIGKILL an API and a worker mid-stream', () => {
@@ -82,7 +83,9 @@ describe('faults: several hosts on one PostgreSQL database — SIGKILL an API an
     const pg = new Postgres({ url: db.url, max: 2 });
     closers.push(() => pg.close());
     const tag = 'mh';
-    const env = faultEnv({ databaseUrl: db.url, redisUrl: rig.redis.url, prefix: tag });
+    // tier budgets out of the way: on a loaded machine a skipped tier would hide what is checked here (what is stored, and where)
+    const budgets = { NEURALCLEAVE_SHORT_TERM_BUDGET_MS: '10000', NEURALCLEAVE_SEMANTIC_BUDGET_MS: '10000', NEURALCLEAVE_LONG_TERM_BUDGET_MS: '10000' };
+    const env = faultEnv({ databaseUrl: db.url, redisUrl: rig.redis.url, prefix: tag, extra: budgets });
     // one working folder per process, as if each ran on a host of its own
     const folder = (name: string) => {
       const d = join(rig.dir, name);
@@ -143,8 +146,14 @@ describe('faults: several hosts on one PostgreSQL database — SIGKILL an API an
     const sample = (s: TurnStream, n: number) =>
       [...s.acknowledged].map((id) => s.sent.get(id)!).filter(isImportant).slice(0, n).map((t) => ({ ...expected.get(t.id)!, content: t.content }));
     const lost: string[] = [];
-    for (const t of sample(streamB, 5)) if (!(await finds(apiA2.base, t))) lost.push(`API A did not find ${t.id} (accepted by B)`);
-    for (const t of [...sample(streamA, 5), ...sample(streamA2, 5)]) if (!(await finds(apiB.base, t))) lost.push(`API B did not find ${t.id} (accepted by A)`);
+    for (const t of sample(streamB, 5)) {
+      const miss = await misses(apiA2.base, t);
+      if (miss) lost.push(`API A did not find ${t.id} (accepted by B): ${miss}`);
+    }
+    for (const t of [...sample(streamA, 5), ...sample(streamA2, 5)]) {
+      const miss = await misses(apiB.base, t);
+      if (miss) lost.push(`API B did not find ${t.id} (accepted by A): ${miss}`);
+    }
     assert.deepEqual(lost, []);
 
     for (const p of [apiA2, apiB, workerB]) await kill(p);
