@@ -14,7 +14,6 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type autocannon from 'autocannon';
 import { Postgres } from '../../src/adapters/postgres/pool.js';
-import { CONFIG_KEYS, type ConfigKey } from '../../src/config/schema.js';
 import { createDatabase } from '../../test/helpers/postgres.js';
 import { startRedis } from '../../test/helpers/redis.js';
 import type { Report } from '../report.js';
@@ -48,10 +47,6 @@ const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.len
 const ok = (r: autocannon.Result) => r['2xx'];
 
 export async function httpRows(report: Report, { quick }: { quick: boolean }): Promise<void> {
-  if (!CONFIG_KEYS.includes('database_url' as ConfigKey)) {
-    process.stdout.write('[postgres] HTTP rows not measured: this build has no database_url\n');
-    return;
-  }
   const rounds = quick ? 1 : 3;
   const seconds = quick ? 4 : 8;
   const db = await createDatabase('nc_bench_http');
