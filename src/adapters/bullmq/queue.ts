@@ -33,6 +33,9 @@ export interface BullMqQueueOptions {
 /** addBulk is one MULTI; chunks keep each under a few hundred KB of payload. */
 const ADD_CHUNK = 500;
 const IDLE_POLL_MS = 100;
+const DRAIN_POLL_MS = 25;
+/** what a worker with no job left gets to close before it is disconnected without waiting */
+const CLOSE_GRACE_MS = 2_000;
 /** worker connection errors repeat on every retry while Redis is away: log one per interval */
 const ERROR_LOG_INTERVAL_MS = 10_000;
 
@@ -314,6 +317,11 @@ export class BullMqQueue implements JobQueue {
    * Graceful: workers stop taking jobs and finish the ones they run; jobs still running after
    * `shutdownTimeoutMs` are handed back (moved to wait for another worker). Then the queues close.
    * The shared connection stays open: its owner closes it.
+   *
+   * Every wait is bounded: BullMQ's Worker.close and disconnect wait for an `end` event that an
+   * ioredis client parked in `reconnecting` (Redis away, or back after an outage) never emits
+   * (bullmq#4656, #4065). What is awaited for correctness is our own in-flight jobs; a worker that
+   * has none left gets CLOSE_GRACE_MS more, then is disconnected without waiting.
    */
   async close(): Promise<void> {
     if (this.closed) return;
@@ -321,21 +329,41 @@ export class BullMqQueue implements JobQueue {
     const workers = [...this.workers.values()];
     if (workers.length > 0) {
       const graceful = Promise.allSettled(workers.map((w) => w.close()));
-      let timer: NodeJS.Timeout | undefined;
       const timeout = this.o.shutdownTimeoutMs ?? 20_000;
-      const timedOut = await Promise.race([
-        graceful.then(() => false),
-        new Promise<boolean>((r) => (timer = setTimeout(() => r(true), timeout))),
-      ]);
-      clearTimeout(timer);
-      if (timedOut) {
+      const drained = await settlesWithin(Promise.race([graceful, this.inFlightDrained()]), timeout);
+      const closed = await settlesWithin(graceful, drained ? CLOSE_GRACE_MS : 0);
+      if (!closed) {
         const handBack = [...this.inFlight.values()];
-        this.o.log.warn({ jobs: handBack.length, timeoutMs: timeout }, 'in-flight jobs did not finish in time; handing them back to the queue');
-        await Promise.allSettled(handBack.map(({ job, token }) => job.moveToWait(token)));
-        await Promise.allSettled(workers.map((w) => w.disconnect()));
+        if (handBack.length > 0) {
+          this.o.log.warn({ jobs: handBack.length, timeoutMs: timeout }, 'in-flight jobs did not finish in time; handing them back to the queue');
+          await settlesWithin(Promise.allSettled(handBack.map(({ job, token }) => job.moveToWait(token))), CLOSE_GRACE_MS);
+        } else {
+          this.o.log.warn({ graceMs: CLOSE_GRACE_MS }, 'BullMQ workers did not close (a connection still reconnecting to Redis); disconnecting them');
+        }
+        await settlesWithin(Promise.allSettled(workers.map((w) => w.disconnect())), CLOSE_GRACE_MS);
+        // the stuck close never reaches its last steps, whose timers would keep the process alive for
+        // ever: pause(true) stops the stalled-job checker; the lock renewal has no public stop
+        await settlesWithin(Promise.allSettled(workers.map((w) => w.pause(true))), CLOSE_GRACE_MS);
+        for (const w of workers) await (w as unknown as { lockManager?: { close?: () => Promise<void> } }).lockManager?.close?.();
       }
     }
-    await Promise.allSettled([...this.queues.values()].map((q) => q.close()));
+    await settlesWithin(Promise.allSettled([...this.queues.values()].map((q) => q.close())), CLOSE_GRACE_MS);
     this.workerTemplate?.disconnect();
   }
+
+  private async inFlightDrained(): Promise<void> {
+    while (this.inFlight.size > 0) await new Promise((r) => setTimeout(r, DRAIN_POLL_MS).unref());
+  }
+}
+
+/** true when `p` settled within `ms`; the timer never keeps the process alive */
+async function settlesWithin(p: Promise<unknown>, ms: number): Promise<boolean> {
+  let timer: NodeJS.Timeout | undefined;
+  const settled = p.then(
+    () => true,
+    () => true,
+  );
+  const result = await Promise.race([settled, new Promise<boolean>((r) => (timer = setTimeout(() => r(false), ms).unref()))]);
+  clearTimeout(timer);
+  return result;
 }
