@@ -4,7 +4,13 @@ import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { runCli, startCli } from '../../helpers/cli.js';
 import { tmpDir } from '../../helpers/tmp.js';
+import { until } from '../../helpers/until.js';
 import { killAll, queueEnv } from '../queue/helpers.js';
+
+interface Health {
+  queues: Record<string, { waiting: number; active: number; delayed: number }>;
+  turn_log: { pending_embed: number; pending_persist: number };
+}
 
 interface Retrieved {
   results: Array<{ tier: string; content: string; session_id: string }>;
@@ -67,6 +73,13 @@ describe('erasures reach a running serve process (no Redis)', () => {
     const base = serve.match[1]!;
     const res = await fetch(`${base}/sessions/c1/turns`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ user_id: 'cy', role: 'user', content: 'cy c1 a note' }) });
     assert.equal(res.status, 202);
+    // stopped mid-write, the server would hold SQLite's write lock and the erasure would fail as busy
+    // instead of reaching the step under test: stop it only once every job has run
+    await until('the server to finish its jobs', async () => {
+      const health = (await (await fetch(`${base}/health`)).json()) as Health;
+      const queued = Object.values(health.queues).reduce((n, c) => n + c.waiting + c.active + c.delayed, 0);
+      return queued === 0 && health.turn_log.pending_embed === 0 && health.turn_log.pending_persist === 0;
+    }, 20_000);
     // a stopped (SIGSTOP) process keeps its pid and its row, but applies nothing
     serve.child.kill('SIGSTOP');
     try {
