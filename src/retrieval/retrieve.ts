@@ -224,7 +224,11 @@ export class Retriever {
    * of the two shares words with the query ("What are their names?" / "Luna and Oliver!"): the other
    * speaker's turn after a hit that asks something, or the other speaker's question before a hit, gets
    * CONTEXT_SHARE of the hit's relevance; any other neighbour NEIGHBOUR_SHARE (the answer is often
-   * spread over two turns). Best effort: a failing lookup adds no context and never fails the pass.
+   * spread over two turns). A follow-up exchange is read both ways: the hit's speaker's answer to the
+   * other's follow-up question after the hit (CONTEXT_SHARE), and, when the hit itself answers such a
+   * question, the statement of its speaker that the question followed up (NEIGHBOUR_SHARE: "I went to
+   * a pride parade last week" / "How was it?" / the hit "So much love, I felt at home"). Best effort:
+   * a failing lookup adds no context and never fails the pass.
    */
   private async context(req: RetrieveRequest, hits: readonly Scored[]): Promise<ContextAddition[]> {
     const out: ContextAddition[] = [];
@@ -232,7 +236,7 @@ export class Retriever {
       for (const hit of hits) {
         const h = hit.candidate;
         if (h.kind !== 'turn') continue;
-        const around = await this.deps.context!.neighbours(h.user_id, h.id, 1, 2);
+        const around = await this.deps.context!.neighbours(h.user_id, h.id, 2, 2);
         if (!around) continue;
         const add = (t: Turn | undefined, pairs: boolean) => {
           if (!t || t.user_id !== req.user_id || !matchesFilter(turnCandidate(t), req.filters)) return;
@@ -240,7 +244,8 @@ export class Retriever {
           else if (t.role !== 'assistant') out.push({ parent: hit, turn: turnCandidate(t), share: NEIGHBOUR_SHARE });
         };
         const next = around.after[0];
-        const prev = around.before[0];
+        // oldest first: the turn just before the hit is the last one
+        const prev = around.before.at(-1);
         // an assistant's reply to the user's question, or any assistant turn beside a hit, is not what
         // the user told: only a person's answer (and the question before it) is pulled in
         add(next, next !== undefined && speakerOf(next) !== speakerOf(h) && isQuestion(h.content) && next.role !== 'assistant');
@@ -249,6 +254,10 @@ export class Retriever {
         // in the turn after: that answer belongs to the hit as much as an answer to the hit itself
         const then = around.after[1];
         if (next && then && speakerOf(next) !== speakerOf(h) && isQuestion(next.content) && speakerOf(then) === speakerOf(h) && then.role !== 'assistant') add(then, true);
+        // and backwards: the hit answers the other speaker's follow-up question, which asked about what
+        // the hit's speaker said just before it; that statement often holds the words the hit lacks
+        const earlier = around.before.at(-2);
+        if (prev && earlier && speakerOf(prev) !== speakerOf(h) && isQuestion(prev.content) && speakerOf(earlier) === speakerOf(h)) add(earlier, false);
       }
     } catch (err) {
       warnOnce(this.deps.log, 'context-failed', { err: (err as Error).message }, 'neighbouring turns could not be read; results carry no context');

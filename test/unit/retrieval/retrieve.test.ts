@@ -122,6 +122,9 @@ describe('Retriever on a conversation between two people', () => {
       say(7, 'Melanie', 'My mom and I made dinner together last night.'),
       say(8, 'Caroline', 'Yum! What did you two have?'),
       say(9, 'Melanie', 'Salads, sandwiches and homemade desserts.'),
+      say(11, 'Melanie', 'I went to a pride parade with my sister last week.'),
+      say(12, 'Caroline', 'Oh wow, how was it?'),
+      say(13, 'Melanie', 'So much love, I felt welcome in the crowd.'),
     ]);
     await memory.idle();
   });
@@ -155,5 +158,15 @@ describe('Retriever on a conversation between two people', () => {
     // the follow-up question itself answers nothing: it ranks below the answer it leads to
     const followUp = r.results.findIndex((x) => x.id === 't8');
     assert.ok(followUp === -1 || followUp > r.results.indexOf(answer));
+  });
+
+  it('brings the statement that a follow-up question asked about, when the answer is the hit', async () => {
+    // only the answer shares words with the query; what it answers about is two turns before it
+    const r = await memory.retrieve({ query: 'Why did Melanie feel welcome in the crowd?', user_id: 'pair', top_k: 5 });
+    assert.equal(r.results[0]?.id, 't13', r.results.map((x) => x.content).join(' | '));
+    const statement = r.results.find((x) => x.id === 't11');
+    assert.ok(statement, r.results.map((x) => x.content).join(' | '));
+    assert.equal(statement.explain.context_of, 't13');
+    assert.ok(statement.score < r.results[0]!.score);
   });
 });
