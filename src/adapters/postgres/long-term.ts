@@ -69,7 +69,8 @@ export class PostgresLongTermStore implements LongTermStore {
 
   private async persistTurns(entries: readonly MemoryEntry[]): Promise<boolean[]> {
     const input = unnestRows(ENTRY_COLUMNS, entries);
-    const rows = await this.pg.query<{ user_id: string; id: string; content_hash: string }>(
+    // unflushed: the entry derives from a durable turn, and a crash that loses it loses the "persisted" after it too (Postgres.queryUnflushed)
+    const rows = await this.pg.queryUnflushed<{ user_id: string; id: string; content_hash: string }>(
       `WITH input AS (${input.sql}),
             held AS (SELECT t.user_id, t.id, t.content_hash FROM turns t
                      JOIN (SELECT DISTINCT user_id, id, content_hash FROM input) i ON t.user_id = i.user_id AND t.id = i.id AND t.content_hash = i.content_hash

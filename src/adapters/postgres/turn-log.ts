@@ -25,7 +25,7 @@ const PAGE = 1000;
 export class PostgresTurnLog implements TurnLog {
   /** the jobs' bookkeeping: concurrent calls share one statement (see Coalescer) */
   private readonly persisted = new Coalescer<{ user_id: string; id: string; importance: number; at: number }, void>(async (rows) => {
-    await this.pg.run(
+    await this.pg.queryUnflushed(
       `UPDATE turns t SET persisted_at = u.at, importance = coalesce(t.importance, u.importance)
        FROM unnest($1::text[], $2::text[], $3::float8[], $4::int8[]) AS u(user_id, id, importance, at) WHERE t.user_id = u.user_id AND t.id = u.id`,
       [rows.map((r) => r.user_id), rows.map((r) => r.id), rows.map((r) => r.importance), rows.map((r) => r.at)],
@@ -34,12 +34,25 @@ export class PostgresTurnLog implements TurnLog {
   });
   private readonly embedded = new Coalescer<{ user_id: string; ids: readonly string[]; embedder: string }, void>(async (calls) => {
     const flat = calls.flatMap((c) => c.ids.map((id) => [c.user_id, id, c.embedder] as const));
-    await this.pg.run(
+    await this.pg.queryUnflushed(
       `UPDATE turns t SET embedded_with = u.embedder FROM unnest($1::text[], $2::text[], $3::text[]) AS u(user_id, id, embedder)
        WHERE t.user_id = u.user_id AND t.id = u.id`,
       [flat.map((f) => f[0]), flat.map((f) => f[1]), flat.map((f) => f[2])],
     );
     return calls.map(() => undefined);
+  });
+
+  /** concurrent reads (every persist job starts with one) share one statement too */
+  private readonly reads = new Coalescer<{ user_id: string; id: string }, Turn | null>(async (keys) => {
+    const rows = await this.pg.query<Record<string, unknown> & { user_id: string; id: string }>(
+      `SELECT ${turnSelect('t.')} FROM turns t JOIN unnest($1::text[], $2::text[]) AS k(user_id, id) ON t.user_id = k.user_id AND t.id = k.id`,
+      [keys.map((k) => k.user_id), keys.map((k) => k.id)],
+    );
+    const byKey = new Map(rows.map((r) => [`${r.user_id}\u0000${r.id}`, r]));
+    return keys.map((k) => {
+      const row = byKey.get(`${k.user_id}\u0000${k.id}`);
+      return row ? rowToTurn(row) : null;
+    });
   });
 
   constructor(private readonly pg: Postgres) {}
@@ -56,9 +69,8 @@ export class PostgresTurnLog implements TurnLog {
     return this.pg.tx((tx) => appendIn(tx, turns, acceptedAt));
   }
 
-  async get(userId: string, id: string): Promise<Turn | null> {
-    const [row] = await this.pg.query(`SELECT ${turnSelect()} FROM turns WHERE user_id = $1 AND id = $2`, [userId, id]);
-    return row ? rowToTurn(row) : null;
+  get(userId: string, id: string): Promise<Turn | null> {
+    return this.reads.call({ user_id: userId, id });
   }
 
   /** Pages through turns accepted at or before `acceptedBefore` whose `job` (`any`: either job) has not completed, in acceptance order. */

@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
-import { describe, it } from 'node:test';
+import { after, describe, it } from 'node:test';
+import { Postgres } from '../../../src/adapters/postgres/pool.js';
 import { PostgresLongTermStore } from '../../../src/adapters/postgres/long-term.js';
 import { PostgresTurnLog } from '../../../src/adapters/postgres/turn-log.js';
 import { contentHash } from '../../../src/domain/hash.js';
@@ -64,6 +65,38 @@ describe('PostgreSQL turn log (real database)', () => {
     assert.equal(await lt.persistTurn({ ...turns[2]!, kind: 'turn', importance: 0.6, covers: null, updated_at: turns[2]!.created_at }), false, 'a deleted turn never comes back as an entry');
     assert.deepEqual((await log.prune({ userId: u, belowImportance: 0.5 })).map((r) => r.id), [turns[0]!.id]);
     assert.equal(await log.deleteWhere(u), 1);
+  });
+
+  it('reads concurrent gets in one statement, each caller its own turn (or null), ids per user', async () => {
+    const db = await pg();
+    const log = new PostgresTurnLog(db);
+    const [u, v] = [uid(), uid()];
+    const turns = Array.from({ length: 40 }, (_, i) => turn(i % 2 ? u : v, `turn ${i}`));
+    await log.append(turns);
+    const statements: string[] = [];
+    const query = db.pool.query.bind(db.pool);
+    db.pool.query = ((text: string, values?: unknown[]) => (statements.push(text), query(text, values))) as typeof db.pool.query;
+    try {
+      const asked = [...turns.map((t) => [t.user_id, t.id] as const), [u, 'absent'] as const, [u, turns[0]!.id] as const];
+      const got = await Promise.all(asked.map(([user, id]) => log.get(user, id)));
+      assert.equal(statements.length, 1, 'one statement for every get of the event-loop turn');
+      assert.deepEqual(got.slice(0, turns.length), turns);
+      assert.equal(got[turns.length], null, 'an unknown id');
+      assert.equal(got[turns.length + 1], null, "another user's id is not this user's turn");
+    } finally {
+      db.pool.query = query;
+    }
+  });
+
+  it("commits a job's bookkeeping without waiting for the WAL flush, and only that transaction", async () => {
+    // one connection: a setting that outlived its transaction would show in the next one
+    const db = new Postgres({ url: (await pg()).options.url, max: 1 });
+    after(() => db.close());
+    const setting = async (flush?: boolean) =>
+      (await db.tx((tx) => tx.query<{ synchronous_commit: string }>('SHOW synchronous_commit'), flush === undefined ? {} : { flush }))[0]!.synchronous_commit;
+    assert.equal(await setting(false), 'off');
+    assert.equal(await setting(), 'on', 'an append (a plain transaction) still waits for the flush');
+    assert.equal((await db.query<{ synchronous_commit: string }>('SHOW synchronous_commit'))[0]!.synchronous_commit, 'on');
   });
 
   it('scan pages through turns in acceptance order, all users or one, and the long-term store pages its entries the same way', async () => {
