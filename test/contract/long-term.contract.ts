@@ -103,6 +103,26 @@ export function longTermContract(name: string, make: () => Promise<LongTermStore
       assert.deepEqual(onlyName.map((h) => h.entry.id), [said.id], 'a speaker term alone matches only what the speaker said');
     });
 
+    it('names the participants of the user\'s newest entries, each once, as recent would give them', async () => {
+      const s = await make();
+      assert.ok(s.participants, 'participants is implemented (the retrieval pass reads 200 whole entries without it)');
+      const [u, other] = [uid(), uid()];
+      const at = (m: number) => ({ created_at: new Date(Date.UTC(2026, 2, 1) + m * 60_000).toISOString() });
+      await s.upsert([
+        entry(u, 'the oldest', { name: 'Oldie', ...at(0) }),
+        entry(u, 'hello', { name: 'Melanie', ...at(1) }),
+        entry(u, 'no name', at(2)),
+        entry(u, 'empty name', { name: '', ...at(3) }),
+        entry(u, 'again', { name: 'Melanie', ...at(4) }),
+        entry(u, 'hi', { name: 'Caroline', ...at(5) }),
+        entry(other, 'elsewhere', { name: 'Stranger', ...at(6) }),
+      ]);
+      assert.deepEqual((await s.participants(u, 5)).sort(), ['Caroline', 'Melanie']);
+      const fromRecent = new Set((await s.recent(u, { limit: 6 })).flatMap((e) => (e.name ? [e.name] : [])));
+      assert.deepEqual((await s.participants(u, 6)).sort(), [...fromRecent].sort());
+      assert.deepEqual(await s.participants(uid(), 5), []);
+    });
+
     it('matches %, _ and \\ literally in substring search', async () => {
       const s = await make();
       const u = uid();

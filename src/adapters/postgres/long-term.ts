@@ -211,6 +211,15 @@ export class PostgresLongTermStore implements LongTermStore {
     return rows.map(rowToEntry);
   }
 
+  async participants(userId: string, limit: number): Promise<string[]> {
+    // the newest entries through the (user_id, created_at, seq) index, read backwards; only their names leave the server
+    const rows = await this.pg.query<{ name: string }>(
+      `SELECT DISTINCT name FROM (SELECT name FROM entries WHERE user_id = $1 ORDER BY created_at DESC, seq DESC LIMIT $2) s WHERE name IS NOT NULL AND name <> ''`,
+      [userId, limit],
+    );
+    return rows.map((r) => r.name);
+  }
+
   async update(userId: string, id: string, patch: EntryPatch): Promise<MemoryEntry | null> {
     const [row] = await this.pg.query(
       `UPDATE entries SET content = coalesce($3, content), content_hash = coalesce($4, content_hash),
