@@ -1,4 +1,3 @@
-import type { Config } from './config/schema.js';
 import type { EmbedderProvider } from './embedding/provider.js';
 import type { DurableStore } from './ports/durable-store.js';
 import type { ShortTermStore } from './ports/short-term.js';
@@ -13,8 +12,7 @@ export type HealthStatus = 'ok' | 'degraded' | 'down';
 
 /** What a health report probes. */
 export interface HealthDeps {
-  config: Pick<Config, 'sqlite_path'>;
-  store: Pick<DurableStore, 'maintenance'>;
+  store: Pick<DurableStore, 'maintenance' | 'kind' | 'where'>;
   turnLog: Pick<TurnLog, 'counts'>;
   shortTerm: Pick<ShortTermStore, 'ping'>;
   vectors: Pick<VectorIndex, 'ping'>;
@@ -41,14 +39,18 @@ function adviceFor(part: string, state: BackendReport['state'], backends: Backen
       ? 'Qdrant is configured but not reachable: the embedded index is used instead; start Qdrant or unset qdrant_url'
       : `Redis is configured but not reachable: the in-process ${part === 'queue' ? 'queue' : 'short-term store'} is used instead; start Redis or unset redis_url`;
   }
-  if (part === 'long_term') return 'the SQLite file does not answer: turns cannot be made durable';
+  if (part === 'long_term') {
+    return backends.long_term.backend === 'postgres'
+      ? 'the PostgreSQL database (database_url) does not answer: turns cannot be made durable until it does; check that it runs and that this host reaches it'
+      : 'the SQLite file does not answer: turns cannot be made durable';
+  }
   return `${part} (${backends[part as keyof BackendReports]?.backend ?? part}) does not answer`;
 }
 
 /**
  * What `/health` and `doctor` report: liveness, each part's backend and state, queue depths, the
- * embedder and the turn log's backlog. `down` means writes cannot be made durable (the SQLite file does
- * not answer); `degraded` means some part is on a fallback, loading, failed or unreachable, while
+ * embedder and the turn log's backlog. `down` means writes cannot be made durable (the SQLite file or
+ * the PostgreSQL database does not answer); `degraded` means some part is on a fallback, loading, failed or unreachable, while
  * writes and retrieval still work.
  */
 export async function healthReport(s: HealthDeps, options: { turnLogCounts?: boolean } = {}) {
@@ -62,7 +64,7 @@ export async function healthReport(s: HealthDeps, options: { turnLogCounts?: boo
   if (!vectorsUp) backends.semantic = { ...backends.semantic, state: 'down' };
   let turnLog: TurnLogCounts | null = null;
   try {
-    // counting scans the turn log; a probe that does not show the counts only checks the file answers
+    // counting scans the turn log; a probe that does not show the counts only checks the store answers
     if (options.turnLogCounts ?? true) turnLog = await s.turnLog.counts();
     else await s.store.maintenance.ping();
   } catch (err) {
@@ -92,7 +94,8 @@ export async function healthReport(s: HealthDeps, options: { turnLogCounts?: boo
       dim: embedder?.dim ?? null,
       ...(s.embedders.error ? { error: s.embedders.error } : {}),
     },
-    sqlite_path: s.config.sqlite_path,
+    // where the durable store is: the file, or the database URL without its password
+    ...(s.store.kind === 'postgres' ? { database_url: s.store.where } : { sqlite_path: s.store.where }),
     queues: queues ?? ({} as Partial<NonNullable<typeof queues>>),
     turn_log: turnLog ?? { total: 0, pending_embed: 0, pending_persist: 0 },
   };

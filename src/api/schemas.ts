@@ -122,7 +122,8 @@ export function apiSchemas(config: Pick<Config, 'max_turn_chars'>) {
         error: z.string().optional().describe('why it failed to load (with a key, or none configured)'),
       }),
       queues: z.record(z.string(), z.object({ waiting: z.number(), active: z.number(), delayed: z.number(), failed: z.number(), completed: z.number() })),
-      sqlite_path: z.string().optional().describe('the SQLite file (with a key, or none configured)'),
+      sqlite_path: z.string().optional().describe('the SQLite file, when it is the durable store (with a key, or none configured)'),
+      database_url: z.string().optional().describe('the PostgreSQL database, when it is the durable store, its password masked (with a key, or none configured)'),
       turn_log: z
         .object({ total: z.number().int(), pending_embed: z.number().int(), pending_persist: z.number().int() })
         .optional()

@@ -20,6 +20,8 @@ import type { TurnLog } from './turn-log.js';
  */
 export interface DurableStore {
   readonly kind: 'sqlite' | 'postgres';
+  /** what reports and logs name: the SQLite file's path, or the PostgreSQL URL with its password masked */
+  readonly where: string;
   readonly turnLog: TurnLog;
   readonly longTerm: LongTermStore;
   readonly archives: ArchiveStore;

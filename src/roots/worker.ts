@@ -120,7 +120,7 @@ export async function startWorker(config: Config, options: WorkerOptions): Promi
 export async function runWorkerProcess(config: Config, options: { queues: readonly QueueName[]; concurrency?: number }, log: Logger): Promise<void> {
   const worker = await startWorker(config, { ...options, logger: log });
   const backends = worker.backends();
-  log.info({ queues: worker.queues, concurrency: worker.concurrency, sqlite_path: worker.durable ? config.sqlite_path : null, semantic: backends.semantic.backend }, 'worker consuming');
+  log.info({ queues: worker.queues, concurrency: worker.concurrency, durable_store: backends.long_term?.detail ?? null, semantic: backends.semantic.backend }, 'worker consuming');
   process.stderr.write(`worker ready: consuming ${worker.queues.join(',') || 'nothing'} (concurrency ${worker.concurrency}); pid ${process.pid}\n`);
   await onShutdown(log, () => worker.close());
   log.info('worker stopped');

@@ -38,6 +38,7 @@ export async function openSqliteStore(path: string, log?: Logger): Promise<Sqlit
     kind: 'sqlite',
     db,
     path,
+    where: path,
     turnLog: mappingErrors(turnLog),
     longTerm: mappingErrors(longTerm),
     archives: mappingErrors(new SqliteArchiveStore(db)),

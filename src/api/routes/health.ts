@@ -29,11 +29,11 @@ export function healthDocs(s: ApiSchemas): RouteDoc[] {
       method: 'get',
       path: '/health',
       summary: "liveness, each tier's backend and state, queue depths, the embedder",
-      description: 'Needs no key. With a valid key (or none configured) it adds the SQLite path, error details and the turn-log backlog.',
+      description: 'Needs no key. With a valid key (or none configured) it adds where the durable store is (the SQLite path, or the database URL with its password masked), error details and the turn-log backlog.',
       auth: false,
       responses: {
         200: { description: 'ok or degraded (a part on a fallback, loading or down; writes still work)', schema: s.HealthResponse },
-        503: { description: 'down: the SQLite file does not answer, writes cannot be made durable', schema: s.HealthResponse },
+        503: { description: 'down: the durable store (the SQLite file or the PostgreSQL database) does not answer, writes cannot be made durable', schema: s.HealthResponse },
       },
     },
   ];

@@ -22,7 +22,8 @@ export function registerDoctor(program: Command, globals: () => GlobalOptions): 
         const report = await healthReport(s);
         // the LLM is not a tier: shown here, probed briefly, and never a reason for /health to degrade
         const llm = { ...s.llm.describe(), reachable: s.llm.provider ? await s.llm.provider.ping(2000) : null };
-        const sqlite = await s.store.maintenance.describe();
+        const store = await s.store.maintenance.describe();
+        const pg = s.store.kind === 'postgres';
         const archival = {
           cron: s.config.archival_cron,
           timezone: s.config.archival_timezone,
@@ -34,19 +35,23 @@ export function registerDoctor(program: Command, globals: () => GlobalOptions): 
         };
         // one verdict, the one /health gives: anything but ok is a failed check (exit 1), with the way out;
         // so is stored data that must not exist (left by a delete racing a job in older builds)
-        if (!sqlite.writable || report.status !== 'ok' || integrity.problems > 0) process.exitCode = EXIT.failure;
-        if (o.json) return printJson({ ...report, llm, sqlite, archival, integrity });
-        const out: string[] = [`status      ${report.status}${sqlite.writable ? '' : ' (the SQLite file is not writable by this process)'}`];
+        if (!store.writable || report.status !== 'ok' || integrity.problems > 0) process.exitCode = EXIT.failure;
+        // the store's description under the name of what it is: `sqlite` (the file) or `database` (PostgreSQL)
+        if (o.json) return printJson({ ...report, llm, [pg ? 'database' : 'sqlite']: store, archival, integrity });
+        const what = pg ? 'the PostgreSQL database' : 'the SQLite file';
+        const out: string[] = [`status      ${report.status}${store.writable ? '' : ` (${what} is not writable by this process)`}`];
         for (const p of report.problems) out.push(`  ${p.part} ${p.state}: ${p.advice}`);
         for (const [part, b] of Object.entries(report.backends)) out.push(`${part.padEnd(11)} ${b.backend} (${b.state})${b.detail ? ` — ${b.detail}` : ''}`);
         out.push(`llm         ${llm.summary}${llm.reachable === null ? '' : llm.reachable ? ' (reachable)' : ' (not reachable)'}`);
         const mb = (n: number) => `${(n / 1048576).toFixed(1)} MiB`;
+        const writable = store.writable ? 'writable by this process' : `NOT WRITABLE by this process: ${store.problem}`;
         out.push(
-          `sqlite      ${sqlite.path} — ${mb(sqlite.bytes)} (+ ${mb(sqlite.wal_bytes)} WAL), ${sqlite.journal_mode}, schema v${sqlite.schema_version}/${sqlite.latest_version}, ` +
-            `${sqlite.writable ? 'writable by this process' : `NOT WRITABLE by this process: ${sqlite.problem}`}`,
+          pg
+            ? `database    ${store.path} — ${mb(store.bytes)}, schema v${store.schema_version}/${store.latest_version}, ${writable}`
+            : `sqlite      ${store.path} — ${mb(store.bytes)} (+ ${mb(store.wal_bytes)} WAL), ${store.journal_mode}, schema v${store.schema_version}/${store.latest_version}, ${writable}`,
         );
-        const kinds = Object.entries(sqlite.rows.entries).map(([k, n]) => `${n} ${k}`).join(', ') || 'none';
-        out.push(`stored      ${sqlite.rows.turns} logged turns; long-term entries: ${kinds}; ${sqlite.rows.vectors} embedded-index vectors`);
+        const kinds = Object.entries(store.rows.entries).map(([k, n]) => `${n} ${k}`).join(', ') || 'none';
+        out.push(`stored      ${store.rows.turns} logged turns; long-term entries: ${kinds}; ${store.rows.vectors} embedded-index vectors`);
         const last = archival.last_run;
         out.push(
           `archival    "${archival.cron}" (${archival.timezone}), sessions inactive ${archival.inactive_days} days; next ${archival.next_run ?? 'never'}; by ${archival.scheduled_by}; ` +

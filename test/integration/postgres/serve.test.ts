@@ -56,7 +56,15 @@ describe('serve with database_url (real PostgreSQL)', () => {
     assert.ok(hit, JSON.stringify(r.json.results));
     const doctor = await runCli(['doctor', '--json'], env(db.url), undefined, cwd);
     assert.equal(doctor.code, 0, doctor.stderr);
-    assert.equal(JSON.parse(doctor.stdout).backends.long_term.backend, 'postgres');
+    const report = JSON.parse(doctor.stdout);
+    assert.equal(report.backends.long_term.backend, 'postgres');
+    assert.equal(report.database_url, db.url, 'the store named as the database it is');
+    assert.equal(report.database.path, db.url);
+    assert.equal(report.sqlite_path, undefined, 'no SQLite file to name');
+    assert.equal(report.sqlite, undefined);
+    const text = await runCli(['doctor'], env(db.url), undefined, cwd);
+    assert.match(text.stdout, new RegExp(`^database    ${db.url.replace(/[.]/g, '\\.')} — `, 'm'));
+    assert.doesNotMatch(text.stdout, /sqlite/i);
     assert.equal(await stop(serve.child), 0);
     assert.deepEqual(files(cwd).filter((f) => /\.db(-wal|-shm)?$/.test(f)), [], 'no SQLite file');
   });
@@ -76,6 +84,8 @@ describe('serve with database_url (real PostgreSQL)', () => {
     const proxy = await tcpProxy(server.hostname, Number(server.port || 5432));
     const through = new URL(db.url);
     through.port = String(proxy.port);
+    // trust auth ignores it; /health must not show it
+    through.password = 'pw-not-shown';
     const cwd = tmpDir();
     const serve = await startCli(
       ['serve', '--processes', '1'],
@@ -100,6 +110,14 @@ describe('serve with database_url (real PostgreSQL)', () => {
     assert.equal(refused.json.error.code, 'backend_unavailable');
     assert.doesNotMatch(JSON.stringify(refused.json), /@127\.0\.0\.1:\d+\/\w+.*password/);
     for (let i = 1; i < 5; i++) assert.equal((await write(`during-${i}`)).status, 503);
+    const health = await fetch(`${base}/health`, { headers: { connection: 'close' } });
+    const down = (await health.json()) as { status: string; problems: Array<{ part: string; advice: string }>; database_url?: string; sqlite_path?: string };
+    assert.equal(health.status, 503);
+    assert.equal(down.status, 'down');
+    assert.match(down.problems.find((p) => p.part === 'long_term')?.advice ?? '', /PostgreSQL database \(database_url\) does not answer/);
+    assert.doesNotMatch(JSON.stringify(down), /SQLite|pw-not-shown/);
+    assert.equal(down.database_url, through.toString().replace('pw-not-shown', '***'));
+    assert.equal(down.sqlite_path, undefined);
 
     await proxy.start();
     await until('writes accepted again', async () => (await write(`after-${acknowledged.length}`)).status === 202, 30_000, 250);
