@@ -58,6 +58,16 @@ export const OTHER_SPEAKER_SHARE = 0.5;
  * nothing: it keeps this share of its relevance (its answer, the next turn, is pulled in as context).
  */
 export const QUESTION_SHARE = 0.7;
+/**
+ * A memory of few words says little: conversation turns that match a query word but hold fewer than
+ * BRIEF_WORDS content words are mostly reactions ("Wow, looks awesome! Did you join in?", "Long time no
+ * see!"), while the turns people are asked about tell something at length. Such a memory keeps
+ * BRIEF_FLOOR of its relevance plus the rest in proportion to its content words (BM25's length
+ * normalisation favours exactly these turns). An answer pulled in as context ("Luna and Oliver!")
+ * passes through the same rule: its hit usually ranks too.
+ */
+export const BRIEF_WORDS = 10;
+export const BRIEF_FLOOR = 0.5;
 /** any other turn just before or after a hit, this share */
 export const NEIGHBOUR_SHARE = 0.5;
 /**
@@ -72,7 +82,7 @@ export const SUPERSEDE_MARGIN = 0.2;
  * The signals of a retrieval pass, each of which can be switched off (the evaluation's ablation table
  * turns them off one at a time to show what each earns on real conversations). All on in production.
  */
-export const SIGNALS = ['short_term', 'semantic', 'long_term', 'period_list', 'overlap', 'names', 'said_by_named', 'questions', 'question_frame', 'context', 'supersession', 'in_period', 'priors'] as const;
+export const SIGNALS = ['short_term', 'semantic', 'long_term', 'period_list', 'overlap', 'names', 'said_by_named', 'questions', 'brevity', 'question_frame', 'context', 'supersession', 'in_period', 'priors'] as const;
 export type Signal = (typeof SIGNALS)[number];
 export type Signals = Record<Signal, boolean>;
 export const ALL_SIGNALS: Signals = Object.fromEntries(SIGNALS.map((s) => [s, true])) as Signals;
@@ -115,6 +125,8 @@ export interface Scored {
   saidByOther: boolean;
   /** the memory only asks (see asksOnly) */
   asks: boolean;
+  /** the share of its relevance a memory of few words keeps (see substance) */
+  substance: number;
   supersededBy: string | null;
   supersededAt: string | null;
   inPeriod: boolean | null;
@@ -135,7 +147,8 @@ export interface Scored {
  * the part is absent for queries naming none); tier_priority is 1 for the session's short-term turns
  * and 0.5 otherwise; recency halves every 90 days; importance is the stored or scored importance
  * (0.5 when unknown). Relevance keeps OTHER_SPEAKER_SHARE of itself when the query names participants
- * and someone else said the memory, and QUESTION_SHARE when the memory only asks.
+ * and someone else said the memory, QUESTION_SHARE when the memory only asks, and a share between
+ * BRIEF_FLOOR and 1 when it holds fewer than BRIEF_WORDS content words.
  */
 export function scoreCandidates(lists: RankedLists, o: RankOptions): Scored[] {
   const sig = o.signals ?? ALL_SIGNALS;
@@ -184,6 +197,7 @@ export function scoreCandidates(lists: RankedLists, o: RankOptions): Scored[] {
           answers: false,
           saidByOther: saidByOther(c, o),
           asks: asksOnly(c.content),
+          substance: substance(c.content),
           supersededBy: null,
           supersededAt: null,
           inPeriod: o.period && sig.in_period ? inRange(c.created_at, o.period) : null,
@@ -252,6 +266,7 @@ export function addContext(scored: readonly Scored[], additions: readonly Contex
       answers: share >= CONTEXT_SHARE,
       saidByOther: saidByOther(turn, o),
       asks: asksOnly(turn.content),
+      substance: substance(turn.content),
       supersededBy: null,
       supersededAt: null,
       inPeriod: o.period && sig.in_period ? inRange(turn.created_at, o.period) : null,
@@ -325,11 +340,16 @@ function rescore(s: Scored, sig: Signals): Scored {
 
 /**
  * The relevance a memory's score uses: its fused (or context) relevance, less when someone other than
- * the person asked about said it, or when it only asks. `relevance` itself stays whole: a question
- * that matched passes it on to its answer.
+ * the person asked about said it, when it only asks, or when it says little. `relevance` itself stays
+ * whole: a question that matched passes it on to its answer.
  */
 function ownRelevance(s: Scored, sig: Signals): number {
-  return s.relevance * (s.saidByOther && sig.said_by_named ? OTHER_SPEAKER_SHARE : 1) * (s.asks && sig.questions ? QUESTION_SHARE : 1);
+  return s.relevance * (s.saidByOther && sig.said_by_named ? OTHER_SPEAKER_SHARE : 1) * (s.asks && sig.questions ? QUESTION_SHARE : 1) * (sig.brevity ? s.substance : 1);
+}
+
+/** BRIEF_FLOOR for a memory without content words, rising to 1 at BRIEF_WORDS of them. */
+export function substance(content: string): number {
+  return BRIEF_FLOOR + (1 - BRIEF_FLOOR) * Math.min(1, stems(content).length / BRIEF_WORDS);
 }
 
 function sortScored(xs: Scored[]): Scored[] {

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { ExplainSchema, type RetrievalResult } from '../../../src/domain/entry.js';
-import { CONTEXT_SHARE, OTHER_SPEAKER_SHARE, QUESTION_SHARE, RECENCY_HALF_LIFE_DAYS, RRF_K, WEIGHTS, addContext, asksOnly, finalize, fuse, scoreCandidates, type Candidate } from '../../../src/retrieval/rank.js';
+import { ALL_SIGNALS, BRIEF_FLOOR, BRIEF_WORDS, CONTEXT_SHARE, OTHER_SPEAKER_SHARE, QUESTION_SHARE, RECENCY_HALF_LIFE_DAYS, RRF_K, WEIGHTS, addContext, asksOnly, finalize, fuse, scoreCandidates, substance, type Candidate } from '../../../src/retrieval/rank.js';
 import { parseTimeRange } from '../../../src/retrieval/time-range.js';
 
 const NOW = Date.parse('2025-06-20T12:00:00.000Z');
@@ -172,8 +172,9 @@ describe('neighbouring turns as context', () => {
     assert.equal(a.tier, 'long_term');
     assert.deepEqual(a.explain.ranks, {});
     // the question's whole relevance is passed on, though its own score keeps QUESTION_SHARE of it
-    assert.ok(Math.abs(a.explain.relevance - CONTEXT_SHARE * hit.relevance) < 1e-5);
-    assert.ok(Math.abs(results.find((r) => r.id === 'q')!.explain.relevance - QUESTION_SHARE * hit.relevance) < 1e-5);
+    // (both say little, and keep their substance share of what they get)
+    assert.ok(Math.abs(a.explain.relevance - CONTEXT_SHARE * hit.relevance * substance('dr okafor')) < 1e-5);
+    assert.ok(Math.abs(results.find((r) => r.id === 'q')!.explain.relevance - QUESTION_SHARE * hit.relevance * substance(question.content)) < 1e-5);
     assert.ok(Math.abs(a.score - fromParts(a)) < 1e-5);
   });
 
@@ -198,7 +199,7 @@ describe('who said it, and turns that only ask', () => {
     const lists = { long_term: [other, own], semantic: [other, own] };
     assert.deepEqual(fuse(lists, { topK: 8, now: NOW, speakers: ['melanie'] }).map((r) => r.id), ['melanie', 'caroline']);
     const [, demoted] = fuse(lists, { topK: 8, now: NOW, speakers: ['melanie'] });
-    assert.ok(Math.abs(demoted!.explain.relevance - OTHER_SPEAKER_SHARE * demoted!.explain.fusion) < 1e-5);
+    assert.ok(Math.abs(demoted!.explain.relevance - OTHER_SPEAKER_SHARE * demoted!.explain.fusion * substance(other.content)) < 1e-5);
     assert.ok(Math.abs(demoted!.score - fromParts(demoted!)) < 1e-5);
     // a query naming nobody ranks by relevance alone
     assert.deepEqual(fuse(lists, { topK: 8, now: NOW }).map((r) => r.id), ['caroline', 'melanie']);
@@ -209,6 +210,19 @@ describe('who said it, and turns that only ask', () => {
     assert.equal(asksOnly('Which dentist do you go to?'), true);
     assert.equal(asksOnly('We adopted a beagle puppy last week. What do you think of the name Rex?'), false);
     assert.equal(asksOnly('I love pottery.'), false);
+  });
+
+  it('keeps of a brief turn\'s relevance a share that grows with its content words', () => {
+    assert.equal(substance('Is it?'), BRIEF_FLOOR);
+    assert.equal(substance('We explored the coast up in the Pacific Northwest and hit some cool national parks and quiet beaches on the way'), 1);
+    const brief = cand('Wow, looks awesome! Did you join in?', { id: 'brief' });
+    const full = cand('We held a bake sale at the shelter and raised money for warm winter coats for the residents', { id: 'full' });
+    assert.ok(substance(brief.content) > BRIEF_FLOOR && substance(brief.content) < 1);
+    // BM25 ranks the short reaction first; the turn that tells something wins
+    const lists = { long_term: [brief, full] };
+    assert.deepEqual(fuse(lists, { topK: 8, now: NOW }).map((r) => r.id), ['full', 'brief']);
+    assert.deepEqual(fuse(lists, { topK: 8, now: NOW, signals: { ...ALL_SIGNALS, brevity: false } }).map((r) => r.id), ['brief', 'full']);
+    assert.ok(BRIEF_WORDS > 1);
   });
 
   it('ranks a statement above a question that matched as well', () => {
