@@ -1,5 +1,5 @@
 import type { QueueName } from './names.js';
-import type { Processor, ProcessorMap } from './queue.js';
+import { isBatched, type BatchedProcessor, type JobOutcome, type Processor, type ProcessorMap } from './queue.js';
 
 /** One processor run, as metrics see it. */
 export interface JobEvent {
@@ -16,8 +16,34 @@ export interface JobEvent {
  */
 export function observeProcessors(processors: ProcessorMap, observe: (event: JobEvent) => void): ProcessorMap {
   const out: ProcessorMap = {};
-  for (const [queue, processor] of Object.entries(processors) as Array<[QueueName, Processor<QueueName> | undefined]>) {
+  const report = (event: JobEvent): void => {
+    try {
+      observe(event);
+    } catch {
+      // metrics must never fail a job
+    }
+  };
+  for (const [queue, processor] of Object.entries(processors) as Array<[QueueName, Processor<QueueName> | BatchedProcessor<QueueName> | undefined]>) {
     if (!processor) continue;
+    if (isBatched(processor)) {
+      // each job of a batch is reported with the batch's duration: it waited for all of it
+      const wrapped: BatchedProcessor<QueueName> = {
+        maxBatch: processor.maxBatch,
+        batch: async (jobs) => {
+          const started = performance.now();
+          let outcomes: readonly JobOutcome[] | null = null;
+          try {
+            outcomes = await processor.batch(jobs);
+            return outcomes;
+          } finally {
+            const ms = performance.now() - started;
+            jobs.forEach((j, i) => report({ queue, jobId: j.jobId, attempt: j.attempt, ms, ok: outcomes?.[i]?.ok === true }));
+          }
+        },
+      };
+      (out as Record<QueueName, BatchedProcessor<QueueName>>)[queue] = wrapped;
+      continue;
+    }
     const wrapped: Processor<QueueName> = async (data, meta) => {
       const started = performance.now();
       let ok = false;
@@ -26,11 +52,7 @@ export function observeProcessors(processors: ProcessorMap, observe: (event: Job
         ok = true;
         return result;
       } finally {
-        try {
-          observe({ queue, jobId: meta.jobId, attempt: meta.attempt, ms: performance.now() - started, ok });
-        } catch {
-          // metrics must never fail a job
-        }
+        report({ queue, jobId: meta.jobId, attempt: meta.attempt, ms: performance.now() - started, ok });
       }
     };
     (out as Record<QueueName, Processor<QueueName>>)[queue] = wrapped;

@@ -18,7 +18,34 @@ export interface JobSpec<J extends JobTypes, Q extends QueueOf<J>> {
  * used up — unless the error is a `DoNotRetryError`, which fails the job at once.
  */
 export type Processor<J extends JobTypes, Q extends QueueOf<J>> = (data: J[Q], meta: { jobId: string; attempt: number }) => Promise<unknown>;
-export type ProcessorMap<J extends JobTypes> = { [Q in QueueOf<J>]?: Processor<J, Q> };
+
+/** One job handed to a batched processor. */
+export interface BatchJob<J extends JobTypes, Q extends QueueOf<J>> {
+  data: J[Q];
+  jobId: string;
+  attempt: number;
+}
+
+/** How one job of a batch ended: `error` fails that job alone, as a Processor's throw would. */
+export type JobOutcome = { ok: true; value?: unknown } | { ok: false; error: unknown };
+
+/**
+ * A processor that takes many jobs of its queue at once, so their reads, model call and writes are
+ * shared (one transaction for the batch instead of one per few jobs). It answers one outcome per
+ * job, in order: a job's failure is its own (retried with its own attempts, or failed for good on a
+ * DoNotRetryError), never its batch-mates'. A rejection of the whole call fails every job of it.
+ */
+export interface BatchedProcessor<J extends JobTypes, Q extends QueueOf<J>> {
+  batch(jobs: ReadonlyArray<BatchJob<J, Q>>): Promise<readonly JobOutcome[]>;
+  /** at most this many jobs per call */
+  maxBatch: number;
+}
+
+export type ProcessorMap<J extends JobTypes> = { [Q in QueueOf<J>]?: Processor<J, Q> | BatchedProcessor<J, Q> };
+
+export function isBatched<J extends JobTypes, Q extends QueueOf<J>>(p: Processor<J, Q> | BatchedProcessor<J, Q>): p is BatchedProcessor<J, Q> {
+  return typeof p !== 'function';
+}
 
 export interface JobCounts {
   waiting: number;
@@ -73,7 +100,9 @@ export function isDoNotRetry(err: unknown): err is Error {
  * `requeue` or a new id. A processor gets the parsed payload (schema defaults applied). A failed attempt
  * is retried with exponential backoff (the first delay doubled each time) up to the configured
  * attempts, except for a `DoNotRetryError`; then the job is kept as failed, with the error's message as
- * its reason. At most `concurrency` jobs of a queue run at once in one consumer. Processors must be
+ * its reason. At most `concurrency` jobs of a queue run at once in one consumer, a batched processor's
+ * jobs each counted: a batch holds at most `min(maxBatch, concurrency)` jobs, and each job of it is
+ * settled, retried and kept failed on its own, exactly as if it had run alone. Processors must be
  * idempotent: a job may run more than once (a retry, a stalled job picked up by another worker). Not
  * covered: durability of an in-process queue across a crash — the turn log covers that — and ordering
  * between jobs.

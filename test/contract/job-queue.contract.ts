@@ -272,6 +272,66 @@ export function runJobQueueContract(name: string, make: (o: JobQueueOptions) => 
       assert.equal(peak, 3);
     });
 
+    it('hands a batched processor many jobs at once, at most `concurrency` and `maxBatch`; a failing job fails alone and is retried alone', async () => {
+      const q = await queue({ attempts: 2, backoffMs: 20 });
+      const batches: string[][] = [];
+      const runs = new Map<string, number[]>();
+      await q.consume(
+        {
+          persist: {
+            maxBatch: 4,
+            batch: async (jobs) => {
+              batches.push(jobs.map((j) => j.jobId));
+              return jobs.map((j) => {
+                runs.set(j.jobId, [...(runs.get(j.jobId) ?? []), j.attempt]);
+                if (j.data.turn_id === 'bad') return { ok: false as const, error: new Error('cannot store bad') };
+                if (j.data.turn_id === 'final') return { ok: false as const, error: new DoNotRetryError('never storable') };
+                return { ok: true as const, value: j.data.turn_id };
+              });
+            },
+          },
+        },
+        { queues: ['persist'], concurrency: 3 },
+      );
+      const ids = ['a', 'b', 'bad', 'c', 'final', 'd', 'e'];
+      await q.add('persist', ids.map((id) => persist(id)));
+      await until('every job settled', async () => (await q.counts()).persist.failed === 2, 10_000, 10);
+      await q.idle();
+      assert.ok(batches.every((b) => b.length <= 3), `batches ${JSON.stringify(batches)} hold at most concurrency (3) jobs`);
+      assert.ok(batches.some((b) => b.length > 1), `batches ${JSON.stringify(batches)}: jobs started together share a call`);
+      for (const id of ['a', 'b', 'c', 'd', 'e']) assert.deepEqual(runs.get(id), [1], `${id} ran once: its batch-mates' failures are not its own`);
+      assert.deepEqual(runs.get('bad'), [1, 2], 'the failing job is retried with its own attempts');
+      assert.deepEqual(runs.get('final'), [1], 'a DoNotRetryError fails its job at once');
+      const failed = await q.failed('persist', 10);
+      assert.deepEqual(failed.map((f) => [f.jobId, f.attempts, f.reason]).sort(), [['bad', 2, 'cannot store bad'], ['final', 1, 'never storable']]);
+      assert.equal((await q.counts()).persist.completed >= 5, true);
+    });
+
+    it('gathers the jobs waiting together into one batch, up to `maxBatch`', async () => {
+      const q = await queue();
+      const sizes: number[] = [];
+      const g = gate();
+      await q.add('persist', Array.from({ length: 10 }, (_, i) => persist(`w${i}`)));
+      await q.consume(
+        {
+          persist: {
+            maxBatch: 4,
+            batch: async (jobs) => {
+              sizes.push(jobs.length);
+              await g.closed;
+              return jobs.map(() => ({ ok: true as const }));
+            },
+          },
+        },
+        { queues: ['persist'], concurrency: 8 },
+      );
+      await until('two batches running', () => sizes.length >= 2, 10_000, 10);
+      g.open();
+      await q.idle();
+      assert.equal(sizes.reduce((a, b) => a + b, 0), 10, 'each job in one batch');
+      assert.ok(Math.max(...sizes) > 1 && Math.max(...sizes) <= 4, `batch sizes ${JSON.stringify(sizes)}`);
+    });
+
     it('removes the jobs holding a user\'s data (waiting and failed) and counts the running ones', async () => {
       const q = await queue({ attempts: 1 });
       const ofUser = (user: string) => (d: unknown) => (d as { user_id?: string }).user_id === user;

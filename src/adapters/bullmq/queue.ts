@@ -9,6 +9,7 @@ import { QUEUE_NAMES, type QueueName } from '../../../queues/names.js';
 import { JOB_SCHEMAS, type JobPayload } from '../../../queues/payloads.js';
 import { isDoNotRetry } from '../../ports/job-queue.js';
 import type { ConsumeOptions, FailedJob, JobCounts, JobQueue, JobSpec, Processor, ProcessorMap } from '../../../queues/queue.js';
+import { oneByOne } from '../../../queues/batch.js';
 
 export interface BullMqQueueOptions {
   /** the process's one shared connection, used by every producer; the queue never closes it */
@@ -148,8 +149,9 @@ export class BullMqQueue implements JobQueue {
     // itself never connects
     this.workerTemplate ??= this.o.connection.duplicate({ ...workerConnectionOptions(), lazyConnect: true });
     const started: Worker[] = [];
+    const single = oneByOne(processors);
     for (const name of options.queues) {
-      const processor = processors[name] as Processor<QueueName> | undefined;
+      const processor = single[name] as Processor<QueueName> | undefined;
       if (!processor || this.workers.has(name)) continue;
       const worker = new Worker(name, (job: Job, token?: string) => this.run(name, processor, job, token), {
         connection: this.workerTemplate,

@@ -7,7 +7,8 @@ import { JOB_DEFAULTS } from '../../../queues/defaults.js';
 import { QUEUE_NAMES, type QueueName } from '../../../queues/names.js';
 import { JOB_SCHEMAS } from '../../../queues/payloads.js';
 import type { JobPayload } from '../../../queues/payloads.js';
-import type { ConsumeOptions, FailedJob, JobCounts, JobQueue, JobSpec, ProcessorMap } from '../../../queues/queue.js';
+import type { ConsumeOptions, FailedJob, JobCounts, JobQueue, JobSpec, Processor, ProcessorMap } from '../../../queues/queue.js';
+import { oneByOne } from '../../../queues/batch.js';
 
 interface PendingJob {
   queue: QueueName;
@@ -35,7 +36,8 @@ export class InProcessQueue implements JobQueue {
   private readonly live = new Set<string>();
   private readonly failedJobs = new Map<QueueName, FailedJob[]>();
   private readonly stats = new Map<QueueName, { completed: number; delayed: number }>();
-  private processors: ProcessorMap = {};
+  /** batched processors coalesced: p-queue starts jobs one by one, the batch gathers those started together */
+  private processors: { [Q in QueueName]?: Processor<Q> } = {};
   private consuming = new Set<QueueName>();
   private retryTimers = new Set<NodeJS.Timeout>();
   /** seq of the jobs removed while inside p-queue or waiting for a retry: skipped when their turn comes */
@@ -92,7 +94,7 @@ export class InProcessQueue implements JobQueue {
 
   async consume(processors: ProcessorMap, options: ConsumeOptions): Promise<void> {
     if (this.closed) throw new Error('queue is closed');
-    this.processors = { ...this.processors, ...processors };
+    this.processors = { ...this.processors, ...oneByOne(processors) };
     for (const q of options.queues) {
       if (!this.processors[q]) continue;
       this.queues.set(q, new PQueue({ concurrency: options.concurrency }));
