@@ -37,6 +37,8 @@ export type PendingJob = 'embed' | 'persist' | 'any';
 export interface TurnLog {
   append(turns: readonly Turn[], acceptedAt?: number): Promise<AppendResult>;
   get(userId: string, id: string): Promise<Turn | null>;
+  /** `get` of many turns in one read (a batch of jobs): the answer for each ref, in order, null where unknown */
+  getMany(refs: ReadonlyArray<{ user_id: string; id: string }>): Promise<Array<Turn | null>>;
   /** pages of turns accepted at or before `acceptedBefore` whose `job` has not completed, in acceptance order */
   pending(job: PendingJob, acceptedBefore: number, batch?: number): AsyncIterable<Turn[]>;
   /** how many of `ids` still have a job to run (embed counted only when `withEmbed`) */

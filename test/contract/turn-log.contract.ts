@@ -167,6 +167,29 @@ export function runTurnLogContract(name: string, make: () => Promise<TurnLogHarn
       assert.deepEqual(await log.get(a, t.id), t);
     });
 
+    it('reads many turns at once with getMany: each ref answered in order, null where unknown, users kept apart', async () => {
+      const { log } = await make();
+      const [a, b] = [user(), user()];
+      const ta = turn(a, 's', 'alice: my bike is red', { metadata: { tags: ['bike'] } });
+      const tb = turn(b, 's', 'bob says the same id', { id: ta.id });
+      const ta2 = turn(a, 's2', 'alice again', { name: 'Al', pinned: true });
+      await log.append([ta, tb, ta2]);
+      assert.deepEqual(
+        await log.getMany([
+          { user_id: a, id: ta2.id },
+          { user_id: b, id: ta.id },
+          { user_id: a, id: 'no-such-id' },
+          { user_id: a, id: ta.id },
+          { user_id: b, id: ta2.id },
+          { user_id: a, id: ta.id },
+        ]),
+        [ta2, tb, null, ta, null, ta],
+      );
+      assert.deepEqual(await log.getMany([]), []);
+      await log.delete(a, [ta.id]);
+      assert.deepEqual(await log.getMany([{ user_id: a, id: ta.id }, { user_id: b, id: ta.id }]), [null, tb], 'a deleted turn is gone, the other user\'s stays');
+    });
+
     it('keeps two users\' equal ids apart in every call', async () => {
       const { log } = await make();
       const [a, b] = [user(), user()];

@@ -73,6 +73,19 @@ export class PostgresTurnLog implements TurnLog {
     return this.reads.call({ user_id: userId, id });
   }
 
+  /** one statement for the batch: the refs as two arrays, joined back to their positions */
+  async getMany(refs: ReadonlyArray<{ user_id: string; id: string }>): Promise<Array<Turn | null>> {
+    if (refs.length === 0) return [];
+    const rows = await this.pg.query(
+      `SELECT ${turnSelect('t.')}, r.n FROM unnest($1::text[], $2::text[]) WITH ORDINALITY AS r(user_id, id, n)
+         JOIN turns t ON t.user_id = r.user_id AND t.id = r.id`,
+      [refs.map((r) => r.user_id), refs.map((r) => r.id)],
+    );
+    const out: Array<Turn | null> = refs.map(() => null);
+    for (const row of rows) out[Number(row.n) - 1] = rowToTurn(row);
+    return out;
+  }
+
   /** Pages through turns accepted at or before `acceptedBefore` whose `job` (`any`: either job) has not completed, in acceptance order. */
   async *pending(job: 'embed' | 'persist' | 'any', acceptedBefore: number, batch = PAGE): AsyncGenerator<Turn[]> {
     const open = job === 'embed' ? 'embedded_with IS NULL' : job === 'persist' ? 'persisted_at IS NULL' : '(embedded_with IS NULL OR persisted_at IS NULL)';

@@ -108,6 +108,14 @@ export class SqliteTurnLog implements TurnLog {
     return row ? rowToTurn(row) : null;
   }
 
+  /** one synchronous pass: no other write of this connection lands between the reads */
+  async getMany(refs: ReadonlyArray<{ user_id: string; id: string }>): Promise<Array<Turn | null>> {
+    return refs.map((r) => {
+      const row = this.s.get.get(r.user_id, r.id) as TurnRow | undefined;
+      return row ? rowToTurn(row) : null;
+    });
+  }
+
   /** Pages through turns accepted at or before `acceptedBefore` whose `job` (`any`: either job) has not completed, in acceptance order. */
   async *pending(job: PendingJob, acceptedBefore: number, batch = 1000): AsyncGenerator<Turn[]> {
     const stmt = job === 'embed' ? this.s.pendingEmbed : job === 'persist' ? this.s.pendingPersist : this.s.pendingAny;
