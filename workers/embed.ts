@@ -1,4 +1,5 @@
 import type { EmbedJob } from '../queues/payloads.js';
+import type { JobOutcome } from '../queues/queue.js';
 import type { EmbedderProvider } from '../src/embedding/provider.js';
 import type { Logger } from '../src/logger.js';
 import type { LongTermStore } from '../src/ports/long-term.js';
@@ -15,13 +16,15 @@ export interface EmbedDeps {
   log: Logger;
   embedders: Pick<EmbedderProvider, 'ready' | 'model'>;
   vectors: Pick<VectorIndex, 'upsert' | 'delete'>;
-  turnLog?: Pick<TurnLog, 'get' | 'markEmbedded'>;
+  turnLog?: Pick<TurnLog, 'getMany' | 'markEmbedded'>;
   longTerm?: Pick<LongTermStore, 'get'>;
   tombstones?: Pick<Tombstones, 'isBuried'> | null;
 }
 
 /** a memory edited again and again while it is embedded is followed this many times, then left to the reconciler */
 const ROUNDS = 3;
+
+export type EmbedResult = { embedder: string } | { skipped: string };
 
 /**
  * Embeds one turn and upserts its vector, tagged with the embedder. Concurrent jobs share model calls
@@ -32,53 +35,121 @@ const ROUNDS = 3;
  * that instead — never deleting, since the edit's own job may already have written the new vector,
  * which a delete here would remove for good.
  */
-export async function processEmbed(job: EmbedJob, deps: EmbedDeps): Promise<{ embedder: string } | { skipped: string }> {
-  const embedder = await deps.embedders.ready();
-  // No model on this worker: the turn stays un-embedded in the turn log (the semantic tier is skipped,
-  // docs/architecture.md, embeddings) rather than failing the job over and over; `memory reindex` embeds it once a model loads.
-  if (!embedder) return { skipped: `embedding model "${deps.embedders.model}" is not loaded` };
-  if ((await current(job, deps))?.content_hash !== job.content_hash) return { skipped: 'deleted or edited since it was enqueued' };
-  let payload: VectorPayload = {
-    user_id: job.user_id,
-    session_id: job.session_id,
-    role: job.role,
-    name: job.name,
-    kind: job.kind,
-    content: job.content,
-    content_hash: job.content_hash,
-    created_at: job.created_at,
-    metadata: job.metadata,
-  };
-  for (let round = 0; round < ROUNDS; round++) {
-    const vector = await embedder.embedOne(payload.content);
-    await deps.vectors.upsert(embedder, [{ id: job.turn_id, vector, payload }]);
-    const now = await current(job, deps);
-    if (!now) {
-      await deps.vectors.delete(job.user_id, [job.turn_id]);
-      return { skipped: 'deleted while it was embedded' };
-    }
-    if (now.content_hash === payload.content_hash) {
-      if (deps.turnLog) await deps.turnLog.markEmbedded(job.user_id, [job.turn_id], embedder.id);
-      return { embedder: embedder.id };
-    }
-    payload = now;
-  }
-  return { skipped: 'edited again while it was embedded; left to the edit\'s own job and the reconciler' };
+export async function processEmbed(job: EmbedJob, deps: EmbedDeps): Promise<EmbedResult> {
+  const [outcome] = await processEmbedBatch([job], deps);
+  if (!outcome!.ok) throw outcome!.error;
+  return outcome!.value as EmbedResult;
+}
+
+/** One job of a batch on its way through processEmbedBatch's rounds. */
+interface Active {
+  i: number;
+  job: EmbedJob;
+  payload: VectorPayload;
 }
 
 /**
- * The memory as it is now (its vector payload), or null when it is gone. A worker on a host without
+ * `processEmbed` of many jobs at once, each job's steps exactly those of one job alone: one read of
+ * the memories before, the texts to the batching embedder together, one upsert of every vector (each
+ * alone only when that fails, so a bad one fails alone), one read after, and the marks of the
+ * unchanged ones issued together (the turn log commits them as one). A step failing for one job
+ * (its text, its vector, its mark) fails that job only; a read failing fails the batch.
+ */
+export async function processEmbedBatch(jobs: readonly EmbedJob[], deps: EmbedDeps): Promise<JobOutcome[]> {
+  const out: Array<JobOutcome | undefined> = jobs.map(() => undefined);
+  const done = (i: number, value: EmbedResult) => (out[i] = { ok: true, value });
+  const fail = (i: number, error: unknown) => (out[i] = { ok: false, error });
+  const embedder = await deps.embedders.ready();
+  // No model on this worker: the turn stays un-embedded in the turn log (the semantic tier is skipped,
+  // docs/architecture.md, embeddings) rather than failing the job over and over; `memory reindex` embeds it once a model loads.
+  if (!embedder) return jobs.map(() => ({ ok: true, value: { skipped: `embedding model "${deps.embedders.model}" is not loaded` } }));
+  const before = await currentMany(jobs, deps);
+  let active: Active[] = [];
+  jobs.forEach((job, i) => {
+    const now = before[i]!;
+    if (!now.ok) fail(i, now.error);
+    else if (now.value?.content_hash !== job.content_hash) done(i, { skipped: 'deleted or edited since it was enqueued' });
+    else active.push({ i, job, payload: payloadOf(job) });
+  });
+  for (let round = 0; round < ROUNDS && active.length > 0; round++) {
+    const vectors = await Promise.all(active.map((a) => embedder.embedOne(a.payload.content).then((v) => v, (error: unknown) => (fail(a.i, error), null))));
+    const embedded = active.flatMap((a, k) => (vectors[k] ? [{ a, point: { id: a.job.turn_id, vector: vectors[k]!, payload: a.payload } }] : []));
+    const written = await deps.vectors.upsert(embedder, embedded.map((e) => e.point)).then(
+      () => embedded.map((e) => e.a),
+      // each alone, so only the one that cannot be written fails
+      () =>
+        Promise.all(embedded.map((e) => deps.vectors.upsert(embedder, [e.point]).then(() => e.a, (error: unknown) => (fail(e.a.i, error), null)))).then((as) =>
+          as.filter((a): a is Active => a !== null),
+        ),
+    );
+    const after = await currentMany(written.map((a) => a.job), deps);
+    const next: Active[] = [];
+    const marks: Active[] = [];
+    const removals: Array<Promise<unknown>> = [];
+    written.forEach((a, k) => {
+      const now = after[k]!;
+      if (!now.ok) return fail(a.i, now.error);
+      if (!now.value) {
+        removals.push(deps.vectors.delete(a.job.user_id, [a.job.turn_id]).then(() => done(a.i, { skipped: 'deleted while it was embedded' }), (error: unknown) => fail(a.i, error)));
+      } else if (now.value.content_hash === a.payload.content_hash) marks.push(a);
+      else next.push({ ...a, payload: now.value });
+    });
+    const turnLog = deps.turnLog;
+    await Promise.all([
+      ...removals,
+      ...marks.map((a) =>
+        (turnLog ? turnLog.markEmbedded(a.job.user_id, [a.job.turn_id], embedder.id) : Promise.resolve()).then(
+          () => done(a.i, { embedder: embedder.id }),
+          (error: unknown) => fail(a.i, error),
+        ),
+      ),
+    ]);
+    active = next;
+  }
+  for (const a of active) done(a.i, { skipped: 'edited again while it was embedded; left to the edit\'s own job and the reconciler' });
+  return out.map((o) => o ?? { ok: false, error: new Error('embed job left unsettled') });
+}
+
+function payloadOf(job: EmbedJob): VectorPayload {
+  return { user_id: job.user_id, session_id: job.session_id, role: job.role, name: job.name, kind: job.kind, content: job.content, content_hash: job.content_hash, created_at: job.created_at, metadata: job.metadata };
+}
+
+type Current = { ok: true; value: VectorPayload | null } | { ok: false; error: unknown };
+
+/**
+ * The memory of each job as it is now (its vector payload), or null when it is gone: the turns in one
+ * read of the turn log (a failure there fails the batch), summaries and tombstones one by one (a
+ * failure fails that job).
+ */
+async function currentMany(jobs: readonly EmbedJob[], deps: EmbedDeps): Promise<Current[]> {
+  const turnAt = deps.turnLog ? jobs.flatMap((j, i) => (j.kind === 'turn' ? [i] : [])) : [];
+  const turns = turnAt.length > 0 ? await deps.turnLog!.getMany(turnAt.map((i) => ({ user_id: jobs[i]!.user_id, id: jobs[i]!.turn_id }))) : [];
+  const fromLog = new Map(turnAt.map((i, k) => [i, turns[k] ?? null]));
+  return Promise.all(
+    jobs.map(async (job, i): Promise<Current> => {
+      try {
+        if (fromLog.has(i)) {
+          const t = fromLog.get(i)!;
+          return { ok: true, value: t ? { ...payloadOf(job), session_id: t.session_id, role: t.role, name: t.name, content: t.content, content_hash: t.content_hash, created_at: t.created_at } : null };
+        }
+        return { ok: true, value: await current(job, deps) };
+      } catch (error) {
+        return { ok: false, error };
+      }
+    }),
+  );
+}
+
+/**
+ * A summary's or archive's memory as it is now (its vector payload), or null when it is gone. A worker on a host without
  * the durable store asks the tombstones: the job's text buried means gone; else the job is current
  * (the file's host records the embed when it finds the vector, see the reconciler).
  */
 async function current(job: EmbedJob, deps: EmbedDeps): Promise<VectorPayload | null> {
   const fromJob: VectorPayload = { user_id: job.user_id, session_id: job.session_id, role: job.role, name: job.name, kind: job.kind, content: job.content, content_hash: job.content_hash, created_at: job.created_at, metadata: job.metadata };
   const elsewhere = async () => ((await deps.tombstones?.isBuried(job.user_id, job.turn_id, job.content_hash)) ? null : fromJob);
-  if (job.kind === 'turn') {
-    if (!deps.turnLog) return elsewhere();
-    const t = await deps.turnLog.get(job.user_id, job.turn_id);
-    return t ? { ...fromJob, session_id: t.session_id, role: t.role, name: t.name, content: t.content, content_hash: t.content_hash, created_at: t.created_at } : null;
-  }
+  // a turn with the turn log at hand was read with the batch (currentMany)
+  if (job.kind === 'turn') return elsewhere();
   if (!deps.longTerm) return elsewhere();
   const e = await deps.longTerm.get(job.user_id, job.turn_id);
   return e ? { ...fromJob, session_id: e.session_id, role: e.role, name: e.name, content: e.content, content_hash: e.content_hash, created_at: e.created_at, metadata: e.metadata } : null;

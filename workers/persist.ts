@@ -1,14 +1,18 @@
 import type { PersistJob } from '../queues/payloads.js';
+import type { JobOutcome } from '../queues/queue.js';
 import { scoreImportance } from '../src/domain/importance.js';
+import type { Turn } from '../src/domain/turn.js';
 import type { LongTermStore } from '../src/ports/long-term.js';
 import type { TurnLog } from '../src/ports/turn-log.js';
 
 /** What the persist processor needs: the durable store's turn log and long-term store. */
 export interface PersistDeps {
-  turnLog: Pick<TurnLog, 'get' | 'markPersisted'>;
+  turnLog: Pick<TurnLog, 'getMany' | 'markPersisted'>;
   longTerm: Pick<LongTermStore, 'persistTurn'>;
   importanceThreshold: number;
 }
+
+export type PersistResult = { stored: boolean; importance: number } | null;
 
 /**
  * Scores the turn's importance when it carries none and writes it to the long-term store when it
@@ -17,8 +21,32 @@ export interface PersistDeps {
  * write's own transaction (LongTermStore.persistTurn): a delete or edit that lands while the job runs
  * is never undone by it.
  */
-export async function processPersist(job: PersistJob, deps: PersistDeps): Promise<{ stored: boolean; importance: number } | null> {
-  const turn = await deps.turnLog.get(job.user_id, job.turn_id);
+export async function processPersist(job: PersistJob, deps: PersistDeps): Promise<PersistResult> {
+  const [outcome] = await processPersistBatch([job], deps);
+  if (!outcome!.ok) throw outcome!.error;
+  return outcome!.value as PersistResult;
+}
+
+/**
+ * `processPersist` of many jobs at once: one read of their turns, their entries written in the same
+ * event-loop turn and their marks in the next (a store that batches its writes — SQLite's transaction
+ * batcher, PostgreSQL's coalescer — commits each group together). A job whose write fails fails
+ * alone: each write is its own call, and the stores retry a failed batch call by call.
+ */
+export async function processPersistBatch(jobs: readonly PersistJob[], deps: PersistDeps): Promise<JobOutcome[]> {
+  const turns = await deps.turnLog.getMany(jobs.map((j) => ({ user_id: j.user_id, id: j.turn_id })));
+  return Promise.all(
+    turns.map(async (turn): Promise<JobOutcome> => {
+      try {
+        return { ok: true, value: await persistOne(turn, deps) };
+      } catch (error) {
+        return { ok: false, error };
+      }
+    }),
+  );
+}
+
+async function persistOne(turn: Turn | null, deps: PersistDeps): Promise<PersistResult> {
   if (!turn) return null; // deleted or forgotten since it was enqueued
   const importance = turn.importance ?? scoreImportance(turn.content, turn.role);
   let stored = turn.pinned || importance >= deps.importanceThreshold;

@@ -1,6 +1,6 @@
 import type { QueueName } from '../../queues/names.js';
 import type { JobQueue } from '../../queues/queue.js';
-import { createProcessors, type ProcessorDeps } from '../../workers/processors.js';
+import { createProcessors, MAX_BATCH, type ProcessorDeps } from '../../workers/processors.js';
 import { observeProcessors } from '../../queues/observe.js';
 import type { ServiceEvents } from '../events.js';
 import type { BackendReports } from '../backends.js';
@@ -183,7 +183,14 @@ export async function wire(config: Config, options: WireOptions = {}): Promise<S
 
   if (options.runWorkers ?? queue.backend === 'in-process') {
     const observed = observeProcessors(createProcessors(processorDeps), (e) => events.job.forEach((listener) => listener(e)));
-    await queue.consume(observed, { queues: options.workerQueues ?? ['embed', 'persist', 'compact', 'archive'], concurrency: options.workerConcurrency ?? config.worker_concurrency });
+    const queues = options.workerQueues ?? ['embed', 'persist', 'compact', 'archive'];
+    const concurrency = options.workerConcurrency ?? config.worker_concurrency;
+    // in this process a job costs only its payload, and embed and persist take their jobs in batches
+    // (one transaction per batch): they run a whole batch at once, whatever the concurrency of the others
+    const batched = queues.filter((q): boolean => q === 'embed' || q === 'persist');
+    const others = queues.filter((q) => !batched.includes(q));
+    if (batched.length > 0) await queue.consume(observed, { queues: batched, concurrency: queue.backend === 'in-process' ? Math.max(concurrency, MAX_BATCH) : concurrency });
+    if (others.length > 0) await queue.consume(observed, { queues: others, concurrency });
     if (options.scheduleArchival) await scheduleArchival(queue, config, log.child({ component: 'archival' }));
   }
   if (options.reconcile ?? true) {
