@@ -14,6 +14,7 @@ import type { Db } from '../adapters/sqlite/db.js';
 import { mappingErrors } from '../adapters/sqlite/errors.js';
 import { openSqliteStore } from '../adapters/sqlite/open.js';
 import { EmbeddedVectorIndex } from '../adapters/embedded/vector-index.js';
+import { SqliteVectorStore } from '../adapters/embedded/rows.js';
 import { openPostgresStore } from '../adapters/postgres/open.js';
 import type { ArchiveStore } from '../ports/archive-store.js';
 import type { DurableStore } from '../ports/durable-store.js';
@@ -82,7 +83,7 @@ export async function openDurable(
     longTerm: store.longTerm,
     archives: store.archives,
     // on the same file: its driver errors are mapped as the store's parts' are (a busy file is a 503)
-    embeddedVectors: () => (embedded ??= mappingErrors(new EmbeddedVectorIndex(store.db))),
+    embeddedVectors: () => (embedded ??= mappingErrors(new EmbeddedVectorIndex(new SqliteVectorStore(store.db, store.db.name, store.writes)))),
     report: { backend: 'sqlite', state: 'ok', detail: config.sqlite_path },
     close: () => store.close(),
   };

@@ -2,6 +2,7 @@ import type { Statement } from 'better-sqlite3';
 import type { RecordFilter } from '../../domain/filters.js';
 import type { Db } from '../sqlite/db.js';
 import { filterSql } from '../sqlite/filter-sql.js';
+import type { TransactionBatcher } from '../sqlite/transaction-batcher.js';
 import type { EmbedderTag, VectorFilter, VectorPayload, VectorPoint } from '../../ports/vector-index.js';
 import { ChangeLog } from './change-log.js';
 import { pruneStep, type Change, type ChangeRange, type FullRow, type IndexRow, type LoadPut, type RemovedRow, type VectorStore, type Written } from './store.js';
@@ -151,7 +152,16 @@ export class SqliteVectorStore implements VectorStore {
   private readonly rows: VectorRows;
   private readonly log: ChangeLog;
 
-  constructor(db: Db, readonly where: string = db.name) {
+  constructor(
+    db: Db,
+    readonly where: string = db.name,
+    /**
+     * the store's transaction batcher: vector writes then commit with the turn log's and long-term
+     * store's writes of the same event-loop turn (a batch of embed jobs beside a batch of persist jobs:
+     * one commit, not two)
+     */
+    private readonly writes?: TransactionBatcher,
+  ) {
     this.rows = new VectorRows(db);
     this.log = new ChangeLog(db);
   }
@@ -225,7 +235,11 @@ export class SqliteVectorStore implements VectorStore {
   }
 
   /** runs `fn` in one write transaction, pruning the log, and returns the change range it produced */
-  private write<T>(retain: number, fn: () => T): Written<T> {
+  private async write<T>(retain: number, fn: () => T): Promise<Written<T>> {
+    return this.writes ? this.writes.run(() => this.writeNow(retain, fn)) : this.writeNow(retain, fn);
+  }
+
+  private writeNow<T>(retain: number, fn: () => T): Written<T> {
     let changes: ChangeRange = { from: 0, to: 0 };
     const result = this.rows.transaction(() => {
       const from = this.log.head().head;

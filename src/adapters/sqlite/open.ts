@@ -20,6 +20,8 @@ export interface SqliteStore extends DurableStore {
   readonly path: string;
   readonly turnLog: SqliteTurnLog;
   readonly longTerm: SqliteLongTermStore;
+  /** the batcher the turn log and long-term store commit through (the embedded vector index may join it) */
+  readonly writes: TransactionBatcher;
 }
 
 /**
@@ -39,6 +41,7 @@ export async function openSqliteStore(path: string, log?: Logger): Promise<Sqlit
     db,
     path,
     where: path,
+    writes,
     turnLog: mappingErrors(turnLog),
     longTerm: mappingErrors(longTerm),
     archives: mappingErrors(new SqliteArchiveStore(db)),
