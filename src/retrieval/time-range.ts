@@ -190,9 +190,25 @@ const MATCHERS: Matcher[] = [
   },
 ];
 
-/** The first time expression of the query as a range of timestamps, or null when it names none. */
+/**
+ * The first time expression of the query as a range of timestamps, or null when it names none. A
+ * relative expression followed by the day it counts back from ("last Friday on 23 January, 2022",
+ * "last weekend before April 10, 2023") is read from that day, not from now, and both are its text.
+ */
 export function parseTimeRange(query: string, now: number | Date = Date.now()): TimeRange | null {
   const at = new Date(now);
+  const first = firstRange(query, at);
+  if (!first || !COUNTS_BACK.test(first.text)) return first;
+  const end = first.index + first.text.length;
+  const joint = /^\s*,?\s*(?:(?:on|before|as of|prior to)\s+)?/i.exec(query.slice(end))![0];
+  const anchor = firstRange(query.slice(end + joint.length), at);
+  if (!anchor || anchor.index !== 0 || COUNTS_BACK.test(anchor.text) || Date.parse(anchor.to) - Date.parse(anchor.from) !== DAY) return first;
+  const counted = firstRange(first.text, new Date(anchor.from));
+  if (!counted) return first;
+  return { from: counted.from, to: counted.to, text: query.slice(first.index, end + joint.length + anchor.text.length), index: first.index };
+}
+
+function firstRange(query: string, at: Date): TimeRange | null {
   let best: TimeRange | null = null;
   for (const { re, resolve } of MATCHERS) {
     for (const m of query.matchAll(re)) {
@@ -228,10 +244,28 @@ const COUNTS_BACK = /\b(?:yesterday|ago|last|past|previous)\b/i;
  * names no such expression (a month name or "in May" is left as said: it may look ahead).
  */
 export function mentionedDate(text: string, createdAt: string): { text: string; from: string; to: string } | null {
-  const range = parseTimeRange(text, Date.parse(createdAt));
-  if (!range || !COUNTS_BACK.test(range.text)) return null;
+  const range = mentionedRange(text, createdAt);
+  if (!range) return null;
   const last = new Date(Date.parse(range.to) - 1).toISOString().slice(0, 10);
   return { text: range.text, from: range.from.slice(0, 10), to: last };
+}
+
+/** The period a memory's "yesterday" or "last year" names, read from when it was said (see mentionedDate). */
+export function mentionedRange(text: string, createdAt: string): TimeRange | null {
+  const range = parseTimeRange(text, Date.parse(createdAt));
+  return range && COUNTS_BACK.test(range.text) ? range : null;
+}
+
+/**
+ * Whether a memory belongs to a period a query names: it was said in it, or it is a turn that dates
+ * what it tells back into it ("Last year I helped renovate a community center", said in 2023, is about
+ * 2022). A question about then is answered by the turn that mentions the event, whenever it was said.
+ */
+export function aboutPeriod(m: { kind: string; content: string; created_at: string }, range: TimeRange): boolean {
+  if (inRange(m.created_at, range)) return true;
+  if (m.kind !== 'turn') return false;
+  const said = mentionedRange(m.content, m.created_at);
+  return said !== null && said.from < range.to && said.to > range.from;
 }
 
 /** Whether an ISO timestamp falls inside the range. */

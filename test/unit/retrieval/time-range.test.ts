@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { inRange, mentionedDate, parseTimeRange, withoutTimeExpression } from '../../../src/retrieval/time-range.js';
+import { aboutPeriod, inRange, mentionedDate, parseTimeRange, withoutTimeExpression } from '../../../src/retrieval/time-range.js';
 
 // a Friday evening in June
 const NOW = Date.parse('2025-06-20T18:00:00.000Z');
@@ -88,6 +88,35 @@ describe('withoutTimeExpression', () => {
     assert.equal(withoutTimeExpression('Where do I live these days?', null), 'Where do I live?');
     assert.equal(withoutTimeExpression('What car do I drive at the moment', null), 'What car do I drive');
     assert.equal(withoutTimeExpression('dogs', null), 'dogs');
+  });
+});
+
+describe('a relative expression with the day it counts back from', () => {
+  it('reads "last Friday on 23 January, 2022" from that day, not from now', () => {
+    const q = 'What did Joanna just finish last Friday on 23 January, 2022?';
+    const r = parseTimeRange(q, NOW)!;
+    assert.deepEqual([r.from, r.to], ['2022-01-21T00:00:00.000Z', '2022-01-22T00:00:00.000Z']);
+    assert.equal(withoutTimeExpression(q, r), 'What did Joanna just finish?');
+    const w = parseTimeRange('What did Maria do last weekend before April 10, 2023?', NOW)!;
+    assert.deepEqual([w.from, w.to], ['2023-04-08T00:00:00.000Z', '2023-04-10T00:00:00.000Z']);
+  });
+
+  it('counts from now without such a day, and never anchors to a month', () => {
+    const r = parseTimeRange('What did I do last Friday?', NOW)!;
+    assert.ok(Date.parse(r.from) > NOW - 8 * 86_400_000);
+    const m = parseTimeRange('Where was I last week in May 2023?', NOW)!;
+    assert.equal(m.text, 'last week');
+  });
+});
+
+describe('aboutPeriod', () => {
+  it('counts a turn said after the period that dates its event into it', () => {
+    const period = parseTimeRange('in 2022', NOW)!;
+    const turn = { kind: 'turn', created_at: '2023-03-04T10:00:00.000Z', content: 'Last year I helped renovate a community center back home.' };
+    assert.equal(aboutPeriod(turn, period), true);
+    assert.equal(aboutPeriod({ ...turn, content: 'I helped renovate a community center back home.' }, period), false);
+    assert.equal(aboutPeriod({ ...turn, kind: 'summary' }, period), false);
+    assert.equal(aboutPeriod({ ...turn, created_at: '2022-06-01T00:00:00.000Z', content: 'x' }, period), true);
   });
 });
 
