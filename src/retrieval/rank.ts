@@ -3,7 +3,7 @@ import type { Explain, RetrievalResult, Tier } from '../domain/entry.js';
 import { MemoryRecordSchema, VectorPayloadSchema } from '../domain/record.js';
 import { isFiller } from '../domain/importance.js';
 import { sameSubject, stems, words } from './query-terms.js';
-import { inRange, type TimeRange } from './time-range.js';
+import { aboutPeriod, type TimeRange } from './time-range.js';
 
 /** One memory as a tier found it, before fusion: a record with its kind (as a vector's payload has it). */
 const CandidateSchema = VectorPayloadSchema.extend({
@@ -68,8 +68,11 @@ export const QUESTION_SHARE = 0.7;
  */
 export const BRIEF_WORDS = 10;
 export const BRIEF_FLOOR = 0.5;
-/** any other turn just before or after a hit, this share */
-export const NEIGHBOUR_SHARE = 0.5;
+/**
+ * any other turn just before or after a hit, this share (0.6, not 0.5, since brevity discounts the
+ * neighbours that only react: what is left of a neighbour is mostly the rest of what the hit tells)
+ */
+export const NEIGHBOUR_SHARE = 0.6;
 /**
  * Supersession only reorders near ties: an older statement is moved below a newer one on the same
  * subject when the newer scores at most this much less (with RRF_K 5: a rank or two lower in the
@@ -143,8 +146,9 @@ export interface Scored {
  *
  * relevance is weighted reciprocal rank fusion, Σ over the lists that hold the memory of w / (RRF_K + rank),
  * divided by its largest possible value over the lists that returned anything (so it lies in [0, 1]);
- * in_period is 1 when the query names a period and the memory was created in it (0 outside it, and
- * the part is absent for queries naming none); tier_priority is 1 for the session's short-term turns
+ * in_period is 1 when the query names a period and the memory was created in it or is a turn dating
+ * its event into it ("last year", said the year after; aboutPeriod) — 0 otherwise, and the part is
+ * absent for queries naming none; tier_priority is 1 for the session's short-term turns
  * and 0.5 otherwise; recency halves every 90 days; importance is the stored or scored importance
  * (0.5 when unknown). Relevance keeps OTHER_SPEAKER_SHARE of itself when the query names participants
  * and someone else said the memory, QUESTION_SHARE when the memory only asks, and a share between
@@ -200,7 +204,7 @@ export function scoreCandidates(lists: RankedLists, o: RankOptions): Scored[] {
           substance: substance(c.content),
           supersededBy: null,
           supersededAt: null,
-          inPeriod: o.period && sig.in_period ? inRange(c.created_at, o.period) : null,
+          inPeriod: o.period && sig.in_period ? aboutPeriod(c, o.period) : null,
           tierPriority: TIER_PRIORITY[t],
           recency: recencyOf(c.created_at, o.now),
           importance: c.importance ?? 0.5,
@@ -269,7 +273,7 @@ export function addContext(scored: readonly Scored[], additions: readonly Contex
       substance: substance(turn.content),
       supersededBy: null,
       supersededAt: null,
-      inPeriod: o.period && sig.in_period ? inRange(turn.created_at, o.period) : null,
+      inPeriod: o.period && sig.in_period ? aboutPeriod(turn, o.period) : null,
       tierPriority: TIER_PRIORITY[parent.tier],
       recency: recencyOf(turn.created_at, o.now),
       importance: turn.importance ?? 0.5,

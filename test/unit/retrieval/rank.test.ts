@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { ExplainSchema, type RetrievalResult } from '../../../src/domain/entry.js';
-import { ALL_SIGNALS, BRIEF_FLOOR, BRIEF_WORDS, CONTEXT_SHARE, OTHER_SPEAKER_SHARE, QUESTION_SHARE, RECENCY_HALF_LIFE_DAYS, RRF_K, WEIGHTS, addContext, asksOnly, finalize, fuse, scoreCandidates, substance, type Candidate } from '../../../src/retrieval/rank.js';
+import { ALL_SIGNALS, BRIEF_FLOOR, BRIEF_WORDS, CONTEXT_SHARE, NEIGHBOUR_SHARE, OTHER_SPEAKER_SHARE, QUESTION_SHARE, RECENCY_HALF_LIFE_DAYS, RRF_K, WEIGHTS, addContext, asksOnly, finalize, fuse, scoreCandidates, substance, type Candidate } from '../../../src/retrieval/rank.js';
 import { parseTimeRange } from '../../../src/retrieval/time-range.js';
 
 const NOW = Date.parse('2025-06-20T12:00:00.000Z');
@@ -109,6 +109,16 @@ describe('the period a time question names', () => {
     assert.equal(results[1]!.explain.period_rank, null);
   });
 
+  it('counts as in the period a turn said later that dates its event into it', () => {
+    const period = parseTimeRange('what did I do in March', NOW)!;
+    const later = cand('Two weeks ago we went sailing with my cousin', { id: 'later', created_at: '2025-04-01T10:00:00.000Z' });
+    const unrelated = cand('we went sailing on the lake', { id: 'other', created_at: '2025-05-10T10:00:00.000Z' });
+    const results = fuse({ long_term: [unrelated, later] }, { topK: 8, now: NOW, period });
+    assert.equal(results[0]!.id, 'later');
+    assert.equal(results[0]!.explain.in_period, true);
+    assert.equal(results[1]!.explain.in_period, false);
+  });
+
   it('leaves in_period null when the query names no period', () => {
     const [r] = fuse({ long_term: [cand('x')] }, { topK: 8, now: NOW });
     assert.equal(r!.explain.in_period, null);
@@ -176,6 +186,17 @@ describe('neighbouring turns as context', () => {
     assert.ok(Math.abs(a.explain.relevance - CONTEXT_SHARE * hit.relevance * substance('dr okafor')) < 1e-5);
     assert.ok(Math.abs(results.find((r) => r.id === 'q')!.explain.relevance - QUESTION_SHARE * hit.relevance * substance(question.content)) < 1e-5);
     assert.ok(Math.abs(a.score - fromParts(a)) < 1e-5);
+  });
+
+  it('ranks the rest of what the best hit tells above what a single list ranks first', () => {
+    const options = { topK: 8, now: NOW };
+    const hit = cand('We went camping at the lake with the kids and roasted marshmallows by the fire', { id: 'hit' });
+    const single = cand('The campsite by the river had a lovely view of the hills every single morning', { id: 'single' });
+    const scored = scoreCandidates({ long_term: [hit, cand('filler words here')], semantic: [single, hit] }, options);
+    const best = scored.find((s) => s.candidate.id === 'hit')!;
+    const rest = cand('At night we watched the meteor shower and counted shooting stars until midnight', { id: 'rest' });
+    const ids = finalize(addContext(scored, [{ parent: best, turn: rest, share: NEIGHBOUR_SHARE }], options), options).map((r) => r.id);
+    assert.ok(ids.indexOf('rest') < ids.indexOf('single'), ids.join(', '));
   });
 
   it('keeps a neighbour\'s own relevance when it is higher, and never duplicates it', () => {
