@@ -42,6 +42,26 @@ export class PostgresTurnLog implements TurnLog {
     return calls.map(() => undefined);
   });
 
+  /**
+   * Concurrent appends (one per HTTP request) share one transaction: one commit, one WAL flush, three
+   * round trips for all of them. Each call is still all or nothing: a batch that fails (one call's
+   * conflict) is retried call by call (Coalescer), so only the failing call rejects, with its own index.
+   * Within a batch an id sent by two calls is accepted for the first and a duplicate for the second,
+   * as two appends committed one after the other would be.
+   */
+  private readonly appends = new Coalescer<{ turns: readonly Turn[]; acceptedAt: number }, AppendResult>(async (calls) => {
+    if (calls.length === 1) return [await this.pg.tx((tx) => appendIn(tx, calls[0]!.turns, calls[0]!.acceptedAt))];
+    const all = calls.flatMap((c) => c.turns);
+    const taken = await this.pg.tx((tx) => appendRows(tx, all, Math.min(...calls.map((c) => c.acceptedAt))));
+    let at = 0;
+    return calls.map((c) => {
+      const first = at;
+      at += c.turns.length;
+      const accepted = c.turns.filter((_, i) => taken.has(first + i));
+      return { accepted, duplicates: c.turns.filter((_, i) => !taken.has(first + i)).map((t) => t.id) };
+    });
+  });
+
   /** concurrent reads (every persist job starts with one) share one statement too */
   private readonly reads = new Coalescer<{ user_id: string; id: string }, Turn | null>(async (keys) => {
     const rows = await this.pg.query<Record<string, unknown> & { user_id: string; id: string }>(
@@ -64,9 +84,9 @@ export class PostgresTurnLog implements TurnLog {
    * Concurrent appends of one id (two API processes) meet at the primary key: the second waits for
    * the first to commit, then compares.
    */
-  async append(turns: readonly Turn[], acceptedAt = Date.now()): Promise<AppendResult> {
-    if (turns.length === 0) return { accepted: [], duplicates: [] };
-    return this.pg.tx((tx) => appendIn(tx, turns, acceptedAt));
+  append(turns: readonly Turn[], acceptedAt = Date.now()): Promise<AppendResult> {
+    if (turns.length === 0) return Promise.resolve({ accepted: [], duplicates: [] });
+    return this.appends.call({ turns, acceptedAt });
   }
 
   get(userId: string, id: string): Promise<Turn | null> {
@@ -197,6 +217,16 @@ export class PostgresTurnLog implements TurnLog {
 /** The append's statements in the caller's transaction (the exchange's restore runs them in its own). */
 export async function appendIn(tx: Tx, turns: readonly Turn[], acceptedAt: number): Promise<AppendResult> {
   if (turns.length === 0) return { accepted: [], duplicates: [] };
+  const { taken, duplicates } = await appendTurns(tx, turns, acceptedAt);
+  return { accepted: turns.filter((_, i) => taken.has(i)), duplicates };
+}
+
+/** appendIn's work: the positions of `turns` written now (the first of each id new to the user). */
+async function appendRows(tx: Tx, turns: readonly Turn[], acceptedAt: number): Promise<Set<number>> {
+  return (await appendTurns(tx, turns, acceptedAt)).taken;
+}
+
+async function appendTurns(tx: Tx, turns: readonly Turn[], acceptedAt: number): Promise<{ taken: Set<number>; duplicates: string[] }> {
   const fresh = new Map<string, { turn: Turn; index: number }>();
   const repeats: Array<{ turn: Turn; index: number }> = [];
   turns.forEach((turn, index) => {
@@ -226,6 +256,6 @@ export async function appendIn(tx: Tx, turns: readonly Turn[], acceptedAt: numbe
     }
   }
   for (const r of repeats) duplicates.push(r.turn.id);
-  const accepted = turns.filter((t, i) => written.has(`${t.user_id}\u0000${t.id}`) && fresh.get(`${t.user_id}\u0000${t.id}`)!.index === i);
-  return { accepted, duplicates };
+  const taken = new Set(candidates.filter((c) => written.has(`${c.turn.user_id}\u0000${c.turn.id}`)).map((c) => c.index));
+  return { taken, duplicates };
 }

@@ -5,6 +5,7 @@ import { PostgresLongTermStore } from '../../../src/adapters/postgres/long-term.
 import { PostgresTurnLog } from '../../../src/adapters/postgres/turn-log.js';
 import { contentHash } from '../../../src/domain/hash.js';
 import type { Turn } from '../../../src/domain/turn.js';
+import type { AppendResult } from '../../../src/ports/turn-log.js';
 import { ContentConflictError } from '../../../src/errors.js';
 import { sharedPostgres } from '../../helpers/postgres.js';
 
@@ -33,9 +34,9 @@ describe('PostgreSQL turn log (real database)', () => {
     assert.equal(await log.get(u, c.id), null, 'nothing of a refused batch is written');
     assert.deepEqual((await log.append([{ ...a, user_id: v }])).accepted.length, 1, "another user's equal id is their own turn");
     assert.deepEqual(await log.get(u, a.id), a);
-    // concurrent appends of one id (two API processes): stored once
+    // concurrent appends of one id (two API processes: two turn logs, two transactions): stored once
     const d = turn(u, 'raced');
-    const both = await Promise.all([log.append([d]), log.append([d])]);
+    const both = await Promise.all([log.append([d]), new PostgresTurnLog(await pg()).append([d])]);
     assert.equal(both.filter((x) => x.accepted.length === 1).length, 1);
     assert.equal(both.filter((x) => x.duplicates.length === 1).length, 1);
   });
@@ -65,6 +66,45 @@ describe('PostgreSQL turn log (real database)', () => {
     assert.equal(await lt.persistTurn({ ...turns[2]!, kind: 'turn', importance: 0.6, covers: null, updated_at: turns[2]!.created_at }), false, 'a deleted turn never comes back as an entry');
     assert.deepEqual((await log.prune({ userId: u, belowImportance: 0.5 })).map((r) => r.id), [turns[0]!.id]);
     assert.equal(await log.deleteWhere(u), 1);
+  });
+
+  it('commits concurrent appends in one transaction, each all or nothing: a conflicting call rejects alone, with its own index', async () => {
+    const db = await pg();
+    const log = new PostgresTurnLog(db);
+    const u = uid();
+    const held = turn(u, 'already held');
+    await log.append([held]);
+    const [a, b, c] = [turn(u, 'a'), turn(u, 'b'), turn(u, 'c')];
+    const begins: string[] = [];
+    const connect = db.pool.connect.bind(db.pool);
+    db.pool.connect = (async () => (begins.push('tx'), connect())) as typeof db.pool.connect;
+    let results: Array<PromiseSettledResult<AppendResult>>;
+    try {
+      results = await Promise.allSettled([log.append([a]), log.append([b, held]), log.append([c, { ...held, content: 'other text' }]), log.append([a])]);
+    } finally {
+      db.pool.connect = connect;
+    }
+    const [ra, rb, rc, again] = results as [PromiseSettledResult<AppendResult>, PromiseSettledResult<AppendResult>, PromiseSettledResult<AppendResult>, PromiseSettledResult<AppendResult>];
+    assert.deepEqual(ra, { status: 'fulfilled', value: { accepted: [a], duplicates: [] } });
+    assert.deepEqual(rb, { status: 'fulfilled', value: { accepted: [b], duplicates: [held.id] } });
+    assert.equal(rc.status, 'rejected');
+    const refused = (rc as PromiseRejectedResult).reason as unknown;
+    assert.ok(refused instanceof ContentConflictError, String(refused));
+    assert.equal(refused.index, 1, 'the index within its own call, not within the shared batch');
+    assert.deepEqual(again, { status: 'fulfilled', value: { accepted: [], duplicates: [a.id] } }, 'the second call with an id is its duplicate');
+    assert.equal(await log.get(u, c.id), null, 'nothing of the refused call is written');
+    // one transaction for the four, then (the conflict) one per call
+    assert.equal(begins.length, 5, `transactions: ${begins.length}`);
+    const quiet = [turn(u, 'x'), turn(u, 'y'), turn(u, 'z')];
+    begins.length = 0;
+    db.pool.connect = (async () => (begins.push('tx'), connect())) as typeof db.pool.connect;
+    try {
+      const r = await Promise.all(quiet.map((t) => log.append([t])));
+      assert.deepEqual(r.map((x) => x.accepted), quiet.map((t) => [t]));
+    } finally {
+      db.pool.connect = connect;
+    }
+    assert.equal(begins.length, 1, 'three concurrent appends, one transaction');
   });
 
   it('reads concurrent gets in one statement, each caller its own turn (or null), ids per user', async () => {
