@@ -33,6 +33,9 @@ const DF_CACHE_MS = 60_000;
 const NEWEST_ABOVE = 1000;
 const SCORED_MATCHES = 500;
 
+/** the words of an ASCII id as FTS5's unicode61 tokenizer splits it (its ASCII token characters) */
+const OWNER_WORDS = /[A-Za-z0-9]+/g;
+
 /** A quoted FTS5 string: user text is never read as query syntax. */
 function ftsString(text: string): string {
   return `"${text.replace(/"/g, '""')}"`;
@@ -257,8 +260,8 @@ export class SqliteLongTermStore implements LongTermStore {
   /**
    * The MATCH expression of a user's query. FTS5 scores every posting of every query word before SQL
    * can filter by owner, so:
-   * - a user with few entries: the owner's postings AND any of the words — FTS5 intersects the lists
-   *   and never touches other users' postings of a common word;
+   * - a user with few entries: the owner's postings (see ownerClause) AND any of the words — FTS5
+   *   intersects the lists and never touches other users' postings of a common word;
    * - a user with many (≥ COMMON_TERM_DOCS) entries: the owner clause narrows little, so instead the
    *   words found in COMMON_TERM_DOCS or more entries are dropped while a rarer word remains. Scoring
    *   every entry that holds a near-ubiquitous word costs tens of milliseconds and changes little of
@@ -268,14 +271,39 @@ export class SqliteLongTermStore implements LongTermStore {
   private matchFor(userId: string, query: string, speakers: ReadonlySet<string>): { match: string; newest?: boolean } {
     const terms = queryTerms(query).map((t) => (speakers.has(t) ? `name : ${ftsString(t)}` : ftsString(t)));
     if (terms.length === 0) return { match: '' };
-    const owner = /[\p{L}\p{N}]/u.test(userId) ? `user_id : ${ftsString(userId)}` : null;
-    if (owner && this.entriesCapped(userId) < COMMON_TERM_DOCS) return { match: `${owner} AND (${terms.join(' OR ')})` };
+    const owner = this.entriesCapped(userId) < COMMON_TERM_DOCS ? this.ownerClause(userId) : null;
+    if (owner) return { match: `${owner} AND (${terms.join(' OR ')})` };
     const rarer = terms.length > 1 ? terms.filter((t) => this.docsCapped(t) < COMMON_TERM_DOCS) : terms;
     const kept = rarer.length > 0 ? rarer : terms;
     const match = kept.join(' OR ');
     let matches = 0;
     for (const t of kept) matches += this.docsCapped(t);
     return { match, newest: matches > NEWEST_ABOVE };
+  }
+
+  /**
+   * The clause that narrows a match to the owner's rows, or null when the id has no word to match. The
+   * owner column holds the id as the tokenizer splits it, and an id's words are mostly shared ("user"
+   * of "user-517" is in every row of a store whose ids look alike): FTS5 matches the phrase by reading
+   * the positions of every row holding each word of it. The id's rarest word alone is one short
+   * posting list — a superset of the owner's rows, which the caller's filter on entries.user_id narrows
+   * to exactly them, so the answer is the phrase's (same rows, same bm25). Measured at 100k entries of
+   * 1,000 users: `"tacos"` 1.15 → 0.15 ms, `"name" OR "puppy"` 2.6 → 1.6 ms of CPU. Only for ids in
+   * ASCII, whose words the tokenizer splits exactly as OWNER_WORDS does; others keep the whole phrase.
+   */
+  private ownerClause(userId: string): string | null {
+    const column = (w: string) => `user_id : ${ftsString(w)}`;
+    if (/[^\x00-\x7f]/.test(userId)) return /[\p{L}\p{N}]/u.test(userId) ? column(userId) : null;
+    const words = userId.match(OWNER_WORDS);
+    if (!words) return null;
+    if (words.length === 1) return column(words[0]!);
+    let best = words[0]!;
+    let fewest = Infinity;
+    for (const w of new Set(words)) {
+      const n = this.docsCapped(column(w));
+      if (n < fewest) (best = w), (fewest = n);
+    }
+    return column(best);
   }
 
   /** min(the user's entries, COMMON_TERM_DOCS), cached like docsCapped: a range of the (user_id, created_at) index */
