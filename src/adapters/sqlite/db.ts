@@ -6,6 +6,15 @@ import { MIGRATIONS } from './migrations.js';
 export type Db = Database.Database;
 
 /**
+ * Bytes of the file a connection reads through mmap instead of read(): a retrieval's row reads land
+ * on pages all over the file (one user's rows are interleaved with everyone's), and through read()
+ * each costs a syscall and a copy into SQLite's small page cache — 44 vector rows cost 0.57 ms of CPU
+ * that way and 0.38 ms mapped, at 100k rows of 1,000 users. The pages are the OS's file cache,
+ * shared by every process on the file, not memory of this one. Writes still go through write().
+ */
+export const MMAP_BYTES = 1 << 30;
+
+/**
  * Opens (creating when needed) the one SQLite file and brings its schema up to date. WAL and a busy
  * timeout let the processes of one host share it (docs/architecture.md, deployment and backends).
  */
@@ -19,6 +28,7 @@ export function openDatabase(path: string): Db {
   // deleted and overwritten rows are zeroed, not left in free space: an erased memory (forget, clear,
   // delete, archive, edit) must not stay readable in the file's bytes
   db.pragma('secure_delete = ON');
+  if (path !== ':memory:') db.pragma(`mmap_size = ${MMAP_BYTES}`);
   migrate(db);
   return db;
 }
