@@ -95,11 +95,23 @@ export function stem(word: string): string {
   return w.length > 3 && w.endsWith('e') ? w.slice(0, -1) : w;
 }
 
-/** The distinct stems of a text's content words (stopwords dropped). */
-export function stems(text: string): string[] {
+/** texts whose stems are kept: ranking asks for the same memory's stems several times a pass, and the same memories come back pass after pass */
+const STEMS_CACHE = 20_000;
+/** longer texts are stemmed each time: the cache stays under ~40 MB whatever is stored */
+const STEMS_CACHE_CHARS = 2_000;
+const stemsOf = new Map<string, readonly string[]>();
+
+/** The distinct stems of a text's content words (stopwords dropped). Shared: never modify the result. */
+export function stems(text: string): readonly string[] {
+  let hit = stemsOf.get(text);
+  if (hit) return hit;
   const out = new Set<string>();
   for (const w of words(text)) if (w.length >= 2 && !STOPWORDS.has(w)) out.add(stem(w));
-  return [...out];
+  hit = [...out];
+  if (text.length > STEMS_CACHE_CHARS) return hit;
+  if (stemsOf.size >= STEMS_CACHE) stemsOf.clear();
+  stemsOf.set(text, hit);
+  return hit;
 }
 
 /**
