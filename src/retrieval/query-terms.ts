@@ -68,6 +68,21 @@ export function words(text: string): string[] {
   return (text.toLowerCase().match(WORD) ?? []).map((w) => w.replace(/'s$/, ''));
 }
 
+/**
+ * Words people write both apart and together ("ice cream" / "icecream", "road trip" / "roadtrip"):
+ * every two adjacent content words of the query, joined, are searched too. A joined pair that is no
+ * word matches nothing, and costs next to nothing.
+ */
+export function joinedTerms(text: string): string[] {
+  const ws = words(text);
+  const out = new Set<string>();
+  for (let i = 1; i < ws.length; i++) {
+    const [a, b] = [ws[i - 1]!, ws[i]!];
+    if (a.length >= 3 && b.length >= 3 && !STOPWORDS.has(a) && !STOPWORDS.has(b)) out.add(`${a}${b}`);
+  }
+  return [...out];
+}
+
 /** The distinct content words of a query, at most `max`, in first-seen order. */
 export function queryTerms(text: string, max = 16): string[] {
   const seen = new Set<string>();

@@ -85,7 +85,7 @@ export const SUPERSEDE_MARGIN = 0.2;
  * The signals of a retrieval pass, each of which can be switched off (the evaluation's ablation table
  * turns them off one at a time to show what each earns on real conversations). All on in production.
  */
-export const SIGNALS = ['short_term', 'semantic', 'long_term', 'period_list', 'overlap', 'names', 'said_by_named', 'questions', 'brevity', 'question_frame', 'context', 'supersession', 'in_period', 'priors'] as const;
+export const SIGNALS = ['short_term', 'semantic', 'long_term', 'period_list', 'overlap', 'names', 'said_by_named', 'questions', 'brevity', 'question_frame', 'compounds', 'context', 'supersession', 'in_period', 'priors'] as const;
 export type Signal = (typeof SIGNALS)[number];
 export type Signals = Record<Signal, boolean>;
 export const ALL_SIGNALS: Signals = Object.fromEntries(SIGNALS.map((s) => [s, true])) as Signals;

@@ -9,7 +9,7 @@ import type { ShortTermStore } from '../ports/short-term.js';
 import type { VectorIndex } from '../ports/vector-index.js';
 import { withBudget, type TierStatus } from './budget.js';
 import { formatPromptBlocks } from './prompt-blocks.js';
-import { QUESTION_FRAME, changeTerms, queryTerms, stems, words } from './query-terms.js';
+import { QUESTION_FRAME, changeTerms, joinedTerms, queryTerms, stems, words } from './query-terms.js';
 import { ALL_SIGNALS, CONTEXT_SHARE, LEXICAL_SEMANTIC_WEIGHT, NEIGHBOUR_SHARE, addContext, finalize, scoreCandidates, type Candidate, type ContextAddition, type RankOptions, type Scored, type Signals } from './rank.js';
 import type { RetrieveRequest } from './request.js';
 import { parseTimeRange, withoutTimeExpression, type TimeRange } from './time-range.js';
@@ -94,7 +94,9 @@ export class Retriever {
     // a question about a state ("where do I live?") is also asked of the words that announce its
     // change ("moved"): the newest answer often shares no word with the question
     const changes = this.signals.supersession && period === null ? changeTerms(queryTerms(text)) : [];
-    const terms = [...queryTerms(text), ...changes];
+    // "ice cream" is also searched as "icecream" (joinedTerms)
+    const extra = [...changes, ...(this.signals.compounds ? joinedTerms(text) : [])];
+    const terms = [...queryTerms(text), ...extra];
     const speakers = this.signals.names ? await this.speakerTerms(req.user_id, terms) : [];
     // who is asked about is matched against who said a memory; the semantic tier compares texts, so
     // the names leave its query (unless nothing else is left)
@@ -102,7 +104,7 @@ export class Retriever {
     const [st, sem, lt] = await Promise.all([
       withBudget(() => this.shortTerm(req, terms), deps.budgets.short_term, [] as Candidate[]),
       withBudget(() => this.semantic(req, about.trim() === '' ? text : about, pool), deps.budgets.semantic, null as Candidate[] | null),
-      withBudget(() => this.longTerm(req, changes.length > 0 ? `${text} ${changes.join(' ')}` : text, speakers, period, pool), deps.budgets.long_term, { text: [], period: [] } as LongTermLists),
+      withBudget(() => this.longTerm(req, extra.length > 0 ? `${text} ${extra.join(' ')}` : text, speakers, period, pool), deps.budgets.long_term, { text: [], period: [] } as LongTermLists),
     ]);
     const semStatus: TierStatus = sem.status === 'ok' && sem.value === null ? 'skipped' : sem.status;
     const tiers: Record<Tier, TierReport> = {

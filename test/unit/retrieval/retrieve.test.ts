@@ -125,6 +125,7 @@ describe('Retriever on a conversation between two people', () => {
       say(11, 'Melanie', 'I went to a pride parade with my sister last week.'),
       say(12, 'Caroline', 'Oh wow, how was it?'),
       say(13, 'Melanie', 'So much love, I felt welcome in the crowd.'),
+      say(14, 'Melanie', 'Tried coconut milk icecream for the first time, the kids adored it.'),
     ]);
     await memory.idle();
   });
@@ -158,6 +159,11 @@ describe('Retriever on a conversation between two people', () => {
     // the follow-up question itself answers nothing: it ranks below the answer it leads to
     const followUp = r.results.findIndex((x) => x.id === 't8');
     assert.ok(followUp === -1 || followUp > r.results.indexOf(answer));
+  });
+
+  it('finds a compound written as one word when the query writes it as two', async () => {
+    const r = await memory.retrieve({ query: 'Which ice cream has Melanie tasted?', user_id: 'pair', top_k: 3 });
+    assert.equal(r.results[0]?.id, 't14', r.results.map((x) => x.content).join(' | '));
   });
 
   it('brings the statement that a follow-up question asked about, when the answer is the hit', async () => {
