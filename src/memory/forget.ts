@@ -1,12 +1,14 @@
+import { hostname } from 'node:os';
 import { QUEUE_NAMES } from '../../queues/names.js';
 import type { JobQueue } from '../../queues/queue.js';
 import { z } from 'zod';
 import { KINDS, KindSchema } from '../domain/entry.js';
 import type { Logger } from '../logger.js';
 import type { DurableStore } from '../ports/durable-store.js';
-import type { ErasedRows, ErasureScope } from '../ports/erasure.js';
+import type { ErasedRows, ErasureListener, ErasureScope } from '../ports/erasure.js';
 import type { ShortTermStore } from '../ports/short-term.js';
 import type { VectorIndex } from '../ports/vector-index.js';
+import { describeInstance, INSTANCE, parseInstance } from './process-instance.js';
 
 /** What an erasure (forget, clear) removed, tier by tier; the CLI prints it, the HTTP routes answer it. */
 export const ErasureReportSchema = z.object({
@@ -25,11 +27,12 @@ export const ErasureReportSchema = z.object({
   /** parts that could not be erased (a backend down); the erasure must be run again */
   errors: z.array(z.string()),
   /**
-   * The other running processes sharing the SQLite file that hold state of their own (a `serve`
-   * without Redis): those that confirmed they applied this erasure to it, and those that did not in
-   * time (their copy may still answer; the erasure is then reported incomplete).
+   * The other running processes sharing the durable store that hold state of their own (a `serve`
+   * without Redis), by instance id (`host:pid:random`): those that confirmed they applied this
+   * erasure to it, and those that did not in time (their copy may still answer; the erasure is then
+   * reported incomplete).
    */
-  processes: z.object({ confirmed: z.array(z.number().int()), unconfirmed: z.array(z.number().int()) }),
+  processes: z.object({ confirmed: z.array(z.string()), unconfirmed: z.array(z.string()) }),
 });
 export type ErasureReport = z.infer<typeof ErasureReportSchema>;
 
@@ -98,40 +101,50 @@ export async function erase(services: ErasureDeps, scope: Scope, options: Erasur
     }
   }
   // tells the other processes sharing the store (their in-process short-term store and queue) to erase too
-  const seq = await store.signal(scope, process.pid, Date.now());
+  const seq = await store.signal(scope, INSTANCE, Date.now());
   await scrub(services, report);
   report.processes = await confirmations(services, seq, options.confirmMs ?? 10_000);
-  for (const pid of report.processes.unconfirmed) {
-    report.errors.push(`process ${pid} (sharing this SQLite file, with an in-memory short-term tier or queue) did not confirm the erasure within ${options.confirmMs ?? 10_000} ms; it may still answer with the erased text until it does`);
+  for (const instance of report.processes.unconfirmed) {
+    report.errors.push(`process ${describeInstance(instance)} (sharing this durable store, with an in-memory short-term tier or queue) did not confirm the erasure within ${options.confirmMs ?? 10_000} ms; it may still answer with the erased text until it does`);
   }
   report.errors = [...new Set(report.errors)];
   return report;
 }
 
+/** A listener on another host whose heartbeat is older than this is taken for gone (its pid cannot be checked from here). */
+export const LISTENER_GONE_MS = 60_000;
+
 /**
  * Waits until every other live listener (a process holding state of its own) has applied the
- * erasure `seq`, or `timeoutMs` passes. A listener whose process is gone (no such pid) holds nothing
- * any more and is dropped from the table.
+ * erasure `seq`, or `timeoutMs` passes. A listener whose process is gone holds nothing any more and
+ * is dropped from the table: on this host, no such pid; on another (PostgreSQL shared by several
+ * hosts), no heartbeat for LISTENER_GONE_MS — until then a silent one is reported, as a hung local one is.
  */
 async function confirmations(services: ErasureDeps, seq: number, timeoutMs: number): Promise<ErasureReport['processes']> {
   const deadline = Date.now() + timeoutMs;
   const store = services.store.erasure;
   for (;;) {
     const now = Date.now();
-    const confirmed: number[] = [];
-    const unconfirmed: number[] = [];
-    for (const r of await store.listeners(process.pid)) {
+    const confirmed: string[] = [];
+    const unconfirmed: string[] = [];
+    for (const r of await store.listeners(INSTANCE)) {
       // a process killed without removing its row holds nothing any more; one alive but silent (hung,
       // stopped) may still answer with the text, and is reported
-      if (!alive(r.pid)) {
-        await store.leave(r.pid, r.heartbeat_at);
+      if (gone(r, now)) {
+        await store.leave(r.instance, r.heartbeat_at);
         continue;
       }
-      (r.seen_seq >= seq ? confirmed : unconfirmed).push(r.pid);
+      (r.seen_seq >= seq ? confirmed : unconfirmed).push(r.instance);
     }
     if (unconfirmed.length === 0 || now >= deadline) return { confirmed, unconfirmed };
     await new Promise((resolve) => setTimeout(resolve, Math.min(ERASURE_POLL_MS / 2, Math.max(1, deadline - now))));
   }
+}
+
+function gone(r: ErasureListener, now: number): boolean {
+  const where = parseInstance(r.instance);
+  if (where && where.host === hostname()) return !alive(where.pid);
+  return now - r.heartbeat_at > LISTENER_GONE_MS;
 }
 
 function alive(pid: number): boolean {
@@ -179,13 +192,13 @@ export class ErasureWatcher {
   }
 
   private beat(): Promise<void> {
-    return this.deps.store.erasure.heartbeat(process.pid, this.last, Date.now());
+    return this.deps.store.erasure.heartbeat(INSTANCE, this.last, Date.now());
   }
 
   /** Applies the signals written since the last poll; returns when done. */
   async poll(): Promise<void> {
-    for (const { seq, scope, pid } of await this.deps.store.erasure.signalsAfter(this.last)) {
-      if (pid === process.pid) {
+    for (const { seq, scope, instance } of await this.deps.store.erasure.signalsAfter(this.last)) {
+      if (instance === INSTANCE) {
         this.last = seq;
         continue;
       }
@@ -204,7 +217,7 @@ export class ErasureWatcher {
     if (this.timer) clearInterval(this.timer);
     this.timer = null;
     await this.running;
-    if (started) await this.deps.store.erasure.leave(process.pid);
+    if (started) await this.deps.store.erasure.leave(INSTANCE);
   }
 }
 

@@ -16,13 +16,14 @@ export interface ErasedRows {
 export interface ErasureSignal {
   seq: number;
   scope: ErasureScope;
-  /** the process that ran it */
-  pid: number;
+  /** the process that ran it (its instance id: host, pid and a random part) */
+  instance: string;
 }
 
 /** A process holding state of its own (a short-term store or queue in its memory) that applies erasures run elsewhere. */
 export interface ErasureListener {
-  pid: number;
+  /** the process's instance id (host, pid and a random part: pids alone collide across hosts) */
+  instance: string;
   /** the last erasure signal it has applied */
   seen_seq: number;
   heartbeat_at: number;
@@ -40,10 +41,12 @@ export interface ErasureListener {
  * `secure_delete`), and `scrub` afterwards moves what a write-ahead log still holds of them into the
  * store and truncates it — `complete: false` when it cannot now (a reader holds the log), which is not
  * an error. `idsIn` lists the ids in scope now (persist jobs name a turn by id only). Signals live a few
- * minutes; `signal` also drops expired ones. A listener row whose process died is dropped by the caller
- * with `leave(pid, heartbeatAt)`, which removes it only while its heartbeat is still that one.
+ * minutes; `signal` also drops expired ones. Processes are named by instance id (host, pid, random
+ * part), so processes of several hosts sharing one database never share a row. A listener row whose
+ * process died is dropped by the caller with `leave(instance, heartbeatAt)`, which removes it only
+ * while its heartbeat is still that one.
  * Not covered: the short-term tier, the vectors and the jobs (the erasure use case erases those through
- * their own ports), and deciding whether a pid is alive (the caller's business: a pid is per host).
+ * their own ports), and deciding whether a process is alive (the caller's business: a pid can be checked on its own host only).
  */
 export interface ErasureStore {
   /** the ids of the turns and entries in scope (empty for scope `all`: it matches every job anyway) */
@@ -54,15 +57,15 @@ export interface ErasureStore {
   /** flushes and truncates the write-ahead log after an erasure; `complete: false` when a reader prevents it now */
   scrub(): Promise<{ complete: boolean }>;
   /** records an erasure for the other processes; returns its seq */
-  signal(scope: ErasureScope, pid: number, at: number): Promise<number>;
+  signal(scope: ErasureScope, instance: string, at: number): Promise<number>;
   /** the newest signal's seq (0 when none) */
   latestSignal(): Promise<number>;
   /** signals after `seq`, oldest first */
   signalsAfter(seq: number): Promise<ErasureSignal[]>;
-  /** every listener but `exceptPid` */
-  listeners(exceptPid: number): Promise<ErasureListener[]>;
-  /** records that `pid` is alive and has applied every signal up to `seenSeq` */
-  heartbeat(pid: number, seenSeq: number, at: number): Promise<void>;
-  /** removes `pid`'s listener row (only while its heartbeat is `heartbeatAt`, when given) */
-  leave(pid: number, heartbeatAt?: number): Promise<void>;
+  /** every listener but `exceptInstance` */
+  listeners(exceptInstance: string): Promise<ErasureListener[]>;
+  /** records that `instance` is alive and has applied every signal up to `seenSeq` */
+  heartbeat(instance: string, seenSeq: number, at: number): Promise<void>;
+  /** removes `instance`'s listener row (only while its heartbeat is `heartbeatAt`, when given) */
+  leave(instance: string, heartbeatAt?: number): Promise<void>;
 }

@@ -91,37 +91,40 @@ export function runErasureContract(name: string, open: () => Promise<DurableStor
       const ann = uid();
       const scopes: ErasureScope[] = [{ kind: 'user', userId: ann }, { kind: 'session', userId: ann, sessionId: 's 1' }, { kind: 'all' }];
       const seqs: number[] = [];
-      for (const scope of scopes) seqs.push(await store.erasure.signal(scope, 4242, Date.now()));
+      for (const scope of scopes) seqs.push(await store.erasure.signal(scope, 'host-a:4242:0a1b2c3d', Date.now()));
       assert.ok(seqs[0]! > before && seqs[1]! > seqs[0]! && seqs[2]! > seqs[1]!, `increasing: ${before} ${seqs.join(' ')}`);
       assert.equal(await store.erasure.latestSignal(), seqs[2]);
       const seen = await store.erasure.signalsAfter(before);
-      assert.deepEqual(seen, scopes.map((scope, i) => ({ seq: seqs[i], scope, pid: 4242 })));
+      assert.deepEqual(seen, scopes.map((scope, i) => ({ seq: seqs[i], scope, instance: 'host-a:4242:0a1b2c3d' })));
       assert.deepEqual(await store.erasure.signalsAfter(seqs[2]!), []);
     });
 
     it('drops signals older than a few minutes when a new one is written', async () => {
       const store = await open();
-      const old = await store.erasure.signal({ kind: 'user', userId: uid() }, 4242, Date.now() - 60 * 60_000);
-      const fresh = await store.erasure.signal({ kind: 'user', userId: uid() }, 4242, Date.now());
+      const old = await store.erasure.signal({ kind: 'user', userId: uid() }, 'host-a:4242:0a1b2c3d', Date.now() - 60 * 60_000);
+      const fresh = await store.erasure.signal({ kind: 'user', userId: uid() }, 'host-a:4242:0a1b2c3d', Date.now());
       const seen = (await store.erasure.signalsAfter(old - 1)).map((s) => s.seq);
       assert.deepEqual(seen, [fresh], 'the hour-old signal is gone');
     });
 
-    it('keeps one listener row per process; a stale heartbeat does not remove a fresh one', async () => {
+    it('keeps one listener row per process instance, processes of two hosts with one pid apart; a stale heartbeat does not remove a fresh one', async () => {
       const store = await open();
       const pid = 900_000 + Math.floor(Math.random() * 90_000);
-      await store.erasure.heartbeat(pid, 3, 1000);
-      await store.erasure.heartbeat(pid, 5, 2000);
-      const mine = async () => (await store.erasure.listeners(-1)).filter((l) => l.pid === pid);
-      assert.deepEqual(await mine(), [{ pid, seen_seq: 5, heartbeat_at: 2000 }]);
-      assert.deepEqual((await store.erasure.listeners(pid)).filter((l) => l.pid === pid), [], 'the caller is left out');
-      await store.erasure.leave(pid, 1000);
-      assert.equal((await mine()).length, 1, 'removed only while its heartbeat is the one seen');
-      await store.erasure.leave(pid, 2000);
-      assert.deepEqual(await mine(), []);
-      await store.erasure.heartbeat(pid, 6, 3000);
-      await store.erasure.leave(pid);
-      assert.deepEqual(await mine(), []);
+      const [a, b] = [`host-a:${pid}:0000aaaa`, `host-b:${pid}:0000bbbb`];
+      await store.erasure.heartbeat(a, 3, 1000);
+      await store.erasure.heartbeat(a, 5, 2000);
+      await store.erasure.heartbeat(b, 1, 1500);
+      const rows = async (except = 'none') => (await store.erasure.listeners(except)).filter((l) => l.instance === a || l.instance === b);
+      assert.deepEqual(await rows(), [{ instance: a, seen_seq: 5, heartbeat_at: 2000 }, { instance: b, seen_seq: 1, heartbeat_at: 1500 }], 'one pid on two hosts: two listeners');
+      assert.deepEqual(await rows(a), [{ instance: b, seen_seq: 1, heartbeat_at: 1500 }], 'the caller is left out, the other host\'s process with its pid is not');
+      await store.erasure.leave(a, 1000);
+      assert.equal((await rows()).length, 2, 'removed only while its heartbeat is the one seen');
+      await store.erasure.leave(a, 2000);
+      assert.deepEqual((await rows()).map((l) => l.instance), [b], 'leaving removes that instance only');
+      await store.erasure.heartbeat(a, 6, 3000);
+      await store.erasure.leave(a);
+      await store.erasure.leave(b);
+      assert.deepEqual(await rows(), []);
     });
 
     it('scrubs and vacuums without losing what was not erased', async () => {

@@ -84,13 +84,13 @@ export class PostgresErasureStore implements ErasureStore {
     return { complete: r!.n === 0 };
   }
 
-  async signal(scope: ErasureScope, pid: number, at: number): Promise<number> {
+  async signal(scope: ErasureScope, instance: string, at: number): Promise<number> {
     return this.pg.tx(async (tx) => {
       await tx.run('DELETE FROM erasures WHERE at < $1', [at - SIGNAL_TTL_MS]);
-      const [r] = await tx.query<{ seq: number }>('INSERT INTO erasures (user_id, session_id, pid, at) VALUES ($1, $2, $3, $4) RETURNING seq', [
+      const [r] = await tx.query<{ seq: number }>('INSERT INTO erasures (user_id, session_id, instance, at) VALUES ($1, $2, $3, $4) RETURNING seq', [
         scope.kind === 'all' ? null : scope.userId,
         scope.kind === 'session' ? scope.sessionId : null,
-        pid,
+        instance,
         at,
       ]);
       return r!.seq;
@@ -103,31 +103,31 @@ export class PostgresErasureStore implements ErasureStore {
   }
 
   async signalsAfter(seq: number): Promise<ErasureSignal[]> {
-    const rows = await this.pg.query<{ seq: number; user_id: string | null; session_id: string | null; pid: number }>(
-      'SELECT seq, user_id, session_id, pid FROM erasures WHERE seq > $1 ORDER BY seq',
+    const rows = await this.pg.query<{ seq: number; user_id: string | null; session_id: string | null; instance: string }>(
+      'SELECT seq, user_id, session_id, instance FROM erasures WHERE seq > $1 ORDER BY seq',
       [seq],
     );
     return rows.map((r) => ({
       seq: r.seq,
-      pid: r.pid,
+      instance: r.instance,
       scope: r.user_id === null ? { kind: 'all' } : r.session_id === null ? { kind: 'user', userId: r.user_id } : { kind: 'session', userId: r.user_id, sessionId: r.session_id },
     }));
   }
 
-  async listeners(exceptPid: number): Promise<ErasureListener[]> {
-    return this.pg.query<ErasureListener>('SELECT pid, seen_seq, heartbeat_at FROM erasure_listeners WHERE pid <> $1 ORDER BY pid', [exceptPid]);
+  async listeners(exceptInstance: string): Promise<ErasureListener[]> {
+    return this.pg.query<ErasureListener>('SELECT instance, seen_seq, heartbeat_at FROM erasure_listeners WHERE instance <> $1 ORDER BY instance', [exceptInstance]);
   }
 
-  async heartbeat(pid: number, seenSeq: number, at: number): Promise<void> {
+  async heartbeat(instance: string, seenSeq: number, at: number): Promise<void> {
     await this.pg.run(
-      `INSERT INTO erasure_listeners (pid, seen_seq, heartbeat_at) VALUES ($1, $2, $3)
-       ON CONFLICT (pid) DO UPDATE SET seen_seq = excluded.seen_seq, heartbeat_at = excluded.heartbeat_at`,
-      [pid, seenSeq, at],
+      `INSERT INTO erasure_listeners (instance, seen_seq, heartbeat_at) VALUES ($1, $2, $3)
+       ON CONFLICT (instance) DO UPDATE SET seen_seq = excluded.seen_seq, heartbeat_at = excluded.heartbeat_at`,
+      [instance, seenSeq, at],
     );
   }
 
-  async leave(pid: number, heartbeatAt?: number): Promise<void> {
-    await this.pg.run('DELETE FROM erasure_listeners WHERE pid = $1 AND ($2::int8 IS NULL OR heartbeat_at = $2)', [pid, heartbeatAt ?? null]);
+  async leave(instance: string, heartbeatAt?: number): Promise<void> {
+    await this.pg.run('DELETE FROM erasure_listeners WHERE instance = $1 AND ($2::int8 IS NULL OR heartbeat_at = $2)', [instance, heartbeatAt ?? null]);
   }
 
   /** a maintenance statement that may outrun the statement timeout of ordinary ones */

@@ -206,6 +206,24 @@ export const MIGRATIONS: readonly Migration[] = [
       );
     `,
   },
+  {
+    version: 4,
+    name: 'erasure signals and listeners name a process by instance id (host, pid, random part)',
+    sql: `
+      -- A pid names a process on its own host only: API and worker processes of several hosts share
+      -- this database, and two of them with one pid would share a listener row (one's heartbeat
+      -- confirming for the other) and skip each other's signals. Both tables hold minutes of state:
+      -- listeners re-register at their next heartbeat; signals already applied keep their seq.
+      ALTER TABLE erasures DROP COLUMN pid;
+      ALTER TABLE erasures ADD COLUMN instance text NOT NULL DEFAULT '';
+      DROP TABLE erasure_listeners;
+      CREATE TABLE erasure_listeners (
+        instance     text PRIMARY KEY,
+        seen_seq     bigint NOT NULL,
+        heartbeat_at bigint NOT NULL
+      );
+    `,
+  },
 ];
 
 export const LATEST_VERSION = MIGRATIONS[MIGRATIONS.length - 1]!.version;

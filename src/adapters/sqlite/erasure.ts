@@ -35,15 +35,15 @@ export class SqliteErasureStore implements ErasureStore {
          UNION SELECT id FROM entries WHERE user_id = @user_id AND (@session_id IS NULL OR session_id = @session_id)`,
       ),
       expire: db.prepare('DELETE FROM erasures WHERE at < ?'),
-      signal: db.prepare('INSERT INTO erasures (user_id, session_id, pid, at) VALUES (?, ?, ?, ?)'),
+      signal: db.prepare('INSERT INTO erasures (user_id, session_id, instance, at) VALUES (?, ?, ?, ?)'),
       head: db.prepare('SELECT coalesce(max(seq), 0) AS seq FROM erasures'),
-      since: db.prepare('SELECT seq, user_id, session_id, pid FROM erasures WHERE seq > ? ORDER BY seq'),
-      listeners: db.prepare('SELECT pid, seen_seq, heartbeat_at FROM erasure_listeners WHERE pid != ?'),
+      since: db.prepare('SELECT seq, user_id, session_id, instance FROM erasures WHERE seq > ? ORDER BY seq'),
+      listeners: db.prepare('SELECT instance, seen_seq, heartbeat_at FROM erasure_listeners WHERE instance != ? ORDER BY instance'),
       beat: db.prepare(
-        'INSERT INTO erasure_listeners (pid, seen_seq, heartbeat_at) VALUES (?, ?, ?) ON CONFLICT (pid) DO UPDATE SET seen_seq = excluded.seen_seq, heartbeat_at = excluded.heartbeat_at',
+        'INSERT INTO erasure_listeners (instance, seen_seq, heartbeat_at) VALUES (?, ?, ?) ON CONFLICT (instance) DO UPDATE SET seen_seq = excluded.seen_seq, heartbeat_at = excluded.heartbeat_at',
       ),
-      leave: db.prepare('DELETE FROM erasure_listeners WHERE pid = ?'),
-      leaveStale: db.prepare('DELETE FROM erasure_listeners WHERE pid = ? AND heartbeat_at = ?'),
+      leave: db.prepare('DELETE FROM erasure_listeners WHERE instance = ?'),
+      leaveStale: db.prepare('DELETE FROM erasure_listeners WHERE instance = ? AND heartbeat_at = ?'),
       tables: db.prepare("SELECT name FROM sqlite_schema WHERE type = 'table' AND name NOT LIKE 'sqlite_%'"),
       columns: db.prepare('SELECT name FROM pragma_table_info(?)'),
     };
@@ -111,9 +111,9 @@ export class SqliteErasureStore implements ErasureStore {
     return { complete: !r || r.busy === 0 };
   }
 
-  async signal(scope: ErasureScope, pid: number, at: number): Promise<number> {
+  async signal(scope: ErasureScope, instance: string, at: number): Promise<number> {
     this.s.expire.run(at - SIGNAL_TTL_MS);
-    const info = this.s.signal.run(scope.kind === 'all' ? null : scope.userId, scope.kind === 'session' ? scope.sessionId : null, pid, at);
+    const info = this.s.signal.run(scope.kind === 'all' ? null : scope.userId, scope.kind === 'session' ? scope.sessionId : null, instance, at);
     return Number(info.lastInsertRowid);
   }
 
@@ -122,24 +122,24 @@ export class SqliteErasureStore implements ErasureStore {
   }
 
   async signalsAfter(seq: number): Promise<ErasureSignal[]> {
-    const rows = this.s.since.all(seq) as Array<{ seq: number; user_id: string | null; session_id: string | null; pid: number }>;
+    const rows = this.s.since.all(seq) as Array<{ seq: number; user_id: string | null; session_id: string | null; instance: string }>;
     return rows.map((r) => ({
       seq: r.seq,
-      pid: r.pid,
+      instance: r.instance,
       scope: r.user_id === null ? { kind: 'all' } : r.session_id === null ? { kind: 'user', userId: r.user_id } : { kind: 'session', userId: r.user_id, sessionId: r.session_id },
     }));
   }
 
-  async listeners(exceptPid: number): Promise<ErasureListener[]> {
-    return this.s.listeners.all(exceptPid) as ErasureListener[];
+  async listeners(exceptInstance: string): Promise<ErasureListener[]> {
+    return this.s.listeners.all(exceptInstance) as ErasureListener[];
   }
 
-  async heartbeat(pid: number, seenSeq: number, at: number): Promise<void> {
-    this.s.beat.run(pid, seenSeq, at);
+  async heartbeat(instance: string, seenSeq: number, at: number): Promise<void> {
+    this.s.beat.run(instance, seenSeq, at);
   }
 
-  async leave(pid: number, heartbeatAt?: number): Promise<void> {
-    if (heartbeatAt === undefined) this.s.leave.run(pid);
-    else this.s.leaveStale.run(pid, heartbeatAt);
+  async leave(instance: string, heartbeatAt?: number): Promise<void> {
+    if (heartbeatAt === undefined) this.s.leave.run(instance);
+    else this.s.leaveStale.run(instance, heartbeatAt);
   }
 }

@@ -349,4 +349,21 @@ export const MIGRATIONS: ReadonlyArray<{ version: number; name: string; sql: str
       ) STRICT;
     `,
   },
+  {
+    version: 8,
+    name: 'erasure signals and listeners name a process by instance id (host, pid, random part)',
+    sql: `
+      -- A pid is reused once its process ends, and names a process on one host only: the instance
+      -- id (src/memory/process-instance.ts) does neither. Listeners re-register at their next
+      -- heartbeat; signals already applied keep their seq.
+      ALTER TABLE erasures DROP COLUMN pid;
+      ALTER TABLE erasures ADD COLUMN instance TEXT NOT NULL DEFAULT '';
+      DROP TABLE erasure_listeners;
+      CREATE TABLE erasure_listeners (
+        instance     TEXT PRIMARY KEY,
+        seen_seq     INTEGER NOT NULL,
+        heartbeat_at INTEGER NOT NULL
+      ) STRICT;
+    `,
+  },
 ];

@@ -5,6 +5,7 @@ import type { MemoryEntry } from '../../domain/entry.js';
 import { DEFAULT_USER, UserIdSchema } from '../../domain/turn.js';
 import { NotFoundError } from '../../errors.js';
 import { erasedNothing, type ErasureReport } from '../../memory/forget.js';
+import { describeInstance } from '../../memory/process-instance.js';
 import { parseOrThrow } from '../../validate.js';
 import { CommandFailed, UsageError, configFrom, printJson, type GlobalOptions } from '../context.js';
 import { withMemory } from '../../roots/maintenance.js';
@@ -48,8 +49,8 @@ export function describeErasure(r: ErasureReport): string {
     `  queues      ${count(r.jobs, 'job')} holding the text`,
   ];
   for (const [table, n] of Object.entries(r.other_rows)) lines.push(`  ${table.padEnd(11)} ${count(n, 'row')}`);
-  if (confirmed.length === 0 && unconfirmed.length === 0) lines.push('  processes   no running server shares this file with state of its own: nothing else to reach');
-  if (confirmed.length > 0) lines.push(`  processes   applied by the running ${confirmed.length === 1 ? 'server' : 'servers'} (pid ${confirmed.join(', ')}) before this answer`);
+  if (confirmed.length === 0 && unconfirmed.length === 0) lines.push('  processes   no running server shares this store with state of its own: nothing else to reach');
+  if (confirmed.length > 0) lines.push(`  processes   applied by the running ${confirmed.length === 1 ? 'server' : 'servers'} (pid ${confirmed.map((i) => describeInstance(i)).join(', ')}) before this answer`);
   for (const e of r.errors) lines.push(`  NOT ERASED  ${e}`);
   return `${lines.join('\n')}\n`;
 }
