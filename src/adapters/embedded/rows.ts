@@ -1,6 +1,6 @@
 import type { Statement } from 'better-sqlite3';
 import type { RecordFilter } from '../../domain/filters.js';
-import type { Db } from '../sqlite/db.js';
+import { atomically, type Db } from '../sqlite/db.js';
 import { filterSql } from '../sqlite/filter-sql.js';
 import type { TransactionBatcher } from '../sqlite/transaction-batcher.js';
 import type { EmbedderTag, VectorFilter, VectorPayload, VectorPoint } from '../../ports/vector-index.js';
@@ -138,7 +138,7 @@ class VectorRows {
   }
 
   transaction<T>(fn: () => T): T {
-    return this.db.transaction(fn).immediate();
+    return atomically(this.db, fn);
   }
 }
 

@@ -33,6 +33,16 @@ export function openDatabase(path: string): Db {
   return db;
 }
 
+/**
+ * Runs `fn` in a transaction of its own, or inside the caller's when one is open — without the
+ * SAVEPOINT a nested better-sqlite3 transaction opens: on each savepoint FTS5 writes the rows it holds
+ * pending into a segment of their own, so the transaction batcher's commits (entries beside marks and
+ * vectors) would leave many small segments to merge. A throw still undoes the whole outer transaction.
+ */
+export function atomically<T>(db: Db, fn: () => T, mode: 'deferred' | 'immediate' = 'immediate'): T {
+  return db.inTransaction ? fn() : db.transaction(fn)[mode]();
+}
+
 export function migrate(db: Db): number {
   const current = db.pragma('user_version', { simple: true }) as number;
   for (const m of MIGRATIONS) {

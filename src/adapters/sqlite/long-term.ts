@@ -2,7 +2,7 @@ import type { MemoryEntry } from '../../domain/entry.js';
 import { queryTerms } from '../../retrieval/query-terms.js';
 import type { EntryPatch, ListOptions, LongTermStore, MemoryRef, PruneCriteria, TextHit } from '../../ports/long-term.js';
 import type { Statement } from 'better-sqlite3';
-import type { Db } from './db.js';
+import { atomically, type Db } from './db.js';
 import { isEmptyFilter } from '../../domain/filters.js';
 import { filterSql } from './filter-sql.js';
 import { TextSearchThread } from './text-search-thread.js';
@@ -145,9 +145,9 @@ export class SqliteLongTermStore implements LongTermStore {
   /** Synchronous form, for callers that write in the same transaction as other tables. */
   upsertSync(entries: readonly MemoryEntry[]): string[] {
     const written: string[] = [];
-    this.db.transaction(() => {
+    atomically(this.db, () => {
       for (const e of entries) if (this.insert(e)) written.push(e.id);
-    })();
+    }, 'deferred');
     return written;
   }
 

@@ -2,7 +2,7 @@ import type { Turn } from '../../domain/turn.js';
 import { ContentConflictError } from '../../errors.js';
 import type { MemoryRef, PruneCriteria } from '../../ports/long-term.js';
 import type { AppendResult, PendingJob, TurnLog, TurnLogCounts } from '../../ports/turn-log.js';
-import type { Db } from './db.js';
+import { atomically, type Db } from './db.js';
 import { pruneWhere } from './long-term.js';
 import { TransactionBatcher } from './transaction-batcher.js';
 import { rowToTurn, TURN_COLUMNS as COLUMNS, TURN_VALUES, turnParams, type TurnRow } from './rows/turns.js';
@@ -71,8 +71,7 @@ export class SqliteTurnLog implements TurnLog {
    * ContentConflictError naming the id, and nothing of the batch is written.
    */
   appendSync(turns: readonly Turn[], acceptedAt = Date.now()): AppendResult {
-    return this.db
-      .transaction((): AppendResult => {
+    return atomically(this.db, (): AppendResult => {
         const accepted: Turn[] = [];
         const duplicates: string[] = [];
         const inBatch = new Map<string, Turn>();
@@ -89,8 +88,7 @@ export class SqliteTurnLog implements TurnLog {
           accepted.push(t);
         });
         return { accepted, duplicates };
-      })
-      .immediate();
+      });
   }
 
   /**
@@ -145,9 +143,9 @@ export class SqliteTurnLog implements TurnLog {
   }
 
   markEmbeddedSync(userId: string, ids: readonly string[], embedderId: string): void {
-    this.db.transaction(() => {
+    atomically(this.db, () => {
       for (const id of ids) this.s.markEmbedded.run(embedderId, userId, id);
-    })();
+    }, 'deferred');
   }
 
   markPersisted(userId: string, id: string, importance: number, at = Date.now()): Promise<void> {
