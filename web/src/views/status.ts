@@ -100,6 +100,7 @@ export async function statusView(ctx: ViewContext, el: HTMLElement): Promise<voi
       { class: 'muted small' },
       `Embedder ${embedder.model} (${embedder.status}${embedder.dim ? `, ${embedder.dim} dimensions` : ''})`,
       health.sqlite_path ? ` · SQLite ${health.sqlite_path}` : '',
+      health.database_url ? ` · PostgreSQL ${health.database_url}` : '',
     ),
     h('h2', {}, 'Queues ', ctx.who.queue_board ? h('button', { type: 'button', class: 'small', onclick: () => void openBoard() }, 'Open the queue dashboard') : null),
     queues,
