@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { MIGRATIONS } from '../../src/adapters/postgres/migrations.js';
 import { Postgres } from '../../src/adapters/postgres/pool.js';
+import { GENEROUS_BUDGETS } from '../helpers/budgets.js';
 import { createTestDatabase } from '../helpers/postgres.js';
 import {
   TurnStream,
@@ -83,9 +84,7 @@ describe('faults: several hosts on one PostgreSQL database — SIGKILL an API an
     const pg = new Postgres({ url: db.url, max: 2 });
     closers.push(() => pg.close());
     const tag = 'mh';
-    // tier budgets out of the way: on a loaded machine a skipped tier would hide what is checked here (what is stored, and where)
-    const budgets = { NEURALCLEAVE_SHORT_TERM_BUDGET_MS: '10000', NEURALCLEAVE_SEMANTIC_BUDGET_MS: '10000', NEURALCLEAVE_LONG_TERM_BUDGET_MS: '10000' };
-    const env = faultEnv({ databaseUrl: db.url, redisUrl: rig.redis.url, prefix: tag, extra: budgets });
+    const env = faultEnv({ databaseUrl: db.url, redisUrl: rig.redis.url, prefix: tag, extra: GENEROUS_BUDGETS });
     // one working folder per process, as if each ran on a host of its own
     const folder = (name: string) => {
       const d = join(rig.dir, name);

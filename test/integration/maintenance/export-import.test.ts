@@ -44,9 +44,7 @@ describe('export, forget, import: retrieval comes back the same', () => {
 
   before(async () => {
     redis = await startRedis();
-    // generous tier budgets: a tier skipped over its budget on a loaded machine would change the results
-    const budgets = { NEURALCLEAVE_SHORT_TERM_BUDGET_MS: '10000', NEURALCLEAVE_SEMANTIC_BUDGET_MS: '10000', NEURALCLEAVE_LONG_TERM_BUDGET_MS: '10000' };
-    env = queueEnv({ redisUrl: redis.url, sqlitePath: dbPath, extra: budgets });
+    env = queueEnv({ redisUrl: redis.url, sqlitePath: dbPath });
   });
   after(async () => {
     killAll(children);

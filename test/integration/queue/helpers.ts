@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import type { ChildProcess } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { readDb } from '../../helpers/read-db.js';
+import { GENEROUS_BUDGETS } from '../../helpers/budgets.js';
 
 export { readDb };
 export { until } from '../../helpers/until.js';
@@ -13,6 +14,7 @@ export function queueEnv(o: { redisUrl?: string; sqlitePath: string; extra?: Rec
     NEURALCLEAVE_SQLITE_PATH: o.sqlitePath,
     NEURALCLEAVE_EMBEDDING_MODEL: 'hash',
     NEURALCLEAVE_LOG_LEVEL: 'warn',
+    ...GENEROUS_BUDGETS,
     ...o.extra,
   };
 }
