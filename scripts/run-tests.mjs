@@ -34,9 +34,11 @@ if (files.length === 0) {
   process.exit(1);
 }
 const concurrency = process.env.TEST_CONCURRENCY ?? '2';
+// a test that waits for something that never comes fails after 10 minutes instead of stalling the run
+const testTimeoutMs = 600_000;
 const r = spawnSync(
   process.execPath,
-  ['--import', 'tsx', '--test', `--test-concurrency=${concurrency}`, '--test-reporter=spec', ...files],
+  ['--import', 'tsx', '--test', `--test-concurrency=${concurrency}`, `--test-timeout=${testTimeoutMs}`, '--test-reporter=spec', ...files],
   { stdio: 'inherit' },
 );
 process.exit(r.status ?? 1);

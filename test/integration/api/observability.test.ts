@@ -66,16 +66,19 @@ describe('health, metrics and the OpenAPI document', () => {
     assert.equal(sample(m, 'neuralcleave_backend_up', { part: 'long_term', backend: 'sqlite' }), 1);
   });
 
-  test('GET /metrics counts job failures', async () => {
-    // an embed job fails when its vector cannot be stored: make the semantic tier's upsert throw once
+  test('GET /metrics counts job failures', { timeout: 30_000 }, async () => {
+    // an embed job fails when its vector cannot be stored: the semantic tier's upsert throws until the
+    // job has failed once (a batch whose write fails tries each vector alone before failing the job)
     const origUpsert = api.services.vectors.upsert.bind(api.services.vectors);
     api.services.vectors.upsert = async () => {
-      api.services.vectors.upsert = origUpsert; // the retry (after the backoff) succeeds
       throw new Error('vector store unavailable');
     };
     const failed = new Promise<void>((resolve) => {
       const listener = (e: { ok: boolean; jobId: string }) => {
-        if (!e.ok && e.jobId === 'embed:failing-job') (api.services.events.job.delete(listener), resolve());
+        if (e.ok || e.jobId !== 'embed:failing-job') return;
+        api.services.vectors.upsert = origUpsert; // the retry (after the backoff) succeeds
+        api.services.events.job.delete(listener);
+        resolve();
       };
       api.services.events.job.add(listener);
     });
