@@ -1,27 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import type { Turn } from '../../src/domain/turn.js';
-import { contentHash } from '../../src/domain/hash.js';
+import { turn } from '../helpers/turns.js';
 import type { ShortTermOptions, ShortTermStore } from '../../src/ports/short-term.js';
-
-let seq = 0;
-export function turn(user: string, session: string, content: string, extra: Partial<Turn> = {}): Turn {
-  seq++;
-  return {
-    id: `t${seq}-${Math.random().toString(36).slice(2, 8)}`,
-    user_id: user,
-    session_id: session,
-    role: 'user',
-    name: null,
-    content,
-    content_hash: contentHash(content),
-    created_at: new Date(Date.UTC(2026, 0, 1) + seq * 1000).toISOString(),
-    importance: null,
-    pinned: false,
-    metadata: null,
-    ...extra,
-  };
-}
 
 /**
  * The contract every ShortTermStore passes (see its doc comment). `make` returns a fresh, empty store

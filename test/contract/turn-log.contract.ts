@@ -4,32 +4,13 @@ import { describe, it } from 'node:test';
 import { contentHash } from '../../src/domain/hash.js';
 import { turnInputSchema, type Turn } from '../../src/domain/turn.js';
 import { ContentConflictError } from '../../src/errors.js';
+import { turn } from '../helpers/turns.js';
 import type { TurnLog } from '../../src/ports/turn-log.js';
 
 export interface TurnLogHarness {
   log: TurnLog;
   /** whether the user's turn is committed, as another connection to the store sees it */
   committed(userId: string, id: string): Promise<boolean>;
-}
-
-let seq = 0;
-/** A turn as the write path hands it to the log: validated, normalized, `created_at` canonical. */
-function turn(user: string, session: string, content: string, extra: Partial<Turn> = {}): Turn {
-  seq++;
-  return {
-    id: `t${seq}-${randomUUID().slice(0, 8)}`,
-    user_id: user,
-    session_id: session,
-    role: 'user',
-    name: null,
-    content,
-    content_hash: contentHash(content),
-    created_at: new Date(Date.UTC(2026, 0, 1) + seq * 1000).toISOString(),
-    importance: null,
-    pinned: false,
-    metadata: null,
-    ...extra,
-  };
 }
 
 async function all(pages: AsyncIterable<Turn[]>): Promise<Turn[][]> {

@@ -6,7 +6,7 @@ import { connectRedis } from '../../../../src/adapters/redis/connection.js';
 import { RedisKeys } from '../../../../src/adapters/redis/keys.js';
 import { RedisShortTermStore } from '../../../../src/adapters/redis/short-term.js';
 import { startRedis, type RedisHandle } from '../../../helpers/redis.js';
-import { turn } from '../../../contract/short-term.contract.js';
+import { turn } from '../../../helpers/turns.js';
 
 describe('RedisShortTermStore beyond the contract', () => {
   let redis: RedisHandle;
