@@ -28,7 +28,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
 import pino from 'pino';
-import { createApp } from '../../src/api/app.js';
+import { createApi } from '../../src/api/app.js';
 import { wire, type Services } from '../../src/app.js';
 import { parseConfig } from '../../src/config/load.js';
 import type { MemoryEntry } from '../../src/domain/entry.js';
@@ -112,7 +112,7 @@ const ASSISTANT_TEMPLATES: Array<(p: (k: keyof Slots) => string) => string> = [
   (p) => `Your ${p('relation')} might enjoy ${p('hobby')} too, if you want a shared activity.`,
 ];
 
-function generate(totalTurns: number) {
+export function generate(totalTurns: number) {
   const rnd = prng(20_240_601);
   const pick = <T>(xs: readonly T[]): T => xs[Math.floor(rnd() * xs.length)]!;
   const p = (k: keyof Slots) => pick(W[k]);
@@ -187,7 +187,7 @@ async function seed(services: Services, totalTurns: number) {
 }
 
 /** Retrieve requests a chat frontend would send: a question about the user's own memories, in one of their sessions. */
-function queries(sessions: ReturnType<typeof generate>['sessions'], n: number): string[] {
+export function queries(sessions: ReturnType<typeof generate>['sessions'], n: number): string[] {
   const rnd = prng(7);
   const pick = <T>(xs: readonly T[]): T => xs[Math.floor(rnd() * xs.length)]!;
   const asks = [
@@ -256,9 +256,10 @@ async function child(args: ChildArgs): Promise<void> {
     return { type: 'round', rate, p50: percentile(at16, 50), p99: percentile(at16, 99) };
   };
 
-  const app = createApp({ memory, services, processMetrics: false });
+  // served as `serve` serves it: the hot routes in front of the Express app
+  const api = createApi({ memory, services, processMetrics: false });
   const server = await new Promise<Server>((resolve) => {
-    const s = app.listen(0, '127.0.0.1', () => resolve(s));
+    const s = createServer(api.listener).listen(0, '127.0.0.1', () => resolve(s));
   });
   const floor = await bareJsonServer();
   const ready: Ready = {
@@ -292,7 +293,7 @@ async function child(args: ChildArgs): Promise<void> {
     srv.closeAllConnections();
     await new Promise<void>((r) => srv.close(() => r()));
   }
-  (app.locals.close as () => void)();
+  api.close();
   await services.close();
   process.exit(0);
 }

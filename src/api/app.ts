@@ -1,8 +1,10 @@
+import type { RequestListener } from 'node:http';
 import express, { type Express, type NextFunction, type Request, type Response, type Router } from 'express';
 import type { Memory } from '../memory/memory.js';
 import { authenticate, KeyTable } from './auth.js';
 import type { ApiServices, RouteContext } from './context.js';
 import { errorMiddleware, notFound } from './errors.js';
+import { hotRoutes, type HotRoutesDeps } from './hot-routes.js';
 import { httpLogger } from './http-log.js';
 import { verifyUtf8 } from './body-encoding.js';
 import { verifyDepth } from './json-depth.js';
@@ -40,6 +42,21 @@ function requireJsonBody(req: Request, _res: Response, next: NextFunction): void
     return;
   }
   next();
+}
+
+/** The API as a node:http request listener: the hot routes (src/api/hot-routes.ts) in front of `app`. */
+export interface Api {
+  app: Express;
+  listener: RequestListener;
+  /** detaches the app's metrics from the services (the API is being discarded) */
+  close(): void;
+}
+
+/** Builds the API served by `serve`: the Express app, with the two hot routes on plain node:http in front of it. */
+export function createApi(deps: ApiDeps): Api {
+  const app = createApp(deps);
+  const hot = app.locals.hot as Omit<HotRoutesDeps, 'fallback'>;
+  return { app, listener: hotRoutes({ ...hot, fallback: app }), close: app.locals.close as () => void };
 }
 
 /**
@@ -80,7 +97,10 @@ export function createApp(deps: ApiDeps): Express {
     inspector.close();
   };
 
-  app.use(httpLogger(services.log, docs.map((d) => d.path)));
+  const requestLog = httpLogger(services.log, docs.map((d) => d.path));
+  const hot: Omit<HotRoutesDeps, 'fallback'> = { ctx, logger: requestLog.logger, maxBodyBytes: config.max_body_bytes };
+  app.locals.hot = hot;
+  app.use(requestLog);
   app.use(metrics.middleware());
   app.use(healthRouter(ctx));
   // the inspector page and the queue dashboard: no data in the page, the dashboard checks its own admin key

@@ -48,3 +48,24 @@ export function httpLogger(log: Logger, routes: readonly string[]) {
     },
   });
 }
+
+/** what `httpLogger` logs with (its serializers and redaction): the plain node:http routes log through it too */
+export type HttpLog = ReturnType<typeof httpLogger>['logger'];
+
+/** a request id, set as X-Request-Id (as `httpLogger` does for the Express routes) */
+export const requestId = genReqId;
+
+/**
+ * The line `httpLogger` writes when a response ends, for a request answered outside Express
+ * (src/api/hot-routes.ts): same level, message and fields (route template, status, response time,
+ * error code), and no logger object is made unless the line is written — pino-http makes a child
+ * logger per request up front, which is most of its cost when info lines are off.
+ */
+export function logRequestLine(logger: HttpLog, req: IncomingMessage, res: ServerResponse, responseTime: number, errorCode?: string): void {
+  const failed = res.statusCode >= 500;
+  if (!logger.isLevelEnabled(failed ? 'error' : 'info')) return;
+  let log = logger.child({ req });
+  if (errorCode) log = log.child({ error_code: errorCode });
+  if (failed) log.error({ res, err: new Error('failed with status code ' + res.statusCode), responseTime }, 'request errored');
+  else log.info({ res, responseTime }, 'request completed');
+}

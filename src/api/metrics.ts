@@ -152,6 +152,11 @@ export class ApiMetrics {
     };
   }
 
+  /** Times a request answered outside Express (src/api/hot-routes.ts), labelled as `middleware` does. */
+  observeRequest(method: string, route: string, status: number, seconds: number): void {
+    this.http.observe({ method, route, status: String(status) }, seconds);
+  }
+
   async render(): Promise<{ contentType: string; text: string }> {
     return { contentType: this.registry.contentType, text: await this.registry.metrics() };
   }

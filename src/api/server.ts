@@ -1,7 +1,7 @@
-import type { Server } from 'node:http';
+import { createServer, type Server } from 'node:http';
 import type { Config } from '../config/schema.js';
 import { ConfigError } from '../errors.js';
-import { createApp, type ApiDeps } from './app.js';
+import { createApi, type ApiDeps } from './app.js';
 
 const LOOPBACK = /^(127\.\d+\.\d+\.\d+|localhost|::1|\[::1\])$/;
 
@@ -17,10 +17,11 @@ export function assertSafeBind(config: Config): void {
 export async function startServer(deps: ApiDeps): Promise<Server> {
   const { config } = deps.services;
   assertSafeBind(config);
-  const app = createApp(deps);
+  const api = createApi(deps);
+  const server = createServer(api.listener);
   return new Promise((resolve, reject) => {
-    const server = app.listen(config.port, config.host, (err?: Error) => (err ? reject(err) : resolve(server)));
     server.once('error', reject);
-    server.once('close', () => (app.locals.close as () => void)());
+    server.listen(config.port, config.host, () => resolve(server));
+    server.once('close', () => api.close());
   });
 }

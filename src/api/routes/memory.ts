@@ -1,6 +1,7 @@
 import { Router, type Response } from 'express';
+import type { RetrieveResponse } from '../../retrieval/retrieve.js';
 import { actingUser, ownedEntry } from '../access.js';
-import { assertMayTouch, principalOf } from '../auth.js';
+import { assertMayTouch, principalOf, type Principal } from '../auth.js';
 import type { RouteContext } from '../context.js';
 import { methodNotAllowed } from '../errors.js';
 import type { RouteDoc } from '../openapi.js';
@@ -9,6 +10,13 @@ import { parseRequest, withDefaultUser } from '../validate.js';
 
 /** The user a route acts for (see actingUser): ids are that user's own. */
 const userFor = (res: Response, named: string | undefined): string => actingUser(principalOf(res), named);
+
+/** POST /memory/retrieve once the body is parsed: shared with the plain node:http route (src/api/hot-routes.ts). */
+export async function retrieve(ctx: RouteContext, principal: Principal, raw: unknown): Promise<RetrieveResponse> {
+  const body = parseRequest(ctx.schemas.RetrieveBody, withDefaultUser(raw, principal), 'body');
+  assertMayTouch(principal, body.user_id);
+  return ctx.memory.retrieve(body);
+}
 
 /** /memory/*: search, recent, retrieve, prune, and one entry by id (read, edit, delete). */
 export function memoryRouter(ctx: RouteContext): Router {
@@ -39,9 +47,7 @@ export function memoryRouter(ctx: RouteContext): Router {
   router
     .route('/memory/retrieve')
     .post(async (req, res) => {
-      const body = parseRequest(s.RetrieveBody, withDefaultUser(req.body, principalOf(res)), 'body');
-      assertMayTouch(principalOf(res), body.user_id);
-      res.json(await memory.retrieve(body));
+      res.json(await retrieve(ctx, principalOf(res), req.body));
     })
     .all(methodNotAllowed('POST'));
 

@@ -1,13 +1,15 @@
 import { Router } from 'express';
 import { ValidationError, type ErrorDetail } from '../../errors.js';
-import { assertMayTouch, defaultUserOf, principalOf } from '../auth.js';
+import type { AddTurnsResult } from '../../memory/write-path.js';
+import { assertMayTouch, defaultUserOf, principalOf, type Principal } from '../auth.js';
 import type { RouteContext } from '../context.js';
 import { methodNotAllowed } from '../errors.js';
 import type { RouteDoc } from '../openapi.js';
 import type { ApiSchemas } from '../schemas.js';
 import { isPlainObject, parseRequest } from '../validate.js';
 
-const PATH = '/sessions/:session_id/turns';
+export const TURNS_PATH = '/sessions/:session_id/turns';
+const PATH = TURNS_PATH;
 
 /**
  * Gives each turn the path's session and, when it names no user, the principal's default user. A turn
@@ -26,27 +28,32 @@ function bindToSession(raws: readonly unknown[], sessionId: string, defaultUser:
   return bound;
 }
 
+/**
+ * The route's work once the body is parsed: shared by the Express route and the plain node:http route
+ * in front of it (src/api/hot-routes.ts), so both answer alike. `params` are the path's (decoded).
+ */
+export async function addTurns(ctx: RouteContext, principal: Principal, params: unknown, body: unknown): Promise<AddTurnsResult> {
+  const { session_id } = parseRequest(ctx.schemas.SessionParams, params, 'path');
+  if (!isPlainObject(body)) {
+    if (body === undefined) parseRequest(ctx.schemas.AddTurnsBody, body, 'body'); // "a JSON body is required"
+    throw new ValidationError('the body must be one turn object or {"turns": [...]}', [{ path: '(root)', message: 'expected an object' }]);
+  }
+  const batch = Object.hasOwn(body, 'turns');
+  const raws = batch ? parseRequest(ctx.schemas.TurnBatchEnvelope, body, 'body').turns : [body];
+  const prefix = batch ? 'turns' : undefined;
+  const turns = bindToSession(raws, session_id, defaultUserOf(principal), prefix);
+  // every named user is checked before anything is written: all of the write, or none of it
+  for (const t of turns) if (isPlainObject(t) && typeof t.user_id === 'string') assertMayTouch(principal, t.user_id);
+  return ctx.services.writePath.addTurns(turns, prefix);
+}
+
 /** POST /sessions/:session_id/turns — through the same write path as the CLI; 202 once durable. */
 export function turnsRouter(ctx: RouteContext): Router {
   const router = Router();
   router
     .route(PATH)
     .post(async (req, res) => {
-      const { session_id } = parseRequest(ctx.schemas.SessionParams, req.params, 'path');
-      const principal = principalOf(res);
-      const body: unknown = req.body;
-      if (!isPlainObject(body)) {
-        if (body === undefined) parseRequest(ctx.schemas.AddTurnsBody, body, 'body'); // "a JSON body is required"
-        throw new ValidationError('the body must be one turn object or {"turns": [...]}', [{ path: '(root)', message: 'expected an object' }]);
-      }
-      const batch = Object.hasOwn(body, 'turns');
-      const raws = batch ? parseRequest(ctx.schemas.TurnBatchEnvelope, body, 'body').turns : [body];
-      const prefix = batch ? 'turns' : undefined;
-      const turns = bindToSession(raws, session_id, defaultUserOf(principal), prefix);
-      // every named user is checked before anything is written: all of the write, or none of it
-      for (const t of turns) if (isPlainObject(t) && typeof t.user_id === 'string') assertMayTouch(principal, t.user_id);
-      const result = await ctx.services.writePath.addTurns(turns, prefix);
-      res.status(202).json(result);
+      res.status(202).json(await addTurns(ctx, principalOf(res), req.params, req.body));
     })
     .all(methodNotAllowed('POST'));
   return router;

@@ -1,8 +1,9 @@
 import { createHash } from 'node:crypto';
-import type { Server } from 'node:http';
+import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import type { Express } from 'express';
 import type { Services, WireOptions } from '../../../src/app.js';
-import { createApp } from '../../../src/api/app.js';
+import { createApi } from '../../../src/api/app.js';
 import type { Memory } from '../../../src/memory/memory.js';
 import { testMemory } from '../../helpers/services.js';
 
@@ -23,6 +24,8 @@ export interface RequestOptions {
 }
 
 export interface Api {
+  /** the Express app (behind the hot routes unless `expressOnly`) */
+  app: Express;
   memory: Memory;
   services: Services;
   base: string;
@@ -30,15 +33,22 @@ export interface Api {
   close(): Promise<void>;
 }
 
-/** A full service on a temp SQLite file, served by createApp on an ephemeral loopback port. */
-export async function startApi(config: Record<string, unknown> = {}, options: WireOptions = {}): Promise<Api> {
-  const { memory, services } = await testMemory(config, options);
-  const app = createApp({ memory, services, processMetrics: false });
+/**
+ * A full service on a temp SQLite file, served as `serve` serves it (the hot routes in front of the
+ * Express app; `expressOnly`: the Express app alone) on an ephemeral loopback port.
+ */
+export async function startApi(config: Record<string, unknown> = {}, options: WireOptions & { expressOnly?: boolean } = {}): Promise<Api> {
+  const { expressOnly, ...wireOptions } = options;
+  const { memory, services } = await testMemory(config, wireOptions);
+  const api = createApi({ memory, services, processMetrics: false });
   const server = await new Promise<Server>((resolve, reject) => {
-    const s = app.listen(0, '127.0.0.1', (err?: Error) => (err ? reject(err) : resolve(s)));
+    const s = createServer(expressOnly ? api.app : api.listener);
+    s.once('error', reject);
+    s.listen(0, '127.0.0.1', () => resolve(s));
   });
   const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   return {
+    app: api.app,
     memory,
     services,
     base,
@@ -63,7 +73,7 @@ export async function startApi(config: Record<string, unknown> = {}, options: Wi
     async close() {
       server.closeAllConnections();
       await new Promise<void>((r) => server.close(() => r()));
-      (app.locals.close as () => void)();
+      api.close();
       await services.close();
     },
   };

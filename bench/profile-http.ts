@@ -1,0 +1,137 @@
+// CPU time per HTTP request of each process of `neuralcleave serve --processes N` (from /proc, so the
+// figure hardly moves with the load of a shared machine, unlike req/s), for single-turn writes or
+// retrieves, beside the load generator's own CPU. Seeds a fresh file over HTTP first for retrieves.
+//   node dist/bench/profile-http.js writes|retrieve [--processes N] [--seconds S] [--turns T] [--cli PATH] [--cpu-prof DIR]
+// `--cli` points at another build's dist/src/cli/main.js (A/B against another tree in the same minutes);
+// `--cpu-prof DIR` has every serve process write a V8 CPU profile there on exit.
+import { spawn } from 'node:child_process';
+import { mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
+import { loadavg, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import autocannon from 'autocannon';
+import { generate, KEY, listeningPort, queries, runWrites } from './sections/http.js';
+
+const args = process.argv.slice(2);
+const what = args[0] === 'retrieve' ? 'retrieve' : 'writes';
+const opt = (name: string, def: string) => {
+  const i = args.indexOf(`--${name}`);
+  return i >= 0 ? args[i + 1]! : def;
+};
+const processes = Number(opt('processes', '2'));
+const seconds = Number(opt('seconds', '8'));
+const turns = Number(opt('turns', '20000'));
+const cli = opt('cli', fileURLToPath(new URL('../src/cli/main.js', import.meta.url)));
+const cpuProf = opt('cpu-prof', '');
+const TICK_MS = 10; // USER_HZ 100
+
+/** utime + stime of a process, ms */
+function cpuMs(pid: number): number {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return (Number(f[11]) + Number(f[12])) * TICK_MS;
+}
+function childrenOf(pid: number): number[] {
+  return readdirSync('/proc')
+    .filter((d) => /^\d+$/.test(d))
+    .map(Number)
+    .filter((p) => {
+      try {
+        const stat = readFileSync(`/proc/${p}/stat`, 'utf8');
+        return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]) === pid;
+      } catch {
+        return false;
+      }
+    });
+}
+
+async function post(port: number, path: string, body: unknown): Promise<Response> {
+  return fetch(`http://127.0.0.1:${port}${path}`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${KEY}` }, body: JSON.stringify(body) });
+}
+
+async function settled(port: number): Promise<void> {
+  for (;;) {
+    const m = await (await fetch(`http://127.0.0.1:${port}/metrics`, { headers: { authorization: `Bearer ${KEY}` } })).text();
+    const pending = [...m.matchAll(/^neuralcleave_turn_log_pending\{[^}]*\} (\d+)/gm)].reduce((n, x) => n + Number(x[1]), 0);
+    if (pending === 0) return;
+    await new Promise((r) => setTimeout(r, 250));
+  }
+}
+
+function retrieves(port: number, bodies: string[], secs: number): Promise<autocannon.Result> {
+  let i = 0;
+  return new Promise((resolve, reject) => {
+    autocannon(
+      {
+        url: `http://127.0.0.1:${port}`,
+        connections: 16,
+        duration: secs,
+        headers: { 'content-type': 'application/json', authorization: `Bearer ${KEY}` },
+        requests: [{ method: 'POST', path: '/memory/retrieve', setupRequest: (req) => ({ ...req, body: bodies[i++ % bodies.length]! }) }],
+      },
+      (err, r) => (err ? reject(err) : resolve(r)),
+    );
+  });
+}
+
+const dir = mkdtempSync(join(tmpdir(), 'nc-profile-http-'));
+const env: Record<string, string> = {
+  PATH: process.env.PATH ?? '',
+  NEURALCLEAVE_SQLITE_PATH: join(dir, 'bench.db'),
+  NEURALCLEAVE_EMBEDDING_MODEL: 'hash',
+  NEURALCLEAVE_LOG_LEVEL: 'error',
+  NEURALCLEAVE_PORT: '0',
+  NEURALCLEAVE_API_KEYS: `${KEY}=*`,
+  NEURALCLEAVE_SHORT_TERM_BUDGET_MS: '5000',
+  NEURALCLEAVE_SEMANTIC_BUDGET_MS: '5000',
+  NEURALCLEAVE_LONG_TERM_BUDGET_MS: '5000',
+  ...(cpuProf ? { NODE_OPTIONS: `--cpu-prof --cpu-prof-dir=${cpuProf}` } : {}),
+};
+const proc = spawn(process.execPath, [cli, 'serve', '--processes', String(processes)], { env, stdio: ['ignore', 'ignore', 'pipe'] });
+try {
+  const port = await listeningPort(proc, 'serve');
+  let bodies: string[] = [];
+  if (what === 'retrieve') {
+    const { sessions } = generate(turns);
+    const all = sessions.flatMap((s) => s.turns.map((t) => ({ s: s.session, t })));
+    for (let i = 0; i < all.length; i += 1000) {
+      const chunk = all.slice(i, i + 1000);
+      // one session per request: the path names it
+      const bySession = new Map<string, typeof chunk>();
+      for (const x of chunk) bySession.set(x.s, [...(bySession.get(x.s) ?? []), x]);
+      await Promise.all(
+        [...bySession].map(async ([s, xs]) => {
+          const r = await post(port, `/sessions/${s}/turns`, { turns: xs.map(({ t }) => ({ id: t.id, user_id: t.user_id, role: t.role, name: t.name, content: t.content, created_at: t.created_at, pinned: t.pinned })) });
+          if (r.status !== 202) throw new Error(`seeding: ${r.status} ${await r.text()}`);
+        }),
+      );
+    }
+    await settled(port);
+    bodies = queries(sessions, 400);
+  }
+  const run = (secs: number) => (what === 'writes' ? runWrites(port, secs, `p${Date.now()}`) : retrieves(port, bodies, secs));
+  await run(2); // warm-up
+  if (what === 'writes') await settled(port);
+  const pids = [proc.pid!, ...childrenOf(proc.pid!)];
+  const before = pids.map(cpuMs);
+  const self0 = process.cpuUsage();
+  const load = loadavg()[0]!;
+  const r = await run(seconds);
+  const self = process.cpuUsage(self0);
+  const during = pids.map(cpuMs);
+  if (what === 'writes') await settled(port); // the jobs of these writes are part of their cost
+  const after = pids.map(cpuMs);
+  const n = r['2xx'];
+  const per = (ms: number) => (ms / n).toFixed(3);
+  const rows = pids.map((p, i) => `${i === 0 ? (processes === 1 ? 'the process' : 'primary') : `http ${i}`} ${per(during[i]! - before[i]!)} ms (with the jobs' drain: ${per(after[i]! - before[i]!)})`);
+  const total = pids.reduce((s, _p, i) => s + after[i]! - before[i]!, 0);
+  process.stdout.write(
+    `${what}, serve --processes ${processes}: ${n} ok (${r.non2xx + r.errors} not), ${(n / r.duration).toFixed(0)}/s, p50 ${r.latency.p50} ms, p99 ${r.latency.p99} ms, load ${load.toFixed(1)}\n` +
+      `CPU per request: ${rows.join('; ')}; serve total ${per(total)} ms; autocannon ${per((self.user + self.system) / 1000)} ms\n`,
+  );
+} finally {
+  const exited = new Promise((r) => proc.once('exit', r));
+  proc.kill('SIGTERM');
+  await exited;
+  rmSync(dir, { recursive: true, force: true });
+}
