@@ -85,9 +85,10 @@ const env: Record<string, string> = {
   NEURALCLEAVE_SHORT_TERM_BUDGET_MS: '5000',
   NEURALCLEAVE_SEMANTIC_BUDGET_MS: '5000',
   NEURALCLEAVE_LONG_TERM_BUDGET_MS: '5000',
-  ...(cpuProf ? { NODE_OPTIONS: `--cpu-prof --cpu-prof-dir=${cpuProf}` } : {}),
 };
-const proc = spawn(process.execPath, [cli, 'serve', '--processes', String(processes)], { env, stdio: ['ignore', 'ignore', 'pipe'] });
+// the HTTP processes inherit the primary's execArgv
+const prof = cpuProf ? ['--cpu-prof', `--cpu-prof-dir=${cpuProf}`] : [];
+const proc = spawn(process.execPath, [...prof, cli, 'serve', '--processes', String(processes)], { env, stdio: ['ignore', 'ignore', 'pipe'] });
 try {
   const port = await listeningPort(proc, 'serve');
   let bodies: string[] = [];
@@ -101,7 +102,7 @@ try {
       for (const x of chunk) bySession.set(x.s, [...(bySession.get(x.s) ?? []), x]);
       await Promise.all(
         [...bySession].map(async ([s, xs]) => {
-          const r = await post(port, `/sessions/${s}/turns`, { turns: xs.map(({ t }) => ({ id: t.id, user_id: t.user_id, role: t.role, name: t.name, content: t.content, created_at: t.created_at, pinned: t.pinned })) });
+          const r = await post(port, `/sessions/${s}/turns`, { turns: xs.map(({ t }) => ({ id: t.id, user_id: t.user_id, role: t.role, ...(t.name ? { name: t.name } : {}), content: t.content, created_at: t.created_at, pinned: t.pinned })) });
           if (r.status !== 202) throw new Error(`seeding: ${r.status} ${await r.text()}`);
         }),
       );
@@ -130,8 +131,10 @@ try {
       `CPU per request: ${rows.join('; ')}; serve total ${per(total)} ms; autocannon ${per((self.user + self.system) / 1000)} ms\n`,
   );
 } finally {
-  const exited = new Promise((r) => proc.once('exit', r));
-  proc.kill('SIGTERM');
-  await exited;
+  if (proc.exitCode === null && proc.signalCode === null) {
+    const exited = new Promise((r) => proc.once('exit', r));
+    proc.kill('SIGTERM');
+    await exited;
+  }
   rmSync(dir, { recursive: true, force: true });
 }
