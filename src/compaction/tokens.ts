@@ -62,6 +62,17 @@ export class TokenCounter {
     return n;
   }
 
+  /**
+   * An upper bound of `session(turns)` that tokenizes nothing: every BPE token covers at least one
+   * byte of UTF-8, so a text has at most as many tokens as bytes. A session under a limit by this bound
+   * is under it by `session` too, and the check after each reply (AutoCompactor) skips the tokenizer.
+   */
+  sessionAtMost(turns: ReadonlyArray<Pick<Turn, 'content' | 'name'>>): number {
+    let n = TOKENS_REPLY_PRIMING;
+    for (const t of turns) n += TOKENS_PER_MESSAGE + Buffer.byteLength(t.content, 'utf8') + (t.name ? TOKENS_PER_NAME + Buffer.byteLength(t.name, 'utf8') : 0);
+    return n;
+  }
+
   /** the longest prefix of `text` that fits in `maxTokens` (a summary's hard cap) */
   truncate(text: string, maxTokens: number): string {
     if (this.count(text) <= maxTokens) return text;

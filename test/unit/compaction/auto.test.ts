@@ -22,6 +22,39 @@ function recordingLogger() {
 }
 
 describe('auto-compaction', () => {
+  it('decides below the limit without tokenizing while the byte bound is below it, and by the count once it is not', async () => {
+    class Counting extends TokenCounter {
+      encoded = 0;
+      override count(text: string): number {
+        this.encoded++;
+        return super.count(text);
+      }
+    }
+    const shortTerm = new InProcessShortTermStore({ ttlSeconds: 60, maxTurns: 50 });
+    const queue = new InProcessQueue(pino({ level: 'silent' }));
+    const history = EXCHANGES.flat().map((content, i) => ({ content, role: i % 2 ? ('assistant' as const) : ('user' as const) }));
+    await shortTerm.push(
+      history.map((h, i) => ({ id: `t${i}`, user_id: 'u', session_id: 's', role: h.role, name: null, content: h.content, content_hash: String(i), created_at: new Date(1_700_000_000_000 + i).toISOString(), importance: null, pinned: false, metadata: null })),
+    );
+    const tokens = new Counting();
+    const exact = tokens.session(history.map((h) => ({ content: h.content, name: null })));
+    const bound = tokens.sessionAtMost(history.map((h) => ({ content: h.content, name: null })));
+    assert.ok(bound > exact);
+    const check = (limitTokens: number) => new AutoCompactor({ shortTerm, queue, tokens, log: pino({ level: 'silent' }), limitTokens }).check('u', 's');
+    try {
+      tokens.encoded = 0;
+      assert.equal(await check(bound), 'below_threshold');
+      assert.equal(tokens.encoded, 0, 'under the byte bound: nothing tokenized');
+      // between the exact count and the bound: the count decides, as it did without the bound
+      assert.equal(await check(exact), 'below_threshold');
+      assert.ok(tokens.encoded > 0);
+      assert.equal(await check(exact - 1), 'enqueued');
+    } finally {
+      await queue.close();
+      await shortTerm.close();
+    }
+  });
+
   it('enqueues exactly when a reply takes the session over the threshold, not before, and once while it waits', async () => {
     // the limit is set to the estimate after two exchanges: reaching it is not exceeding it
     const tokens = new TokenCounter();

@@ -37,6 +37,21 @@ describe('TokenCounter (cl100k_base, offline)', () => {
     assert.equal(first, new TokenCounter().count(long));
   });
 
+  it('bounds a session from above by its UTF-8 bytes, whatever the script', () => {
+    const tokens = new TokenCounter();
+    const texts = ['', 'a', 'hello world', 'ok thanks', '<|endoftext|> and <|im_start|>', '数据库的事务隔离级别', 'emoji 🎉🎉 and é́ combining', ' '.repeat(50), 'x'.repeat(5000), '\u0000\u0001 control'];
+    for (const content of texts) {
+      for (const name of [null, 'Ana', 'Zoë 山田']) {
+        const turns = [{ content, name }];
+        assert.ok(tokens.sessionAtMost(turns) >= tokens.session(turns), JSON.stringify([content.slice(0, 20), name]));
+      }
+    }
+    const many = texts.map((content, i) => ({ content, name: i % 2 ? 'Ana' : null }));
+    assert.ok(tokens.sessionAtMost(many) >= tokens.session(many));
+    // a bound, not a count: ASCII words run several bytes per token
+    assert.ok(tokens.sessionAtMost([{ content: 'hello world', name: null }]) > tokens.session([{ content: 'hello world', name: null }]));
+  });
+
   it('truncates to at most the given tokens without splitting a character', () => {
     const text = 'Zoë visited Kraków and São Paulo — 東京 too. '.repeat(20);
     const cut = tokens.truncate(text, 25);
