@@ -86,15 +86,19 @@ export function hotRoutes(deps: HotRoutesDeps): RequestListener {
     const id = requestId(req, res);
     req.id = id;
     let errorCode: string | undefined;
-    const done = () => {
-      res.removeListener('finish', done);
-      res.removeListener('close', done);
+    // as the Express side: the metric on 'finish' only, the log line on whichever of 'finish' and
+    // 'close' (a client gone before the answer) comes first
+    const done = (finished: boolean) => {
+      res.removeListener('finish', onFinish);
+      res.removeListener('close', onClose);
       const ms = performance.now() - started;
-      ctx.metrics.observeRequest('POST', hot.route, res.statusCode, ms / 1000);
+      if (finished) ctx.metrics.observeRequest('POST', hot.route, res.statusCode, ms / 1000);
       logRequestLine(logger, req, res, Math.round(ms), errorCode);
     };
-    res.on('finish', done);
-    res.on('close', done);
+    const onFinish = () => done(true);
+    const onClose = () => done(false);
+    res.on('finish', onFinish);
+    res.on('close', onClose);
     try {
       send(res, hot.status, await hot.run(ctx, principal, match, body));
     } catch (err) {
