@@ -111,7 +111,8 @@ try {
     bodies = queries(sessions, 400);
   }
   const run = (secs: number) => (what === 'writes' ? runWrites(port, secs, `p${Date.now()}`) : retrieves(port, bodies, secs));
-  await run(2); // warm-up
+  // warm-up: JIT, connections, and for retrieves each process's index catching up with the seeded file
+  await run(what === 'retrieve' ? 6 : 2);
   if (what === 'writes') await settled(port);
   const pids = [proc.pid!, ...childrenOf(proc.pid!)];
   const before = pids.map(cpuMs);
