@@ -5,16 +5,18 @@ import { createMemory, instantiateKernels, WASM_PAGE as PAGE, type KernelFns, ty
  * list per exact size and reused; partitions grow by doubling, so only a few sizes ever occur. Memory
  * is never handed back to the system (WebAssembly memories cannot shrink): an index that shrank keeps
  * its high-water mark until the process restarts. Views are re-created whenever the memory grows
- * (growing detaches the old ArrayBuffer), so callers hold offsets, never views.
+ * (the old views keep the old length), so callers hold offsets, never views. The memory is shared: a
+ * helper thread may scan part of a partition (split-scan.ts).
  */
 export class Arena {
   readonly kernels: KernelFns;
-  private readonly memory: WasmMemory;
+  readonly memory: WasmMemory;
   private top = 16;
   private readonly free = new Map<number, number[]>();
   private freeBytes = 0;
   private scratchOffset = 0;
   private scratchSize = 0;
+  private helperBlock = 0;
   u8!: Uint8Array;
   i8!: Int8Array;
   i16!: Int16Array;
@@ -67,6 +69,15 @@ export class Arena {
       this.scratchOffset = this.alloc(this.scratchSize);
     }
     return this.scratchOffset;
+  }
+
+  /**
+   * A block of `size` bytes for a helper thread's kernel output, allocated once and never released or
+   * moved: a helper that lags behind may still write to it after its scan was taken back.
+   */
+  helperOut(size: number): number {
+    if (this.helperBlock === 0) this.helperBlock = this.alloc(size);
+    return this.helperBlock;
   }
 
   /** bytes reserved from the system, and bytes held by live blocks */

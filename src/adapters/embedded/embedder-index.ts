@@ -1,6 +1,13 @@
 import { Arena } from './arena.js';
-import { Partition } from './partition.js';
+import { Partition, type ScanSplit } from './partition.js';
 import { quantizeInto, strideFor } from './quantize.js';
+import { scanThread } from './scan-thread.js';
+
+/**
+ * A user's scan is shared with the helper thread from this many vectors: below it the scan takes
+ * under ~0.5 ms on one core and waking a thread is not worth it.
+ */
+const SPLIT_MIN_ROWS = 16_384;
 
 /** ids are their user's: (user, id) names one vector */
 const keyOf = (userId: string, id: string): string => `${userId}\u0000${id}`;
@@ -16,11 +23,16 @@ export class EmbedderIndex {
   private partitions = new Map<string, Partition>();
   private where = new Map<string, Partition>();
 
+  private readonly split: ScanSplit | null;
+
+  /** `split`: whether (and from how many vectors) big scans are shared with the helper thread */
   constructor(
     readonly id: string,
     readonly dim: number,
+    split: { minRows: number } | false = { minRows: SPLIT_MIN_ROWS },
   ) {
     this.stride = strideFor(dim);
+    this.split = split ? { thread: scanThread(), minRows: split.minRows } : null;
   }
 
   get size(): number {
@@ -30,14 +42,14 @@ export class EmbedderIndex {
   /** Sizes the user's partition for `n` vectors before a load puts them. */
   reserve(userId: string, n: number): void {
     let p = this.partitions.get(userId);
-    if (!p) this.partitions.set(userId, (p = new Partition(userId, this.arena, this.stride)));
+    if (!p) this.partitions.set(userId, (p = new Partition(userId, this.arena, this.stride, this.split)));
     p.reserve(n);
   }
 
   put(id: string, userId: string, sessionId: string, rowid: number, vector: Float32Array): void {
     if (vector.length !== this.dim) return; // a row of another dimension under the same id is never searched
     let p = this.partitions.get(userId);
-    if (!p) this.partitions.set(userId, (p = new Partition(userId, this.arena, this.stride)));
+    if (!p) this.partitions.set(userId, (p = new Partition(userId, this.arena, this.stride, this.split)));
     p.put(id, sessionId, rowid, vector);
     this.where.set(keyOf(userId, id), p);
   }

@@ -103,28 +103,34 @@ const SCAN_TOP: FuncDef = (() => {
 
 /** The slice of the WebAssembly JS API used here (Node has it; the project's `lib` does not declare it). */
 export interface WasmMemory {
-  readonly buffer: ArrayBuffer;
+  readonly buffer: ArrayBufferLike;
   grow(pages: number): number;
 }
 interface WasmApi {
-  Memory: new (descriptor: { initial: number }) => WasmMemory;
+  Memory: new (descriptor: { initial: number; maximum: number; shared: true }) => WasmMemory;
   Module: new (bytes: Uint8Array) => object;
   Instance: new (module: object, imports: object) => { exports: unknown };
 }
 const Wasm = (globalThis as unknown as { WebAssembly: WasmApi }).WebAssembly;
 
 export const WASM_PAGE = 65_536;
+/**
+ * A kernel memory's most pages: 4 GiB, all a 32-bit memory can address. Shared memories (a second
+ * thread scans half of a big partition, see scan-thread.ts) must declare a maximum; V8 reserves
+ * address space for it up front, as it does for any 32-bit memory on 64-bit hosts, not memory.
+ */
+const MAX_PAGES = 65_536;
 
-const MODULE = new Wasm.Module(assemble([DOT_I8, SCAN_TOP]));
+const MODULE = new Wasm.Module(assemble([DOT_I8, SCAN_TOP], { sharedMaxPages: MAX_PAGES }));
 
 export interface KernelFns {
   dotI8(q16: number, base: number, n: number, stride: number, out: number): void;
   scanTop(q16: number, base: number, scales: number, n: number, stride: number, floor: number, out: number): number;
 }
 
-/** A memory for the kernels: `pages` of 64 KiB, growable. */
+/** A memory for the kernels: `pages` of 64 KiB, growable, shared (a SharedArrayBuffer under it). */
 export function createMemory(pages: number): WasmMemory {
-  return new Wasm.Memory({ initial: pages });
+  return new Wasm.Memory({ initial: pages, maximum: MAX_PAGES, shared: true });
 }
 
 /** The kernels bound to one memory (each arena owns one). */

@@ -1,11 +1,19 @@
 import type { Arena } from './arena.js';
 import { quantizeInto } from './quantize.js';
+import type { ScanThread } from './scan-thread.js';
+import { MAX_R, OUT_BYTES, splitScan } from './split-scan.js';
 import { TopK } from './top-k.js';
 
 const MIN_CAPACITY = 8;
 /** rows scanned before the first threshold is known, then per kernel call (the threshold rises between calls) */
 const FIRST_CHUNK = 512;
 const CHUNK = 8192;
+
+/** A helper thread to share big scans with, and from how many rows a scan is shared. */
+export interface ScanSplit {
+  thread: ScanThread;
+  minRows: number;
+}
 
 /**
  * The vectors of one user under one embedder: `cap` int8 rows in one arena block, contiguous, so a
@@ -30,6 +38,7 @@ export class Partition {
     readonly userId: string,
     private readonly arena: Arena,
     private readonly stride: number,
+    private readonly split: ScanSplit | null = null,
   ) {}
 
   /** scratch bytes `nearest` needs for its results over `n` rows (after the query's 2·stride) */
@@ -89,17 +98,40 @@ export class Partition {
   nearest(q16Offset: number, outOffset: number, r: number, sessionId: string | undefined, allowed?: ReadonlySet<number>): { rowids: number[]; ids: string[] } {
     const session = sessionId === undefined ? -1 : this.sessionNumbers.get(sessionId);
     if (this.n === 0 || session === undefined) return { rowids: [], ids: [] };
-    const top = new TopK(Math.min(r, this.n));
-    if (session < 0 && !allowed) this.scanAll(q16Offset, outOffset, top);
-    else this.scanSome(q16Offset, outOffset, top, session, allowed);
+    r = Math.min(r, this.n);
     const rowids: number[] = [];
     const ids: string[] = [];
+    const slots = session < 0 && !allowed ? this.splitScan(q16Offset, outOffset, r) : null;
+    if (slots) {
+      for (const slot of slots) (rowids.push(this.rowids[slot]!), ids.push(this.ids[slot]!));
+      return { rowids, ids };
+    }
+    const top = new TopK(r);
+    if (session < 0 && !allowed) this.scanAll(q16Offset, outOffset, top);
+    else this.scanSome(q16Offset, outOffset, top, session, allowed);
     for (let i = 0; i < top.size; i++) {
       const slot = top.items[i]!;
       rowids.push(this.rowids[slot]!);
       ids.push(this.ids[slot]!);
     }
     return { rowids, ids };
+  }
+
+  /**
+   * Every row, shared with the helper thread (split-scan.ts) when the partition is big enough and the
+   * helper is up: the same r rows as scanAll, best first. Null: scan on this thread alone.
+   */
+  private splitScan(q16: number, out: number, r: number): number[] | null {
+    const split = this.split;
+    if (!split || this.n < split.minRows || r > MAX_R) return null;
+    const a = this.arena;
+    const memoryId = split.thread.ready(a.memory);
+    if (memoryId === null) return null;
+    const job = { q16, base: this.block, scales: this.scalesBlock, rows: this.n, stride: this.stride, r };
+    const { slots, helped } = splitScan(a.kernels, a.i32, a.f32, split.thread.ctrl, memoryId, job, out, a.helperOut(OUT_BYTES), () => split.thread.wake());
+    split.thread.scans++;
+    split.thread.helped += helped;
+    return slots;
   }
 
   /**

@@ -92,10 +92,15 @@ export interface FuncDef {
   body: number[][];
 }
 
-/** A module that imports its memory as env.memory and exports each function by name. */
-export function assemble(funcs: readonly FuncDef[]): Uint8Array {
+/**
+ * A module that imports its memory as env.memory and exports each function by name. `sharedMaxPages`:
+ * the memory is a shared one of at most that many pages (threads may scan it at once).
+ */
+export function assemble(funcs: readonly FuncDef[], options: { sharedMaxPages?: number } = {}): Uint8Array {
   const types = funcs.map((f) => [0x60, ...vec(f.params.map((p) => [p])), ...vec(f.results.map((r) => [r]))]);
-  const imports = [[...name('env'), ...name('memory'), 0x02, 0x00, ...uleb(1)]];
+  // limits: flags 0x00 = min only; 0x03 = shared, min and max
+  const limits = options.sharedMaxPages === undefined ? [0x00, ...uleb(1)] : [0x03, ...uleb(1), ...uleb(options.sharedMaxPages)];
+  const imports = [[...name('env'), ...name('memory'), 0x02, ...limits]];
   const functions = funcs.map((_, i) => uleb(i));
   const exports = funcs.map((f, i) => [...name(f.name), 0x00, ...uleb(i)]);
   const codes = funcs.map((f) => {
