@@ -73,15 +73,18 @@ export class EmbedderIndex {
     this.where = new Map();
   }
 
-  /** The user's `r` nearest rows by the quantized scan, best first (among `allowed` rowids, when given). */
-  nearest(query: Float32Array, userId: string, sessionId: string | undefined, r: number, allowed?: ReadonlySet<number>): { rowids: number[]; ids: string[] } {
+  /**
+   * The user's `r` nearest rows by the quantized scan, best first (among `allowed` rowids, when given).
+   * `share`: a big scan may be shared with the helper thread (false: this thread alone).
+   */
+  nearest(query: Float32Array, userId: string, sessionId: string | undefined, r: number, allowed?: ReadonlySet<number>, share = true): { rowids: number[]; ids: string[] } {
     const p = this.partitions.get(userId);
     if (!p || p.n === 0) return { rowids: [], ids: [] };
     const q16 = this.arena.scratch(this.stride * 2 + Partition.outBytes(p.n));
     const a = this.arena;
     a.i16.fill(0, q16 / 2, q16 / 2 + this.stride);
     quantizeInto(query, a.i16, q16 / 2);
-    return p.nearest(q16, q16 + this.stride * 2, r, sessionId, allowed);
+    return p.nearest(q16, q16 + this.stride * 2, r, sessionId, allowed, share);
   }
 
   stats(): { vectors: number; users: number; arenaBytes: number; arenaUsed: number } {

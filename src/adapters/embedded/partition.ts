@@ -93,15 +93,16 @@ export class Partition {
    * The `r` rows nearest to the query by the int8 scan, best first, as SQLite rowids (and ids, to
    * check the row still holds the same vector). `q16Offset` holds the query's codes widened to int16;
    * `outOffset` has room for `Partition.outBytes(n)`. `allowed`: only these rowids compete (a
-   * retrieval filter), so the r best are the r best matching rows.
+   * retrieval filter), so the r best are the r best matching rows. `share`: the scan may be split
+   * with the helper thread.
    */
-  nearest(q16Offset: number, outOffset: number, r: number, sessionId: string | undefined, allowed?: ReadonlySet<number>): { rowids: number[]; ids: string[] } {
+  nearest(q16Offset: number, outOffset: number, r: number, sessionId: string | undefined, allowed?: ReadonlySet<number>, share = true): { rowids: number[]; ids: string[] } {
     const session = sessionId === undefined ? -1 : this.sessionNumbers.get(sessionId);
     if (this.n === 0 || session === undefined) return { rowids: [], ids: [] };
     r = Math.min(r, this.n);
     const rowids: number[] = [];
     const ids: string[] = [];
-    const slots = session < 0 && !allowed ? this.splitScan(q16Offset, outOffset, r) : null;
+    const slots = share && session < 0 && !allowed ? this.splitScan(q16Offset, outOffset, r) : null;
     if (slots) {
       for (const slot of slots) (rowids.push(this.rowids[slot]!), ids.push(this.ids[slot]!));
       return { rowids, ids };

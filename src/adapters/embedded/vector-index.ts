@@ -17,6 +17,8 @@ export interface EmbeddedVectorIndexOptions {
    * data, see bench `retrieve`)
    */
   candidates?: (k: number) => number;
+  /** a user's scan is shared with the helper thread from this many vectors (default: EmbedderIndex's) */
+  shareScansFrom?: number;
 }
 
 interface PendingUpsert {
@@ -74,11 +76,15 @@ export class EmbeddedVectorIndex implements VectorIndex {
   private queuedSync: Promise<void> | null = null;
   private readonly retain: number;
   private readonly candidates: (k: number) => number;
+  private readonly shareScansFrom: number | undefined;
+  /** searches of this index in progress (see search) */
+  private searching = 0;
 
   constructor(store: VectorStore | Db, options: EmbeddedVectorIndexOptions = {}) {
     this.store = isVectorStore(store) ? store : new SqliteVectorStore(store);
     this.retain = options.retainChanges ?? 100_000;
     this.candidates = options.candidates ?? ((k) => Math.ceil(k * 1.5) + 8);
+    this.shareScansFrom = options.shareScansFrom;
   }
 
   async upsert(tag: EmbedderTag, points: readonly VectorPoint[]): Promise<void> {
@@ -104,11 +110,24 @@ export class EmbeddedVectorIndex implements VectorIndex {
       throw new ValidationError(message, [{ path: 'query', message }]);
     }
     if (k <= 0) return [];
+    this.searching++;
+    try {
+      return await this.searchIn(tag, query, filter, k);
+    } finally {
+      this.searching--;
+    }
+  }
+
+  private async searchIn(tag: EmbedderTag, query: Float32Array, filter: VectorSearchFilter, k: number): Promise<VectorHit[]> {
     const index = await this.ready(tag);
     const where = isEmptyFilter(filter.where) ? undefined : filter.where;
     const allowed = where ? await this.store.matching(tag, filter.user_id, where) : undefined;
     if (allowed?.size === 0) return [];
-    const { rowids, ids } = index.nearest(query, filter.user_id, filter.session_id, Math.max(k, this.candidates(k)), allowed);
+    // a lone search may share its scan with the helper thread (a free core makes it ~2x faster); with
+    // others in progress the process already keeps both cores busy, and splitting would only add the
+    // hand-over's CPU (measured: +0.5 ms a pass at 16 concurrent retrieves, no throughput gained)
+    const share = this.searching === 1;
+    const { rowids, ids } = index.nearest(query, filter.user_id, filter.session_id, Math.max(k, this.candidates(k)), allowed, share);
     const hits: VectorHit[] = [];
     const rows = await this.store.byRowids(rowids);
     rowids.forEach((rowid, i) => {
@@ -203,7 +222,8 @@ export class EmbeddedVectorIndex implements VectorIndex {
       if (again && again.dim === tag.dim) return again;
       // head first: rows read after it reflect every change up to it; later ones are replayed
       const { head } = await this.store.head();
-      const index = await this.fill(new EmbedderIndex(tag.id, tag.dim));
+      const split = this.shareScansFrom === undefined ? undefined : { minRows: this.shareScansFrom };
+      const index = await this.fill(new EmbedderIndex(tag.id, tag.dim, split));
       if (this.loaded.size === 0) this.cursor = head;
       // an older cursor (other embedders loaded) replays (cursor, head] for this one too: harmless
       this.loaded.set(tag.id, index);

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
+import { scanThread } from '../../../../src/adapters/embedded/scan-thread.js';
 import { EmbeddedVectorIndex } from '../../../../src/adapters/embedded/vector-index.js';
 import { openDatabase } from '../../../../src/adapters/sqlite/db.js';
 import type { EmbedderTag, VectorPoint } from '../../../../src/ports/vector-index.js';
@@ -52,6 +53,31 @@ describe('EmbeddedVectorIndex', () => {
       assert.equal(hits[0]!.payload.content, `text of p${i}`);
     }
     assert.ok(hit / 320 >= 0.99, `recall@8 ${hit / 320}`);
+    db.close();
+  });
+
+  it('shares a lone search\'s scan with the helper thread, and not a search with others in progress', async () => {
+    const { vectors, near } = clustered(3000, DIM, 12);
+    const db = openDatabase(join(dir, `v${files++}.db`));
+    const ix = new EmbeddedVectorIndex(db, { shareScansFrom: 1000 });
+    const alone = new EmbeddedVectorIndex(db, { shareScansFrom: 1e9 });
+    await ix.upsert(TAG, vectors.map((v, i) => point(`p${i}`, v)));
+    const thread = scanThread();
+    const deadline = Date.now() + 20_000;
+    // the first big scan starts the helper; scans are shared once it is up
+    const qs = Array.from({ length: 3 }, (_, i) => near(i * 101));
+    const search = (index: EmbeddedVectorIndex, q: Float32Array) => index.search(TAG, q, { user_id: 'u' }, 24);
+    for (let before = thread.scans; thread.scans === before; ) {
+      assert.ok(Date.now() < deadline, 'no search was shared');
+      assert.deepEqual(await search(ix, qs[0]!), await search(alone, qs[0]!));
+      await new Promise((r) => setTimeout(r, 2));
+    }
+    const before = thread.scans;
+    const both = await Promise.all([search(ix, qs[1]!), search(ix, qs[2]!)]);
+    assert.equal(thread.scans, before, 'two searches at once each scan on their own');
+    assert.deepEqual(both, [await search(alone, qs[1]!), await search(alone, qs[2]!)]);
+    await search(ix, qs[0]!);
+    assert.equal(thread.scans, before + 1, 'a lone search shares its scan');
     db.close();
   });
 
