@@ -2,8 +2,11 @@ import { MessageChannel, Worker, type MessagePort } from 'node:worker_threads';
 import type { WasmMemory } from './kernels.js';
 import { CONTROL_BYTES, SEQ, STATUS } from './split-scan.js';
 
-/** memories the helper keeps kernels for (one per loaded embedder; a reload makes a new one) */
-export const HELPER_MEMORIES = 8;
+/**
+ * memories the helper keeps kernels for (one per searched embedder; a reload makes a new one): few,
+ * since a memory it holds is not freed (the index's old arena after a reload)
+ */
+export const HELPER_MEMORIES = 2;
 
 /**
  * The helper thread of split scans (split-scan.ts): one per process, started on the first scan big
