@@ -128,8 +128,10 @@ export class Partition {
     const a = this.arena;
     const memoryId = split.thread.ready(a.memory);
     if (memoryId === null) return null;
+    // before the views are read: its first allocation may grow the memory
+    const helperOut = a.helperOut(OUT_BYTES);
     const job = { q16, base: this.block, scales: this.scalesBlock, rows: this.n, stride: this.stride, r };
-    const { slots, helped } = splitScan(a.kernels, a.i32, a.f32, split.thread.ctrl, memoryId, job, out, a.helperOut(OUT_BYTES), () => split.thread.wake());
+    const { slots, helped } = splitScan(a.kernels, a.i32, a.f32, split.thread.ctrl, memoryId, job, out, helperOut, () => split.thread.wake());
     split.thread.scans++;
     split.thread.helped += helped;
     return slots;
