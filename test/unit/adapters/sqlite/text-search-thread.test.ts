@@ -16,10 +16,10 @@ function entry(i: number, user: string, content: string): MemoryEntry {
 const threadOf = (store: SqliteLongTermStore) => (store as unknown as { thread: TextSearchThread | null }).thread!;
 
 /** Searches until one is answered by the thread (it starts on the first search). */
-async function threadUp(store: SqliteLongTermStore): Promise<void> {
+async function threadUp(store: SqliteLongTermStore, user = 'u'): Promise<void> {
   const thread = threadOf(store);
   for (let i = 0; i < 500 && thread.answered === 0; i++) {
-    await store.searchText('u', 'warmup', { limit: 1 });
+    await store.searchText(user, 'warmup', { limit: 1 });
     await new Promise((r) => setTimeout(r, 10));
   }
   assert.ok(thread.answered > 0, 'the thread answered a search');
@@ -28,7 +28,7 @@ async function threadUp(store: SqliteLongTermStore): Promise<void> {
 describe('long-term text search on a worker thread', () => {
   it('answers what the caller\'s own connection answers, and sees every write committed before the call', async () => {
     const db = openDatabase(join(tmpDir(), 'thread.db'));
-    const store = new SqliteLongTermStore(db);
+    const store = new SqliteLongTermStore(db, undefined, { threadFrom: 0 });
     const local = new SqliteLongTermStore(db, undefined, { textSearchThread: false });
     store.upsertSync(Array.from({ length: 300 }, (_, i) => entry(i, i % 3 === 0 ? 'u' : `v${i % 5}`, `parcel ${i % 7 ? 'locker' : 'harbour'} gate ${i}`)));
     await threadUp(store);
@@ -51,7 +51,7 @@ describe('long-term text search on a worker thread', () => {
 
   it('answers on the caller\'s thread once the thread is gone, including the calls it held', async () => {
     const db = openDatabase(join(tmpDir(), 'thread-gone.db'));
-    const store = new SqliteLongTermStore(db);
+    const store = new SqliteLongTermStore(db, undefined, { threadFrom: 0 });
     store.upsertSync([entry(1, 'u', 'harbour locker'), entry(2, 'u', 'harbour gate')]);
     await threadUp(store);
     const thread = threadOf(store);
@@ -61,6 +61,28 @@ describe('long-term text search on a worker thread', () => {
     const answered = thread.answered;
     assert.deepEqual((await store.searchText('u', 'gate', { limit: 8 })).map((h) => h.entry.id), ['e2']);
     assert.equal(thread.answered, answered, 'no call went to the ended thread');
+    await store.close();
+    db.close();
+  });
+
+  it('takes the searches of users with many entries only; a small user\'s runs on the caller\'s thread', async () => {
+    const db = openDatabase(join(tmpDir(), 'thread-big.db'));
+    const store = new SqliteLongTermStore(db, undefined, { threadFrom: 50 });
+    const local = new SqliteLongTermStore(db, undefined, { textSearchThread: false });
+    store.upsertSync([
+      ...Array.from({ length: 60 }, (_, i) => entry(i, 'big', `harbour gate ${i}`)),
+      ...Array.from({ length: 10 }, (_, i) => entry(100 + i, 'small', `harbour locker ${i}`)),
+    ]);
+    await threadUp(store, 'big');
+    const thread = threadOf(store);
+    const before = thread.answered;
+    const small = await store.searchText('small', 'harbour', { limit: 8 });
+    assert.equal(thread.answered, before, 'the small user\'s search did not go to the thread');
+    assert.deepEqual(small, await local.searchText('small', 'harbour', { limit: 8 }));
+    assert.equal(small.length, 8);
+    const big = await store.searchText('big', 'harbour', { limit: 8 });
+    assert.equal(thread.answered, before + 1, 'the big user\'s search went to the thread');
+    assert.deepEqual(big, await local.searchText('big', 'harbour', { limit: 8 }));
     await store.close();
     db.close();
   });
