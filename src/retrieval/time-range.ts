@@ -236,6 +236,8 @@ export function withoutTimeExpression(query: string, range: TimeRange | null): s
 
 /** a time expression that counts back from when it was said ("yesterday", "last week", "two days ago") */
 const COUNTS_BACK = /\b(?:yesterday|ago|last|past|previous)\b/i;
+/** COUNTS_BACK's words anywhere, word boundaries or not: a text without them holds no part that matches it */
+const MAY_COUNT_BACK = /yesterday|ago|last|past|previous/i;
 
 /**
  * The date a memory's "yesterday" or "last week" means, read from when it was said: "yesterday" said
@@ -252,6 +254,9 @@ export function mentionedDate(text: string, createdAt: string): { text: string; 
 
 /** The period a memory's "yesterday" or "last year" names, read from when it was said (see mentionedDate). */
 export function mentionedRange(text: string, createdAt: string): TimeRange | null {
+  // the range's text is part of the memory's, so a memory holding none of COUNTS_BACK's words, even
+  // inside another word, names no such period: most do not, and every result line of every pass asks
+  if (!MAY_COUNT_BACK.test(text)) return null;
   const range = parseTimeRange(text, Date.parse(createdAt));
   return range && COUNTS_BACK.test(range.text) ? range : null;
 }

@@ -141,5 +141,8 @@ describe('mentionedDate', () => {
   it('leaves alone what may look ahead, and text naming no time', () => {
     assert.equal(mentionedDate("I'm going to Paris in May!", '2023-05-08T13:56:00.000Z'), null);
     assert.equal(mentionedDate('I love pottery.', '2023-05-08T13:56:00.000Z'), null);
+    // "last" and "past" inside other words count back from nothing; the same text with the word does
+    assert.equal(mentionedDate('We blasted music at the pastry shop in May.', '2023-05-08T13:56:00.000Z'), null);
+    assert.deepEqual(mentionedDate('We blasted music at the pastry shop last May.', '2023-05-08T13:56:00.000Z'), { text: 'last May.', from: '2022-05-01', to: '2022-05-31' });
   });
 });
