@@ -49,7 +49,8 @@ export function singleToken(word: string): boolean {
  * frequency in a row is read from highlight() (the characters it adds to each weighted column: one
  * mark per instance of a one-token phrase), the row's length from the docsize table. Any commit, on
  * this connection or another, drops what is kept; the first search after it returns null and the
- * caller uses bm25(), so a store under steady writes costs what it did.
+ * caller uses bm25(), so a store under steady writes costs what it did; so does a search inside a
+ * transaction of this connection.
  */
 export class CachedBm25 {
   private readonly s;
@@ -58,7 +59,7 @@ export class CachedBm25 {
   /** IDF by phrase */
   private readonly idfs = new Map<string, number>();
 
-  constructor(db: Db) {
+  constructor(private readonly db: Db) {
     this.s = {
       version: db.prepare('SELECT total_changes(), data_version FROM pragma_data_version').raw(),
       averages: db.prepare('SELECT block FROM entries_fts_data WHERE id = ?').pluck(),
@@ -83,6 +84,9 @@ export class CachedBm25 {
    * column filter (`name : "w"`).
    */
   score(owner: string, phrases: readonly string[]): Array<[number, number]> | null {
+    // inside a transaction of this connection, statistics read now could outlive a rollback that no
+    // counter would show
+    if (this.db.inTransaction) return null;
     const before = this.current();
     if (before !== this.version) {
       this.version = before;

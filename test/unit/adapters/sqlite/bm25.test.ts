@@ -89,6 +89,16 @@ describe('long-term text search: BM25 with the collection statistics cached', ()
         assert.deepEqual(after, want);
         assert.notDeepEqual(after, new Map(before));
       }
+      // rows written and rolled back change no counter: inside a transaction bm25() answers
+      const now = new Map(bm25.score(owner, match)!);
+      assert.throws(() => db.transaction(() => {
+        fill(db, 300, 3000, 3000);
+        for (let i = 0; i < 2; i++) assert.equal(bm25.score(owner, match), null, 'no cached statistics inside a transaction');
+        throw new Error('rolled back');
+      })(), /rolled back/);
+      const back = bm25.score(owner, match) ?? bm25.score(owner, match);
+      assert.deepEqual(new Map(back!), now);
+      assert.deepEqual(now, bm25Of(db, `${owner} AND (${match.join(' OR ')})`));
     } finally {
       other.close();
       db.close();
