@@ -56,8 +56,8 @@ export class CachedBm25 {
   private readonly s;
   private version = '';
   private stats: { rows: number; avgdl: number } | null = null;
-  /** IDF by phrase */
-  private readonly idfs = new Map<string, number>();
+  /** rows holding the phrase, and its IDF, by phrase */
+  private readonly idfs = new Map<string, { rows: number; idf: number }>();
 
   constructor(private readonly db: Db) {
     this.s = {
@@ -65,7 +65,7 @@ export class CachedBm25 {
       averages: db.prepare('SELECT block FROM entries_fts_data WHERE id = ?').pluck(),
       // the IDF as bm25() computes it, through SQLite's ln() (C's log(): V8's Math.log differs from it
       // in the last bit for some arguments)
-      idf: db.prepare('SELECT ln((@rows - n + 0.5) / (n + 0.5)) FROM (SELECT count(*) AS n FROM entries_fts WHERE entries_fts MATCH @phrase)').pluck(),
+      idf: db.prepare('SELECT n, ln((@rows - n + 0.5) / (n + 0.5)) FROM (SELECT count(*) AS n FROM entries_fts WHERE entries_fts MATCH @phrase)').raw(),
       length: db.prepare('SELECT sz FROM entries_fts_docsize WHERE id = ?').pluck(),
       instances: db
         .prepare(
@@ -98,6 +98,8 @@ export class CachedBm25 {
     const idf = phrases.map((p) => this.idfOf(p, stats.rows));
     const freqs = new Map<number, Float64Array>();
     phrases.forEach((p, i) => {
+      // a word in no row (most joined compounds) is in none of the owner's
+      if (idf[i]!.rows === 0) return;
       for (const [rowid, content, name] of this.s.instances.all(`${owner} AND ${p}`) as Array<[number, number, number]>) {
         let f = freqs.get(rowid);
         if (!f) freqs.set(rowid, (f = new Float64Array(phrases.length)));
@@ -109,7 +111,7 @@ export class CachedBm25 {
       const d = this.lengthOf(rowid);
       // the owner phrase comes first in bm25()'s sum and adds 0 (its column weighs 0)
       let score = 0;
-      for (let i = 0; i < f.length; i++) score += idf[i]! * ((f[i]! * (K1 + 1.0)) / (f[i]! + K1 * (1 - B + (B * d) / stats.avgdl)));
+      for (let i = 0; i < f.length; i++) score += idf[i]!.idf * ((f[i]! * (K1 + 1.0)) / (f[i]! + K1 * (1 - B + (B * d) / stats.avgdl)));
       out.push([rowid, score]);
     }
     return this.current() === before ? out : null;
@@ -128,15 +130,15 @@ export class CachedBm25 {
     return { rows, avgdl: rows > 0 ? tokens / rows : 0 };
   }
 
-  private idfOf(phrase: string, rows: number): number {
-    let idf = this.idfs.get(phrase);
-    if (idf === undefined) {
-      const x = this.s.idf.get({ rows, phrase }) as number | null;
-      idf = x === null || x <= 0 ? MIN_IDF : x;
+  private idfOf(phrase: string, rows: number): { rows: number; idf: number } {
+    let hit = this.idfs.get(phrase);
+    if (hit === undefined) {
+      const [n, x] = this.s.idf.get({ rows, phrase }) as [number, number | null];
+      hit = { rows: n, idf: x === null || x <= 0 ? MIN_IDF : x };
       if (this.idfs.size >= IDF_CACHE) this.idfs.clear();
-      this.idfs.set(phrase, idf);
+      this.idfs.set(phrase, hit);
     }
-    return idf;
+    return hit;
   }
 
   /** the row's length in tokens, every column (bm25()'s xColumnSize(-1)) */
