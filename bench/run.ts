@@ -11,6 +11,8 @@ const SECTIONS: Record<string, () => Promise<{ default: Section }>> = {
   http: () => import('./sections/http.js'),
   bullmq: () => import('./sections/bullmq.js'),
   postgres: () => import('./sections/postgres.js'),
+  // the postgres section's HTTP rows alone (postgres runs them too)
+  'postgres-http': () => import('./sections/postgres-http.js'),
 };
 
 const args = process.argv.slice(2);
@@ -20,7 +22,7 @@ const only = onlyIdx >= 0 ? new Set((args[onlyIdx + 1] ?? '').split(',')) : null
 
 const report = new Report();
 for (const [name, load] of Object.entries(SECTIONS)) {
-  if (only && !only.has(name)) continue;
+  if (only ? !only.has(name) : name === 'postgres-http') continue;
   process.stdout.write(`\n== ${name} ==\n`);
   const section = (await load()).default;
   await section(report, { quick });

@@ -1,0 +1,47 @@
+// CPU seconds of other processes, read from /proc/<pid>/stat (utime + stime, every thread of the
+// process): what a bench charges to each part of a deployment (API processes, database backends,
+// redis-server) per operation, which on a loaded machine says more than wall time.
+import { readFileSync } from 'node:fs';
+
+/** USER_HZ: Linux reports utime/stime in these ticks (100 on every mainstream kernel; `getconf CLK_TCK`) */
+const TICKS_PER_SECOND = 100;
+
+/** CPU seconds the process has used so far, or null once it is gone (or on a system without /proc). */
+export function processCpuSeconds(pid: number): number | null {
+  let stat: string;
+  try {
+    stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  } catch {
+    return null;
+  }
+  // the command name (field 2) may hold spaces and parentheses: fields are counted after its last ')'
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  // utime and stime are fields 14 and 15 of the line, 12 and 13 after the name and the state
+  return (Number(fields[11]) + Number(fields[12])) / TICKS_PER_SECOND;
+}
+
+/** CPU seconds of each pid (gone ones left out). */
+export function cpuOf(pids: Iterable<number>): Map<number, number> {
+  const out = new Map<number, number>();
+  for (const pid of pids) {
+    const s = processCpuSeconds(pid);
+    if (s !== null) out.set(pid, s);
+  }
+  return out;
+}
+
+/**
+ * CPU seconds used between two readings by the processes of the later one: a pid that appeared in
+ * between counts from zero (a connection opened during the window), one that disappeared is lost.
+ */
+export function cpuBetween(before: Map<number, number>, after: Map<number, number>): number {
+  let s = 0;
+  for (const [pid, v] of after) s += v - (before.get(pid) ?? 0);
+  return s;
+}
+
+/** CPU seconds of this process (every thread), from process.cpuUsage. */
+export function ownCpuSeconds(): number {
+  const u = process.cpuUsage();
+  return (u.user + u.system) / 1e6;
+}
