@@ -6,11 +6,14 @@ import { readFileSync } from 'node:fs';
 /** USER_HZ: Linux reports utime/stime in these ticks (100 on every mainstream kernel; `getconf CLK_TCK`) */
 const TICKS_PER_SECOND = 100;
 
-/** CPU seconds the process has used so far, or null once it is gone (or on a system without /proc). */
-export function processCpuSeconds(pid: number): number | null {
+/**
+ * CPU seconds the process has used so far (with `mainThread`, its main thread's alone: a Node process
+ * is bound by its JavaScript thread), or null once it is gone (or on a system without /proc).
+ */
+export function processCpuSeconds(pid: number, mainThread = false): number | null {
   let stat: string;
   try {
-    stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    stat = readFileSync(mainThread ? `/proc/${pid}/task/${pid}/stat` : `/proc/${pid}/stat`, 'utf8');
   } catch {
     return null;
   }
@@ -21,10 +24,10 @@ export function processCpuSeconds(pid: number): number | null {
 }
 
 /** CPU seconds of each pid (gone ones left out). */
-export function cpuOf(pids: Iterable<number>): Map<number, number> {
+export function cpuOf(pids: Iterable<number>, mainThread = false): Map<number, number> {
   const out = new Map<number, number>();
   for (const pid of pids) {
-    const s = processCpuSeconds(pid);
+    const s = processCpuSeconds(pid, mainThread);
     if (s !== null) out.set(pid, s);
   }
   return out;

@@ -7,6 +7,7 @@ import { ContentConflictError, NeuralCleaveError, ValidationError, zodDetails, d
 import type { Logger } from '../logger.js';
 import type { ShortTermStore } from '../ports/short-term.js';
 import type { TurnLog } from '../ports/turn-log.js';
+import { SameTick } from './same-tick.js';
 
 export interface AddTurnsResult {
   /** the id of every turn sent, in order (a duplicate's id is the stored one) */
@@ -58,6 +59,16 @@ function conflictAt(err: unknown, turns: readonly Turn[], pathPrefix: string | u
  * and the reconciler re-enqueues from the turn log.
  */
 export class WritePath {
+  /** the short-term write and the jobs of the accepts that committed together, done together */
+  private readonly fanOut = new SameTick<Turn, void>(async (turns) => {
+    try {
+      await this.deps.shortTerm.push(turns);
+    } catch (err) {
+      this.deps.log.warn({ err: (err as Error).message, backend: this.deps.shortTerm.backend }, 'short-term write failed; the turns are durable in the turn log');
+    }
+    await this.enqueue(turns);
+  });
+
   constructor(private readonly deps: WritePathDeps) {}
 
   /** Validates and normalizes; throws ValidationError naming each bad field, storing nothing. */
@@ -106,16 +117,14 @@ export class WritePath {
     return { ids: turns.map((t) => t.id), accepted, duplicates };
   }
 
-  /** Appends validated turns to the turn log (a group commit), then the short-term write and the jobs. */
+  /**
+   * Appends validated turns to the turn log (a group commit), then the short-term write and the jobs
+   * (shared with the accepts that committed in the same group).
+   */
   async accept(turns: readonly Turn[]): Promise<AcceptResult> {
     const { accepted, duplicates } = await this.deps.turnLog.append(turns);
     if (accepted.length > 0) {
-      try {
-        await this.deps.shortTerm.push(accepted);
-      } catch (err) {
-        this.deps.log.warn({ err: (err as Error).message, backend: this.deps.shortTerm.backend }, 'short-term write failed; the turns are durable in the turn log');
-      }
-      await this.enqueue(accepted);
+      await this.fanOut.add(accepted);
       this.deps.onAccepted?.(accepted);
     }
     return { accepted: accepted.length, duplicates: duplicates.length };

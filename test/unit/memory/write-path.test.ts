@@ -95,6 +95,31 @@ describe('write path', () => {
     await memory.close();
   });
 
+  it('writes the short-term tier and enqueues the jobs of concurrent accepts together, each caller still waiting for them', async () => {
+    const { memory, services: s } = await testMemory();
+    const calls = { push: 0, add: new Map<string, number>() };
+    const push = s.shortTerm.push.bind(s.shortTerm);
+    s.shortTerm.push = (turns) => {
+      calls.push++;
+      return push(turns);
+    };
+    const add = s.queue.add.bind(s.queue);
+    s.queue.add = ((queue: string, jobs: never) => {
+      calls.add.set(queue, (calls.add.get(queue) ?? 0) + 1);
+      return add(queue as never, jobs);
+    }) as typeof s.queue.add;
+    const results = await Promise.all(Array.from({ length: 12 }, (_, i) => memory.addTurns({ user_id: `u${i % 3}`, session_id: `s${i % 2}`, role: 'user', content: `together ${i}` })));
+    assert.equal(calls.push, 1, 'one short-term write for twelve concurrent accepts');
+    assert.deepEqual(Object.fromEntries(calls.add), { embed: 1, persist: 1 });
+    for (const [i, r] of results.entries()) {
+      const recent = await s.shortTerm.recent(`u${i % 3}`, `s${i % 2}`);
+      assert.ok(recent.some((t) => t.id === r.ids[0]), `turn ${i} is in its session's short-term list when its call returns`);
+    }
+    await memory.idle();
+    assert.deepEqual(await s.turnLog.counts(), { total: 12, pending_embed: 0, pending_persist: 0 }, 'every job ran');
+    await memory.close();
+  });
+
   it('scopes ids to their user: another user may use the same id, and neither write touches the other', async () => {
     const { memory, services: s } = await testMemory();
     await memory.addTurns({ id: 'same', user_id: 'ann', session_id: 's', role: 'user', content: 'I am Ann and I live in Oslo' });
