@@ -1,5 +1,10 @@
 import { isUnavailable } from './pool.js';
 
+/** A batch's answer to one call that fails alone while the others succeed (the batch is not retried). */
+export class Rejected {
+  constructor(readonly error: unknown) {}
+}
+
 interface Pending<I, O> {
   input: I;
   resolve: (v: O) => void;
@@ -18,7 +23,7 @@ export class Coalescer<I, O> {
   private scheduled = false;
 
   constructor(
-    private readonly run: (inputs: readonly I[]) => Promise<O[]>,
+    private readonly run: (inputs: readonly I[]) => Promise<Array<O | Rejected>>,
     private readonly maxBatch = 500,
   ) {}
 
@@ -39,17 +44,22 @@ export class Coalescer<I, O> {
     if (batch.length === 0) return;
     try {
       const out = await this.run(batch.map((p) => p.input));
-      batch.forEach((p, i) => p.resolve(out[i]!));
+      batch.forEach((p, i) => settle(p, out[i]!));
     } catch (err) {
       if (batch.length === 1 || isUnavailable(err)) return batch.forEach((p) => p.reject(err));
       for (const p of batch) {
         try {
           const [one] = await this.run([p.input]);
-          p.resolve(one!);
+          settle(p, one!);
         } catch (e) {
           p.reject(e);
         }
       }
     }
   }
+}
+
+function settle<I, O>(p: Pending<I, O>, out: O | Rejected): void {
+  if (out instanceof Rejected) p.reject(out.error);
+  else p.resolve(out);
 }

@@ -3,7 +3,7 @@ import { ContentConflictError } from '../../errors.js';
 import type { AppendResult, TurnLog } from '../../ports/turn-log.js';
 import type { MemoryRef, PruneCriteria } from '../../ports/long-term.js';
 import type { Postgres, Tx } from './pool.js';
-import { Coalescer } from './coalesce.js';
+import { Coalescer, Rejected } from './coalesce.js';
 import { bulkInsert, rowToTurn, scanBySeq, turnSelect, TURN_COLUMNS } from './rows.js';
 
 
@@ -44,12 +44,13 @@ export class PostgresTurnLog implements TurnLog {
 
   /**
    * Concurrent appends (one per HTTP request) share one transaction: one commit, one WAL flush, three
-   * round trips for all of them. Each call is still all or nothing: a batch that fails (one call's
+   * round trips for all of them (one when each holds one turn: appendSingles). Each call is still all or nothing: a batch that fails (one call's
    * conflict) is retried call by call (Coalescer), so only the failing call rejects, with its own index.
    * Within a batch an id sent by two calls is accepted for the first and a duplicate for the second,
    * as two appends committed one after the other would be.
    */
   private readonly appends = new Coalescer<{ turns: readonly Turn[]; acceptedAt: number }, AppendResult>(async (calls) => {
+    if (calls.every((c) => c.turns.length === 1)) return this.appendSingles(calls.map((c) => c.turns[0]!), Math.min(...calls.map((c) => c.acceptedAt)));
     if (calls.length === 1) return [await this.pg.tx((tx) => appendIn(tx, calls[0]!.turns, calls[0]!.acceptedAt))];
     const all = calls.flatMap((c) => c.turns);
     const taken = await this.pg.tx((tx) => appendRows(tx, all, Math.min(...calls.map((c) => c.acceptedAt))));
@@ -61,6 +62,44 @@ export class PostgresTurnLog implements TurnLog {
       return { accepted, duplicates: c.turns.filter((_, i) => !taken.has(first + i)).map((t) => t.id) };
     });
   });
+
+  /**
+   * Calls of one turn each (the HTTP route's single-turn writes): one INSERT in its own implicit
+   * transaction — one round trip, its commit flushed before it returns — instead of BEGIN, INSERT,
+   * COMMIT. A call's turn is all it has, so a call never needs undoing: its row was written, or it
+   * was not and the call is a duplicate or fails alone with its conflict (the held row is read by a
+   * second statement, whose snapshot sees a concurrent writer's committed row the INSERT waited for).
+   */
+  private async appendSingles(turns: readonly Turn[], acceptedAt: number): Promise<Array<AppendResult | Rejected>> {
+    const key = (t: Pick<Turn, 'user_id' | 'id'>) => `${t.user_id}\u0000${t.id}`;
+    const first = new Map<string, Turn>();
+    const firstAt = new Map<string, number>();
+    turns.forEach((t, i) => {
+      if (first.has(key(t))) return;
+      first.set(key(t), t);
+      firstAt.set(key(t), i);
+    });
+    const { sql, values } = bulkInsert('turns', [...TURN_COLUMNS, 'accepted_at'], [...first.values()].map((t) => ({ ...t, accepted_at: acceptedAt })));
+    const inserted = await this.pg.query<{ user_id: string; id: string }>(`${sql} ON CONFLICT (user_id, id) DO NOTHING RETURNING user_id, id`, values);
+    const written = new Set(inserted.map(key));
+    const held = [...first.values()].filter((t) => !written.has(key(t)));
+    const stored = new Map<string, Held>();
+    if (held.length > 0) {
+      const rows = await this.pg.query<Held & { user_id: string; id: string }>(
+        `SELECT t.user_id, t.id, t.session_id, t.role, t.name, t.content FROM turns t
+         JOIN unnest($1::text[], $2::text[]) AS k(user_id, id) ON t.user_id = k.user_id AND t.id = k.id`,
+        [held.map((t) => t.user_id), held.map((t) => t.id)],
+      );
+      for (const r of rows) stored.set(key(r), r);
+    }
+    return turns.map((t, i) => {
+      const k = key(t);
+      if (written.has(k) && firstAt.get(k) === i) return { accepted: [t], duplicates: [] };
+      // what this turn is compared with: the row stored before, or the batch's first turn of its id
+      const earlier = written.has(k) ? first.get(k) : stored.get(k);
+      return earlier && sameTurn(earlier, t) ? { accepted: [], duplicates: [t.id] } : new Rejected(new ContentConflictError(t.id, 0));
+    });
+  }
 
   /** concurrent reads (every persist job starts with one) share one statement too */
   private readonly reads = new Coalescer<{ user_id: string; id: string }, Turn | null>(async (keys) => {

@@ -77,7 +77,7 @@ describe('PostgreSQL turn log (real database)', () => {
     const [a, b, c] = [turn(u, 'a'), turn(u, 'b'), turn(u, 'c')];
     const begins: string[] = [];
     const connect = db.pool.connect.bind(db.pool);
-    db.pool.connect = (async () => (begins.push('tx'), connect())) as typeof db.pool.connect;
+    db.pool.connect = ((...args: []) => (begins.push('tx'), connect(...args))) as typeof db.pool.connect;
     let results: Array<PromiseSettledResult<AppendResult>>;
     try {
       results = await Promise.allSettled([log.append([a]), log.append([b, held]), log.append([c, { ...held, content: 'other text' }]), log.append([a])]);
@@ -93,18 +93,70 @@ describe('PostgreSQL turn log (real database)', () => {
     assert.equal(refused.index, 1, 'the index within its own call, not within the shared batch');
     assert.deepEqual(again, { status: 'fulfilled', value: { accepted: [], duplicates: [a.id] } }, 'the second call with an id is its duplicate');
     assert.equal(await log.get(u, c.id), null, 'nothing of the refused call is written');
-    // one transaction for the four, then (the conflict) one per call
-    assert.equal(begins.length, 5, `transactions: ${begins.length}`);
+    // one transaction for the four, then (the conflict) one connection per statement of each call alone:
+    // [a] one INSERT, [b, held] and [c, held'] a transaction each, the second [a] its INSERT and the read
+    // of the row it found held
+    assert.equal(begins.length, 6, `connections: ${begins.length}`);
     const quiet = [turn(u, 'x'), turn(u, 'y'), turn(u, 'z')];
     begins.length = 0;
-    db.pool.connect = (async () => (begins.push('tx'), connect())) as typeof db.pool.connect;
+    db.pool.connect = ((...args: []) => (begins.push('tx'), connect(...args))) as typeof db.pool.connect;
     try {
       const r = await Promise.all(quiet.map((t) => log.append([t])));
       assert.deepEqual(r.map((x) => x.accepted), quiet.map((t) => [t]));
     } finally {
       db.pool.connect = connect;
     }
-    assert.equal(begins.length, 1, 'three concurrent appends, one transaction');
+    assert.equal(begins.length, 1, 'three concurrent appends, one connection (one statement: appendSingles)');
+  });
+
+  it('writes concurrent single-turn appends with one statement and no explicit transaction; a duplicate or a conflict is answered per call', async () => {
+    const db = await pg();
+    const log = new PostgresTurnLog(db);
+    const u = uid();
+    const held = turn(u, 'held before');
+    await log.append([held]);
+    const [a, b, c] = [turn(u, 'a'), turn(u, 'b'), turn(u, 'c')];
+    const statements: string[] = [];
+    const query = db.pool.query.bind(db.pool);
+    // a transaction (BEGIN, INSERT, COMMIT) runs on a checked-out client, never through pool.query
+    db.pool.query = ((text: string, values?: unknown[]) => (statements.push(text), query(text, values))) as typeof db.pool.query;
+    let quiet: AppendResult[];
+    let mixed: Array<PromiseSettledResult<AppendResult>>;
+    let counts: { quiet: number; mixed: number };
+    try {
+      quiet = await Promise.all([a, b].map((t) => log.append([t])));
+      counts = { quiet: statements.length, mixed: 0 };
+      assert.match(statements[0] ?? '', /^INSERT INTO turns/);
+      statements.length = 0;
+      mixed = await Promise.allSettled([
+        log.append([c]),
+        log.append([held]),
+        log.append([{ ...held, content: 'other text' }]),
+        log.append([c]),
+        log.append([{ ...c, content: 'c, changed in the same batch' }]),
+      ]);
+      counts.mixed = statements.length;
+    } finally {
+      db.pool.query = query;
+    }
+    assert.deepEqual(quiet.map((r) => r.accepted), [[a], [b]]);
+    assert.equal(counts.quiet, 1, 'two concurrent single-turn appends, one INSERT committing alone');
+    const [rc, rHeld, rOther, rAgain, rChanged] = mixed;
+    assert.deepEqual(rc, { status: 'fulfilled', value: { accepted: [c], duplicates: [] } });
+    assert.deepEqual(rHeld, { status: 'fulfilled', value: { accepted: [], duplicates: [held.id] } }, 'a re-send of a stored turn');
+    assert.ok(rOther?.status === 'rejected' && rOther.reason instanceof ContentConflictError && rOther.reason.index === 0, 'other content under a stored id');
+    assert.deepEqual(rAgain, { status: 'fulfilled', value: { accepted: [], duplicates: [c.id] } }, 'the second call with a new id is its duplicate');
+    assert.ok(rChanged?.status === 'rejected' && rChanged.reason instanceof ContentConflictError, 'other content under an id the batch writes');
+    assert.equal(counts.mixed, 2, 'the INSERT, and one read of the rows it found held');
+    assert.equal((await log.get(u, held.id))?.content, 'held before');
+    assert.equal((await log.get(u, c.id))?.content, 'c');
+    const other = new Postgres({ url: db.options.url, max: 1 });
+    try {
+      const [{ n }] = (await other.query<{ n: number }>('SELECT count(*)::int AS n FROM turns WHERE user_id = $1', [u])) as [{ n: number }];
+      assert.equal(n, 4, 'committed: another connection sees every accepted turn');
+    } finally {
+      await other.close();
+    }
   });
 
   it('reads concurrent gets in one statement, each caller its own turn (or null), ids per user', async () => {
