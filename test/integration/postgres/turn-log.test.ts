@@ -189,6 +189,10 @@ describe('PostgreSQL turn log (real database)', () => {
     assert.equal(await setting(false), 'off');
     assert.equal(await setting(), 'on', 'an append (a plain transaction) still waits for the flush');
     assert.equal((await db.query<{ synchronous_commit: string }>('SHOW synchronous_commit'))[0]!.synchronous_commit, 'on');
+    // a job's one-statement write (queryUnflushed) runs on connections of their own: the pool's stay flushed
+    assert.equal((await db.queryUnflushed<{ synchronous_commit: string }>('SHOW synchronous_commit'))[0]!.synchronous_commit, 'off');
+    assert.equal((await db.query<{ synchronous_commit: string }>('SHOW synchronous_commit'))[0]!.synchronous_commit, 'on');
+    assert.equal((await db.tx((tx) => tx.query<{ synchronous_commit: string }>('SHOW synchronous_commit')))[0]!.synchronous_commit, 'on');
   });
 
   it('scan pages through turns in acceptance order, all users or one, and the long-term store pages its entries the same way', async () => {
