@@ -10,7 +10,7 @@ import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
-import { generate, KEY, listeningPort, queries, runWrites } from './sections/http.js';
+import { clusterEnv, generate, KEY, listeningPort, queries, runWrites } from './sections/http.js';
 
 const args = process.argv.slice(2);
 const what = args[0] === 'retrieve' ? 'retrieve' : 'writes';
@@ -75,17 +75,7 @@ function retrieves(port: number, bodies: string[], secs: number): Promise<autoca
 }
 
 const dir = mkdtempSync(join(tmpdir(), 'nc-profile-http-'));
-const env: Record<string, string> = {
-  PATH: process.env.PATH ?? '',
-  NEURALCLEAVE_SQLITE_PATH: join(dir, 'bench.db'),
-  NEURALCLEAVE_EMBEDDING_MODEL: 'hash',
-  NEURALCLEAVE_LOG_LEVEL: 'error',
-  NEURALCLEAVE_PORT: '0',
-  NEURALCLEAVE_API_KEYS: `${KEY}=*`,
-  NEURALCLEAVE_SHORT_TERM_BUDGET_MS: '5000',
-  NEURALCLEAVE_SEMANTIC_BUDGET_MS: '5000',
-  NEURALCLEAVE_LONG_TERM_BUDGET_MS: '5000',
-};
+const env = clusterEnv(dir);
 // the HTTP processes inherit the primary's execArgv
 const prof = cpuProf ? ['--cpu-prof', `--cpu-prof-dir=${cpuProf}`] : [];
 const proc = spawn(process.execPath, [...prof, cli, 'serve', '--processes', String(processes)], { env, stdio: ['ignore', 'ignore', 'pipe'] });

@@ -392,10 +392,9 @@ export function listeningPort(proc: ChildProcess, what: string): Promise<number>
   });
 }
 
-/** `neuralcleave serve --processes N` on the seeded file (no Redis: the primary holds queue and short-term tier). */
-async function startCluster(dir: string, processes: number): Promise<{ proc: ChildProcess; port: number }> {
-  const cli = fileURLToPath(new URL('../../src/cli/main.js', import.meta.url));
-  const env = {
+/** The environment of a `serve` on the seeded file in `dir` (hash embedder, the bench's key, generous tier budgets). */
+export function clusterEnv(dir: string): Record<string, string> {
+  return {
     PATH: process.env.PATH ?? '',
     NEURALCLEAVE_SQLITE_PATH: join(dir, 'bench.db'),
     NEURALCLEAVE_EMBEDDING_MODEL: 'hash',
@@ -406,6 +405,12 @@ async function startCluster(dir: string, processes: number): Promise<{ proc: Chi
     NEURALCLEAVE_SEMANTIC_BUDGET_MS: '5000',
     NEURALCLEAVE_LONG_TERM_BUDGET_MS: '5000',
   };
+}
+
+/** `neuralcleave serve --processes N` on the seeded file (no Redis: the primary holds queue and short-term tier). */
+async function startCluster(dir: string, processes: number): Promise<{ proc: ChildProcess; port: number }> {
+  const cli = fileURLToPath(new URL('../../src/cli/main.js', import.meta.url));
+  const env = clusterEnv(dir);
   const proc = spawn(process.execPath, [cli, 'serve', '--processes', String(processes)], { env, stdio: ['ignore', 'ignore', 'pipe'] });
   const port = await listeningPort(proc, `serve --processes ${processes}`);
   return { proc, port };
