@@ -82,7 +82,10 @@ export class TextSearchThread {
       const w = this.waiting.get(m.id);
       if (!w) return;
       this.waiting.delete(m.id);
-      if (this.waiting.size === 0) worker.unref();
+      // only while the thread is ours: an answer read after close() began terminating it must not let
+      // go of the handle terminate() holds, or nothing keeps the process up until the thread's exit
+      // and close() never settles
+      if (this.waiting.size === 0 && this.worker === worker) worker.unref();
       this.answered++;
       if (m.ok) w.resolve(m.hits);
       else w.reject(new Error(m.message));

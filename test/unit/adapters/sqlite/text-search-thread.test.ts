@@ -56,12 +56,35 @@ describe('long-term text search on a worker thread', () => {
     await threadUp(store);
     const thread = threadOf(store);
     const held = store.searchText('u', 'harbour', { limit: 8 });
-    await (thread as unknown as { worker: { terminate(): Promise<number> } }).worker.terminate();
+    // ended from outside, as a crash would end it; this test's own timer keeps the process up meanwhile
+    // (an answer read during the termination lets go of the thread's handle: see the close test below)
+    const keepUp = setInterval(() => {}, 1000);
+    try {
+      await (thread as unknown as { worker: { terminate(): Promise<number> } }).worker.terminate();
+    } finally {
+      clearInterval(keepUp);
+    }
     assert.deepEqual((await held).map((h) => h.entry.id).sort(), ['e1', 'e2']);
     const answered = thread.answered;
     assert.deepEqual((await store.searchText('u', 'gate', { limit: 8 })).map((h) => h.entry.id), ['e2']);
     assert.equal(thread.answered, answered, 'no call went to the ended thread');
     await store.close();
+    db.close();
+  });
+
+  it('closes while the thread\'s answer to a held call is already on its way: close and the call both settle', async () => {
+    const db = openDatabase(join(tmpDir(), 'thread-close.db'));
+    const store = new SqliteLongTermStore(db, undefined, { threadFrom: 0 });
+    store.upsertSync([entry(1, 'u', 'harbour locker'), entry(2, 'u', 'harbour gate')]);
+    await threadUp(store);
+    const held = store.searchText('u', 'harbour', { limit: 8 });
+    // block this thread long enough for the search thread to post its answer, so that the answer is
+    // read after close() began terminating the thread (an answer that let go of the thread's handle
+    // then left nothing to keep the process up until the thread's exit: close never settled)
+    Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 300);
+    const closed = store.close();
+    assert.deepEqual((await held).map((h) => h.entry.id).sort(), ['e1', 'e2']);
+    await closed;
     db.close();
   });
 
