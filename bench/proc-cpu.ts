@@ -1,26 +1,47 @@
 // CPU seconds of other processes, read from /proc/<pid>/stat (utime + stime, every thread of the
 // process): what a bench charges to each part of a deployment (API processes, database backends,
 // redis-server) per operation, which on a loaded machine says more than wall time.
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 
 /** USER_HZ: Linux reports utime/stime in these ticks (100 on every mainstream kernel; `getconf CLK_TCK`) */
 const TICKS_PER_SECOND = 100;
+
+/** The fields of a /proc stat file after the command name (field 2, which may hold spaces and
+ * parentheses: counted after its last ')'), or null once the process is gone (or without /proc). */
+function statFields(path: string): string[] | null {
+  let stat: string;
+  try {
+    stat = readFileSync(path, 'utf8');
+  } catch {
+    return null;
+  }
+  return stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+}
+
+/** utime + stime (fields 14 and 15 of the line, 12 and 13 after the name and the state), in seconds */
+function cpuSecondsOf(fields: string[] | null): number | null {
+  return fields ? (Number(fields[11]) + Number(fields[12])) / TICKS_PER_SECOND : null;
+}
 
 /**
  * CPU seconds the process has used so far (with `mainThread`, its main thread's alone: a Node process
  * is bound by its JavaScript thread), or null once it is gone (or on a system without /proc).
  */
 export function processCpuSeconds(pid: number, mainThread = false): number | null {
-  let stat: string;
-  try {
-    stat = readFileSync(mainThread ? `/proc/${pid}/task/${pid}/stat` : `/proc/${pid}/stat`, 'utf8');
-  } catch {
-    return null;
-  }
-  // the command name (field 2) may hold spaces and parentheses: fields are counted after its last ')'
-  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  // utime and stime are fields 14 and 15 of the line, 12 and 13 after the name and the state
-  return (Number(fields[11]) + Number(fields[12])) / TICKS_PER_SECOND;
+  return cpuSecondsOf(statFields(mainThread ? `/proc/${pid}/task/${pid}/stat` : `/proc/${pid}/stat`));
+}
+
+/** CPU seconds one thread of this process has used so far, or null once it is gone. */
+export function threadCpuSeconds(tid: number): number | null {
+  return cpuSecondsOf(statFields(`/proc/self/task/${tid}/stat`));
+}
+
+/** The processes whose parent is `pid` (field 4 of their stat line). */
+export function childrenOf(pid: number): number[] {
+  return readdirSync('/proc')
+    .filter((d) => /^\d+$/.test(d))
+    .map(Number)
+    .filter((p) => Number(statFields(`/proc/${p}/stat`)?.[1]) === pid);
 }
 
 /** CPU seconds of each pid (gone ones left out). */

@@ -5,11 +5,12 @@
 // `--cli` points at another build's dist/src/cli/main.js (A/B against another tree in the same minutes);
 // `--cpu-prof DIR` has every serve process write a V8 CPU profile there on exit.
 import { spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
+import { childrenOf, processCpuSeconds } from './proc-cpu.js';
 import { clusterEnv, generate, KEY, listeningPort, queries, runWrites } from './sections/http.js';
 
 const args = process.argv.slice(2);
@@ -23,26 +24,12 @@ const seconds = Number(opt('seconds', '8'));
 const turns = Number(opt('turns', '20000'));
 const cli = opt('cli', fileURLToPath(new URL('../src/cli/main.js', import.meta.url)));
 const cpuProf = opt('cpu-prof', '');
-const TICK_MS = 10; // USER_HZ 100
 
 /** utime + stime of a process, ms */
 function cpuMs(pid: number): number {
-  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-  const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  return (Number(f[11]) + Number(f[12])) * TICK_MS;
-}
-function childrenOf(pid: number): number[] {
-  return readdirSync('/proc')
-    .filter((d) => /^\d+$/.test(d))
-    .map(Number)
-    .filter((p) => {
-      try {
-        const stat = readFileSync(`/proc/${p}/stat`, 'utf8');
-        return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]) === pid;
-      } catch {
-        return false;
-      }
-    });
+  const s = processCpuSeconds(pid);
+  if (s === null) throw new Error(`process ${pid} is gone`);
+  return s * 1000;
 }
 
 async function post(port: number, path: string, body: unknown): Promise<Response> {

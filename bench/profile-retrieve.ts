@@ -4,11 +4,12 @@
 // Takes: a folder that keeps the corpora between runs (built on the first run: 100k turns of one user,
 // 100k turns of 1,000 users), which corpora (`one`, `many`, both by default), how many queries (400).
 // Prints one line per corpus.
-import { existsSync, mkdirSync, readFileSync } from 'node:fs';
+import { existsSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { corpus, fill, type Corpus } from './sections/retrieve.js';
 import { ChatText } from './sections/chat-text.js';
 import { sqliteOf } from './sqlite.js';
+import { threadCpuSeconds } from './proc-cpu.js';
 
 const dir = process.argv[2] ?? '/tmp/nc-prof-retrieve';
 const which = (process.argv[3] ?? 'one,many').split(',');
@@ -17,9 +18,9 @@ const TURNS = 100_000;
 
 /** CPU ms (user + system) of one thread of this process, from /proc (Linux) */
 function threadCpu(tid: number): number {
-  const f = readFileSync(`/proc/self/task/${tid}/stat`, 'utf8');
-  const fields = f.slice(f.lastIndexOf(')') + 2).split(' ');
-  return ((Number(fields[11]) + Number(fields[12])) * 1000) / 100;
+  const s = threadCpuSeconds(tid);
+  if (s === null) throw new Error(`thread ${tid} is gone`);
+  return s * 1000;
 }
 
 function pct(xs: number[], p: number): number {

@@ -97,14 +97,19 @@ class Charge {
     return (this[part] * 1000) / this.turns;
   }
 
-  /** everything this deployment's turns cost, the server's shared writers left out (other databases use them too) */
+  /** CPU seconds of everything this deployment's turns cost, the server's shared writers left out (other databases use them too) */
+  private get counted(): number {
+    return this.api + this.db + this.redis + this.load;
+  }
+
+  /** ms of CPU per accepted turn, every counted part */
   get total(): number {
-    return this.per('api') + this.per('db') + this.per('redis') + this.per('load');
+    return (this.counted * 1000) / this.turns;
   }
 
   describe(): string {
     const f = (x: number) => x.toFixed(3);
-    const cores = (this.api + this.db + this.redis + this.load) / this.wall;
+    const cores = this.counted / this.wall;
     return `CPU ms per accepted turn: API ${f(this.per('api'))} (main thread ${f(this.per('apiMain'))}), PostgreSQL backends ${f(this.per('db'))}, redis-server ${f(this.per('redis'))}, load generator ${f(this.per('load'))} (server WAL writer/checkpointer/bgwriter ${f(this.per('aux'))}, not counted: shared); ${cores.toFixed(2)} cores busy over ${this.turns.toLocaleString('en-US')} turns`;
   }
 }

@@ -86,6 +86,11 @@ function scanRows(k: KernelFns, i32: Int32Array, f32: Float32Array, job: ScanJob
   }
 }
 
+/** Scans chunk `c` of the job (`chunkRows` rows, fewer in the last one): scanRows over its rows. */
+function scanChunk(k: KernelFns, i32: Int32Array, f32: Float32Array, job: ScanJob, out: number, c: number, chunkRows: number, top: TopK, bound: number, also?: TopK): void {
+  scanRows(k, i32, f32, job, out, c * chunkRows, Math.min(chunkRows, job.rows - c * chunkRows), top, bound, also);
+}
+
 /** the largest float32 below `f` (a floor under which a row cannot tie `f`); -Infinity stays */
 function below(f: number): number {
   if (!Number.isFinite(f)) return f;
@@ -147,7 +152,7 @@ export function splitScan(
   const mine = new Uint8Array(chunks);
   for (let c; (c = claim(ctrl, gen, chunks)) >= 0; ) {
     mine[c] = 1;
-    scanRows(k, i32, f32, job, out, c * chunkRows, Math.min(chunkRows, job.rows - c * chunkRows), top, -Infinity);
+    scanChunk(k, i32, f32, job, out, c, chunkRows, top, -Infinity);
   }
   // every chunk is claimed now; the helper's are published, or taken back here
   const rows: number[] = [];
@@ -166,7 +171,7 @@ export function splitScan(
     } else {
       // taken back: rows below this thread's k-th best cannot reach the top r
       retaken ??= new TopK(job.r);
-      scanRows(k, i32, f32, job, out, c * chunkRows, Math.min(chunkRows, job.rows - c * chunkRows), retaken, below(top.floor));
+      scanChunk(k, i32, f32, job, out, c, chunkRows, retaken, below(top.floor));
     }
   }
   for (const t of retaken ? [top, retaken] : [top]) for (let i = 0; i < t.size; i++) (rows.push(t.items[i]!), scores.push(t.scores[i]!));
@@ -193,7 +198,7 @@ export function helpScan(k: KernelFns, i32: Int32Array, f32: Float32Array, ctrl:
     const st = Atomics.load(ctrl, STATE + c);
     if (st >>> 2 === gen) continue; // taken back already
     const chunk = new TopK(job.r);
-    scanRows(k, i32, f32, job, out, c * chunkRows, Math.min(chunkRows, job.rows - c * chunkRows), top, -Infinity, chunk);
+    scanChunk(k, i32, f32, job, out, c, chunkRows, top, -Infinity, chunk);
     for (let i = 0; i < chunk.size; i++) {
       const e = LIST + 2 * (cursor + i);
       ctrl[e] = chunk.items[i]!;
