@@ -4,10 +4,13 @@
 # ---- build: install everything, compile TypeScript, then drop the dev dependencies ----
 FROM node:20-bookworm-slim AS build
 WORKDIR /app
-# native modules (better-sqlite3, hnswlib-node) compile from source when no prebuilt binary fits
+# native modules (better-sqlite3, msgpackr-extract) compile from source when no prebuilt binary fits
 RUN apt-get update \
  && apt-get install -y --no-install-recommends python3 make g++ \
  && rm -rf /var/lib/apt/lists/*
+# onnxruntime-node's install script reads this (as well as .npmrc's onnxruntime-node-install=skip,
+# which npm 12 will stop passing on): no CUDA libraries are downloaded for a CPU image
+ENV ONNXRUNTIME_NODE_INSTALL=skip
 COPY package.json package-lock.json .npmrc tsconfig.json ./
 COPY src ./src
 COPY queues ./queues
