@@ -67,10 +67,13 @@ export function pruneWhere(c: PruneCriteria): { where: string; params: Record<st
   return { where: where.join(' AND '), params };
 }
 
-// weights: content 1, participant name 2, owner 0 (the owner column only narrows the match)
+// weights: content 1, participant name 2, owner 0 (the owner column only narrows the match).
+// CROSS JOIN keeps the match as the outer loop: with a filter on an indexed column (created_at,
+// session_id) the planner otherwise walks the user's rows of that index and evaluates the whole MATCH
+// again for each one — 126 ms instead of 3 for a created_before filter on RealMem's 5k turns.
 const ftsSql = (filter: string) =>
   `SELECT ${entryColumnsOf('e')}, -bm25(entries_fts, 1.0, 2.0, 0.0) AS rank
-   FROM entries_fts JOIN entries e ON e.rowid = entries_fts.rowid
+   FROM entries_fts CROSS JOIN entries e ON e.rowid = entries_fts.rowid
    WHERE entries_fts MATCH @match AND e.user_id = @user_id AND (@session_id IS NULL OR e.session_id = @session_id)
      AND (@from IS NULL OR e.created_at >= @from) AND (@before IS NULL OR e.created_at < @before)${filter}
    ORDER BY bm25(entries_fts, 1.0, 2.0, 0.0) LIMIT @limit`;
