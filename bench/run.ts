@@ -11,6 +11,7 @@ const SECTIONS: Record<string, () => Promise<{ default: Section }>> = {
   http: () => import('./sections/http.js'),
   bullmq: () => import('./sections/bullmq.js'),
   postgres: () => import('./sections/postgres.js'),
+  tokens: () => import('./sections/tokens.js'),
   // the postgres section's HTTP rows alone (postgres runs them too)
   'postgres-http': () => import('./sections/postgres-http.js'),
 };

@@ -1,7 +1,6 @@
 import { createHash } from 'node:crypto';
-import { Tiktoken } from 'js-tiktoken/lite';
-import cl100k from 'js-tiktoken/ranks/cl100k_base';
 import type { Turn } from '../domain/turn.js';
+import { forEachPiece, pieceBytes, pieceTokens, tokenStarts } from './cl100k.js';
 
 /**
  * Chat-completion framing per message (`<|im_start|>role … <|im_end|>`) and for priming the reply, as
@@ -13,25 +12,21 @@ export const TOKENS_REPLY_PRIMING = 3;
 
 /** distinct texts whose counts are remembered; a session is re-estimated after every reply */
 const CACHE_SIZE = 20_000;
-
-let encoder: Tiktoken | null = null;
-
-/**
- * The cl100k_base BPE, whose ranks ship inside js-tiktoken (no download, works offline). Building it
- * takes ~250 ms, so it happens once per process, on first use; it is immutable afterwards.
- */
-function cl100kEncoder(): Tiktoken {
-  encoder ??= new Tiktoken(cl100k);
-  return encoder;
-}
+/** distinct pieces (words with their leading space, mostly) whose counts are remembered */
+const PIECE_CACHE_SIZE = 50_000;
 
 /**
- * Estimates tokens with a real BPE tokenizer. Local models tokenize differently (Llama's BPE is close
- * to cl100k on English; within ~10–15%), which the compaction threshold's margin absorbs — it is an
+ * Counts tokens with a real BPE tokenizer: cl100k_base, whose ranks ship inside js-tiktoken (no
+ * download, works offline; the table is built once per process, on first use). The count is exactly
+ * js-tiktoken's `encode(text, [], []).length`, computed in O(n log n) on any text (`cl100k.ts`): a
+ * 32,000-character message of any content counts in milliseconds, so no request or job stalls on it
+ * (docs/architecture.md, token counting). Local models tokenize differently (Llama's BPE is close to
+ * cl100k on English; within ~10–15%), which the compaction threshold's margin absorbs — it is an
  * estimate for deciding when to compact, not a billing count.
  */
 export class TokenCounter {
   private readonly cache = new Map<string, number>();
+  private readonly pieces = new Map<string, number>();
 
   /** tokens of a text; special-token markers in user text count as plain text, never throw */
   count(text: string): number {
@@ -40,9 +35,24 @@ export class TokenCounter {
     const key = text.length <= 64 ? text : createHash('sha1').update(text).digest('base64');
     const hit = this.cache.get(key);
     if (hit !== undefined) return hit;
-    const n = cl100kEncoder().encode(text, [], []).length;
+    let n = 0;
+    forEachPiece(text, (piece) => {
+      n += this.piece(piece);
+    });
     if (this.cache.size >= CACHE_SIZE) this.cache.delete(this.cache.keys().next().value!);
     this.cache.set(key, n);
+    return n;
+  }
+
+  private piece(piece: string): number {
+    const hit = this.pieces.get(piece);
+    if (hit !== undefined) return hit;
+    const n = pieceTokens(piece);
+    // short pieces recur (words); a long one is rarely seen twice and would pin its text in memory
+    if (piece.length <= 64) {
+      if (this.pieces.size >= PIECE_CACHE_SIZE) this.pieces.clear();
+      this.pieces.set(piece, n);
+    }
     return n;
   }
 
@@ -76,9 +86,22 @@ export class TokenCounter {
   /** the longest prefix of `text` that fits in `maxTokens` (a summary's hard cap) */
   truncate(text: string, maxTokens: number): string {
     if (this.count(text) <= maxTokens) return text;
-    const enc = cl100kEncoder();
-    const ids = enc.encode(text, [], []);
+    let left = Math.max(0, maxTokens);
+    let cut = '';
+    forEachPiece(text, (piece, start) => {
+      const n = this.piece(piece);
+      if (n <= left) {
+        left -= n;
+        return true;
+      }
+      // the piece's first `left` tokens, as decoding them would give
+      const bytes = pieceBytes(piece);
+      const starts = tokenStarts(bytes);
+      const end = left < starts.length ? starts[left]! : bytes.length;
+      cut = text.slice(0, start) + Buffer.from(bytes.slice(0, end), 'latin1').toString('utf8');
+      return false;
+    });
     // a cut inside a multi-byte character decodes to U+FFFD: drop it
-    return enc.decode(ids.slice(0, Math.max(0, maxTokens))).replace(/\uFFFD+$/, '');
+    return cut.replace(/\uFFFD+$/, '');
   }
 }

@@ -1,6 +1,27 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
+import { Tiktoken } from 'js-tiktoken/lite';
+import cl100k from 'js-tiktoken/ranks/cl100k_base';
 import { TOKENS_PER_MESSAGE, TOKENS_REPLY_PRIMING, TokenCounter } from '../../../src/compaction/tokens.js';
+import { mulberry32 } from '../../fixtures/random.js';
+import { worstInputs } from '../../fixtures/token-worst.js';
+
+/** js-tiktoken's own encode: the reference the counter must equal (slow on long unknown pieces, so only on short texts here) */
+const reference = new Tiktoken(cl100k);
+const referenceCount = (text: string) => reference.encode(text, [], []).length;
+
+/** text mixing ASCII, whitespace of every kind, Cyrillic, CJK and emoji, from a seed */
+function mixedText(rnd: () => number, length: number): string {
+  const pools = [' \t\n\r\u00a0\u200b\u3000', 'abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ', "0123456789.,;:!?'\"()[]{}<>-_=+*/\\@#$%^&|~`", 'абвгдежзийклмнопрстуфхцчшщыэюя', '的一是不了人我在有他这为之大来以个中上们', '😀🎉👍🏽🇵🇹é́'];
+  let s = '';
+  while (s.length < length) {
+    const pool = pools[Math.floor(rnd() * pools.length)]!;
+    const chars = [...pool];
+    const run = 1 + Math.floor(rnd() * 12);
+    for (let i = 0; i < run; i++) s += chars[Math.floor(rnd() * chars.length)]!;
+  }
+  return s;
+}
 
 describe('TokenCounter (cl100k_base, offline)', () => {
   const tokens = new TokenCounter();
@@ -13,6 +34,48 @@ describe('TokenCounter (cl100k_base, offline)', () => {
     // a long run of one digit is far from length / 4
     const digits = '1'.repeat(300);
     assert.equal(tokens.count(digits), 100);
+  });
+
+  it("counts exactly as js-tiktoken's encode on mixed scripts, whitespace runs and long unknown pieces", () => {
+    const rnd = mulberry32(2025);
+    for (let i = 0; i < 400; i++) {
+      const text = mixedText(rnd, 1 + Math.floor(rnd() * 300));
+      assert.equal(new TokenCounter().count(text), referenceCount(text), JSON.stringify(text));
+    }
+    // each kind of the worst inputs, at lengths the reference still finishes in well under a second
+    for (const text of ['x'.repeat(1000), '\u200b'.repeat(200), '\t'.repeat(800), ' '.repeat(800) + 'a', '\n'.repeat(800), '😀'.repeat(100), '漢'.repeat(300), 'Note: ' + '\u200b'.repeat(150)]) {
+      assert.equal(new TokenCounter().count(text), referenceCount(text), `${JSON.stringify(text.slice(0, 8))} × ${text.length}`);
+    }
+  });
+
+  // the timeout guards against a hang (js-tiktoken's encode never ends on the tab run), it times nothing
+  it('counts the 32,000-character inputs that stalled the reference (x, U+200B, tab …) with a sane count', { timeout: 60_000 }, () => {
+    const tokens = new TokenCounter();
+    const counts = Object.fromEntries(Object.entries(worstInputs()).map(([name, text]) => [name, tokens.count(text)]));
+    for (const [name, text] of Object.entries(worstInputs())) {
+      const bytes = Buffer.byteLength(text, 'utf8');
+      // never above the byte bound sessionAtMost relies on; never below one token per 128 bytes (cl100k's longest tokens)
+      assert.ok(counts[name]! <= bytes && counts[name]! >= bytes / 128, `${name}: ${counts[name]} tokens for ${bytes} bytes`);
+    }
+    // x's merge into tokens of 8 (the reference counts 'x' × 1,000 as 125): exactly an eighth
+    assert.equal(referenceCount('x'.repeat(1000)), 125);
+    assert.equal(counts['x × 32,000'], 4000);
+    // a run is cut alike however long it is: the 32,000-character count is the short one's, scaled
+    const run = (ch: string, n: number) => tokens.count(`Note: ${ch.repeat(n)}`);
+    for (const ch of ['\u200b', '\t', ' ', '\n', '😀', '漢']) {
+      assert.equal(run(ch, 160) - run(ch, 80), referenceCount(`Note: ${ch.repeat(160)}`) - referenceCount(`Note: ${ch.repeat(80)}`), `${JSON.stringify(ch)}: the reference's growth`);
+    }
+  });
+
+  it('truncates exactly where decoding js-tiktoken’s first tokens would', () => {
+    const rnd = mulberry32(7);
+    for (let i = 0; i < 200; i++) {
+      const text = mixedText(rnd, 40 + Math.floor(rnd() * 200));
+      const max = Math.floor(rnd() * 40);
+      const ids = reference.encode(text, [], []);
+      const expected = ids.length <= max ? text : reference.decode(ids.slice(0, max)).replace(/\uFFFD+$/, '');
+      assert.equal(new TokenCounter().truncate(text, max), expected, JSON.stringify([text, max]));
+    }
   });
 
   it('treats special-token markers in user text as plain text', () => {
