@@ -57,6 +57,8 @@ export interface EntryPatch {
  * literally.
  */
 export interface LongTermStore {
+  /** the database holding the entries, as retrieval reports name the tier's backend */
+  readonly backend: 'sqlite' | 'postgres';
   /** returns the ids actually written (new) */
   upsert(entries: readonly MemoryEntry[]): Promise<string[]>;
   /**

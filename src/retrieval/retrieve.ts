@@ -110,7 +110,7 @@ export class Retriever {
     const tiers: Record<Tier, TierReport> = {
       short_term: report(deps.shortTerm.backend, st.status, st.ms, st.value.length, st.error),
       semantic: report(deps.vectors.backend, semStatus, sem.ms, sem.value?.length ?? 0, sem.error),
-      long_term: report('sqlite', lt.status, lt.ms, lt.value.text.length + lt.value.period.length, lt.error),
+      long_term: report(deps.longTerm.backend, lt.status, lt.ms, lt.value.text.length + lt.value.period.length, lt.error),
     };
     for (const [tier, r] of Object.entries(tiers) as Array<[Tier, TierReport]>) {
       if (r.status === 'timeout' || r.status === 'error') deps.log.warn({ tier, ...r }, 'tier skipped for this retrieval');

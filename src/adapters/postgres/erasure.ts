@@ -6,8 +6,10 @@ import type { Postgres, Tx } from './pool.js';
  * Tables erased by name below, or holding no text of a user: the sweep covers any other table with a
  * user_id column. `vector_changes` holds ids only, and the other processes need its delete records to
  * drop the erased vectors from memory; it is pruned on its own (see EmbeddedVectorIndex).
+ * `entry_changes` holds user ids and transaction ids only, and the other processes need the row the
+ * erasure itself writes to drop their statistics of the user; the long-term store prunes it.
  */
-const KNOWN_TABLES = new Set(['turns', 'entries', 'vectors', 'vector_changes', 'vector_deletes', 'archive_runs', 'erasures', 'erasure_listeners', 'schema_migrations']);
+const KNOWN_TABLES = new Set(['turns', 'entries', 'vectors', 'vector_changes', 'entry_changes', 'vector_deletes', 'archive_runs', 'erasures', 'erasure_listeners', 'schema_migrations']);
 /** the tables that hold a user's text: what `scrub` vacuums and `vacuum` rewrites */
 const TEXT_TABLES = ['turns', 'entries', 'vectors'];
 /** how long an erasure signal stays for the other processes to see it */

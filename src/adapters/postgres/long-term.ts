@@ -12,8 +12,23 @@ export const COMMON_TERM_DOCS = 2000;
 /** BM25 parameters, FTS5's defaults, so both backends rank alike */
 const K1 = 1.2;
 const B = 0.75;
-const STATS_CACHE_MS = 60_000;
+/** a user's statistics are read again after this long however unchanged (entry_changes keeps an hour of rows) */
+const STATS_MAX_AGE_MS = 30 * 60_000;
+const CHANGES_KEPT = '1 hour';
+const PRUNE_EVERY_MS = 10 * 60_000;
 const CACHE_SIZE = 10_000;
+
+/**
+ * A user's BM25 statistics as of `snapshot` (a pg_snapshot, text) or later: valid while no entry_changes
+ * row of the user has committed outside it. Each figure is loaded on first need.
+ */
+interface UserStats {
+  snapshot: string;
+  at: number;
+  n?: number;
+  avgLength?: number;
+  df: Map<string, number>;
+}
 
 /** A lexeme as a tsquery operand: quoted, so user text is never read as query syntax. */
 function tsLexeme(lex: string): string {
@@ -39,14 +54,23 @@ function tsOperand(t: Pick<Term, 'lex' | 'nameOnly'>): string {
  * so ranking does not depend on other tenants' data. PostgreSQL's own ts_rank has no idf: on the
  * eval it let a frequent word outrank the rare one a question turns on.
  *
- * Cost control, as on SQLite: document frequencies are counted up to COMMON_TERM_DOCS and cached
- * for a minute; words found in that many of a large user's entries are dropped from the match while
- * a rarer word remains (their idf is near zero, and scoring every entry holding them costs tens of
- * milliseconds). The GIN index is over (user_id, tsv): a query reads its user's postings only.
+ * Cost control, as on SQLite: document frequencies are counted up to COMMON_TERM_DOCS; words found
+ * in that many of a large user's entries are dropped from the match while a rarer word remains (their
+ * idf is near zero, and scoring every entry holding them costs tens of milliseconds). The GIN index
+ * is over (user_id, tsv): a query reads its user's postings only.
+ *
+ * The statistics (entry count, mean length, document frequencies: 14 ms each for a common word or the
+ * count of a user of 100k entries) are kept per user with the snapshot they were read in, and every
+ * search first asks, in one indexed lookup, whether a statement of any process has changed the user's
+ * entries since (`entry_changes`, written by triggers in the writer's transaction): the figures are
+ * exact whichever process wrote, as soon as its commit is visible. (Kept for a minute, they hid a word
+ * a worker had just persisted from every API process: issue 26.)
  */
 export class PostgresLongTermStore implements LongTermStore {
+  readonly backend = 'postgres' as const;
   private readonly lexemes = new Map<string, string[]>();
-  private readonly stats = new Map<string, { n: number; until: number }>();
+  private readonly stats = new Map<string, UserStats>();
+  private prunedAt = 0;
   private readonly persists = new Coalescer<MemoryEntry, boolean>((entries) => this.persistTurns(entries));
 
   constructor(private readonly pg: Postgres) {}
@@ -91,7 +115,8 @@ export class PostgresLongTermStore implements LongTermStore {
   }
 
   async searchText(userId: string, query: string, o: ListOptions): Promise<TextHit[]> {
-    const terms = await this.terms(userId, query, new Set(o.speakerTerms ?? []));
+    const stats = await this.statsOf(userId);
+    const terms = await this.terms(userId, stats, query, new Set(o.speakerTerms ?? []));
     if (terms.length === 0) return [];
     const f = filterSql(o.where, 11, 'e.');
     // tf: a name hit counts twice, a content hit once; a speaker's word counts in the name only
@@ -112,7 +137,7 @@ export class PostgresLongTermStore implements LongTermStore {
         userId,
         terms.map((t) => t.lex),
         terms.map((t) => t.idf),
-        await this.avgLength(userId),
+        await this.avgLength(userId, stats),
         terms.map(tsOperand).join(' | '),
         o.sessionId ?? null,
         o.createdFrom ?? null,
@@ -130,7 +155,7 @@ export class PostgresLongTermStore implements LongTermStore {
    * idf for this user; the common ones dropped while a rarer one remains. A lexeme only `speakers`
    * words give is matched in the participant name only (`nameOnly`), as the port asks.
    */
-  private async terms(userId: string, query: string, speakers: ReadonlySet<string>): Promise<Term[]> {
+  private async terms(userId: string, stats: UserStats, query: string, speakers: ReadonlySet<string>): Promise<Term[]> {
     const words = queryTerms(query);
     if (words.length === 0) return [];
     const missing = words.filter((w) => !this.lexemes.has(w));
@@ -147,20 +172,20 @@ export class PostgresLongTermStore implements LongTermStore {
     for (const w of words) for (const lex of this.lexemes.get(w) ?? []) nameOnly.set(lex, (nameOnly.get(lex) ?? true) && speakers.has(w));
     const lexemes = [...nameOnly.keys()];
     if (lexemes.length === 0) return [];
-    const n = await this.cached(`n\u0000${userId}`, async () => {
-      const [r] = await this.pg.query<{ n: number }>('SELECT count(*) AS n FROM entries WHERE user_id = $1', [userId]);
-      return r!.n;
-    });
+    stats.n ??= (await this.pg.query<{ n: number }>('SELECT count(*) AS n FROM entries WHERE user_id = $1', [userId]))[0]!.n;
+    const n = stats.n;
     const df = await Promise.all(
-      lexemes.map((lex) => {
+      lexemes.map(async (lex) => {
         const operand = tsOperand({ lex, nameOnly: nameOnly.get(lex)! });
-        return this.cached(`df\u0000${userId}\u0000${operand}`, async () => {
-          const [r] = await this.pg.query<{ n: number }>(
-            'SELECT count(*) AS n FROM (SELECT 1 FROM entries WHERE user_id = $1 AND tsv @@ $2::tsquery LIMIT $3) m',
-            [userId, operand, COMMON_TERM_DOCS],
-          );
-          return r!.n;
-        });
+        const known = stats.df.get(operand);
+        if (known !== undefined) return known;
+        const [r] = await this.pg.query<{ n: number }>(
+          'SELECT count(*) AS n FROM (SELECT 1 FROM entries WHERE user_id = $1 AND tsv @@ $2::tsquery LIMIT $3) m',
+          [userId, operand, COMMON_TERM_DOCS],
+        );
+        if (stats.df.size >= CACHE_SIZE) stats.df.clear();
+        stats.df.set(operand, r!.n);
+        return r!.n;
       }),
     );
     const all = lexemes.map((lex, i) => ({ lex, nameOnly: nameOnly.get(lex)!, df: df[i]!, idf: Math.log(1 + (Math.max(n, df[i]!) - df[i]! + 0.5) / (df[i]! + 0.5)) }));
@@ -170,24 +195,50 @@ export class PostgresLongTermStore implements LongTermStore {
   }
 
   /** the user's mean document length in lexemes, from a sample (BM25's length normalisation) */
-  private avgLength(userId: string): Promise<number> {
-    return this.cached(`len\u0000${userId}`, async () => {
+  private async avgLength(userId: string, stats: UserStats): Promise<number> {
+    if (stats.avgLength === undefined) {
       const [r] = await this.pg.query<{ l: number | null }>(
         'SELECT avg(length(tsv))::float8 AS l FROM (SELECT tsv FROM entries WHERE user_id = $1 LIMIT 1000) s',
         [userId],
       );
-      return Math.max(1, r!.l ?? 1);
-    });
+      stats.avgLength = Math.max(1, r!.l ?? 1);
+    }
+    return stats.avgLength;
   }
 
-  private async cached(key: string, load: () => Promise<number>): Promise<number> {
+  /**
+   * The user's statistics, checked against entry_changes: kept while no change of the user's entries
+   * has committed outside their snapshot, else started afresh from the snapshot of this check (every
+   * figure is then read by a later statement, so it sees at least what that snapshot saw: a change
+   * committed in between makes the next check start afresh again, never keeps an older figure).
+   */
+  private async statsOf(userId: string): Promise<UserStats> {
     const now = Date.now();
-    const hit = this.stats.get(key);
-    if (hit && hit.until > now) return hit.n;
-    const n = await load();
+    if (now - this.prunedAt > PRUNE_EVERY_MS) {
+      this.prunedAt = now;
+      // best effort: a failed prune leaves rows for the next one, and no statistics outlive them
+      void this.pg.run(`DELETE FROM entry_changes WHERE at < now() - interval '${CHANGES_KEPT}'`).catch(() => {});
+    }
+    const held = this.stats.get(userId);
+    if (held && now - held.at < STATS_MAX_AGE_MS) {
+      const [r] = await this.pg.query<{ snapshot: string; changed: boolean }>(
+        `SELECT pg_current_snapshot()::text AS snapshot, EXISTS (
+           SELECT 1 FROM entry_changes WHERE user_id = $1 AND xid >= pg_snapshot_xmin($2::pg_snapshot) AND NOT pg_visible_in_snapshot(xid, $2::pg_snapshot)
+         ) AS changed`,
+        [userId, held.snapshot],
+      );
+      if (!r!.changed) return held;
+      return this.fresh(userId, r!.snapshot, now);
+    }
+    const [r] = await this.pg.query<{ snapshot: string }>('SELECT pg_current_snapshot()::text AS snapshot');
+    return this.fresh(userId, r!.snapshot, now);
+  }
+
+  private fresh(userId: string, snapshot: string, at: number): UserStats {
+    const stats: UserStats = { snapshot, at, df: new Map() };
     if (this.stats.size >= CACHE_SIZE) this.stats.clear();
-    this.stats.set(key, { n, until: now + STATS_CACHE_MS });
-    return n;
+    this.stats.set(userId, stats);
+    return stats;
   }
 
   async searchSubstring(userId: string, q: string, o: ListOptions): Promise<MemoryEntry[]> {

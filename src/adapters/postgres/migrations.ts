@@ -224,6 +224,32 @@ export const MIGRATIONS: readonly Migration[] = [
       );
     `,
   },
+  {
+    version: 5,
+    name: "a change row per statement that writes a user's entries, so cached BM25 statistics are exact across processes",
+    sql: `
+      -- The long-term store keeps a user's BM25 statistics (entry count, mean length, document
+      -- frequencies) with the snapshot it read them in, and uses them only while no change row of
+      -- that user has committed since (its xid not visible in that snapshot): exact whichever process
+      -- wrote. Rows are only inserted, so writers never wait on each other here; the store deletes
+      -- those older than an hour (it keeps no statistics half that old).
+      CREATE TABLE entry_changes (
+        user_id text NOT NULL,
+        xid     xid8 NOT NULL DEFAULT pg_current_xact_id(),
+        at      timestamptz NOT NULL DEFAULT now()
+      );
+      CREATE INDEX entry_changes_user_xid ON entry_changes (user_id, xid);
+      CREATE INDEX entry_changes_at ON entry_changes (at);
+      CREATE FUNCTION entries_changed() RETURNS trigger LANGUAGE plpgsql AS $$
+      BEGIN
+        INSERT INTO entry_changes (user_id) SELECT DISTINCT user_id FROM changed;
+        RETURN NULL;
+      END $$;
+      CREATE TRIGGER entries_inserted AFTER INSERT ON entries REFERENCING NEW TABLE AS changed FOR EACH STATEMENT EXECUTE FUNCTION entries_changed();
+      CREATE TRIGGER entries_updated AFTER UPDATE ON entries REFERENCING NEW TABLE AS changed FOR EACH STATEMENT EXECUTE FUNCTION entries_changed();
+      CREATE TRIGGER entries_deleted AFTER DELETE ON entries REFERENCING OLD TABLE AS changed FOR EACH STATEMENT EXECUTE FUNCTION entries_changed();
+    `,
+  },
 ];
 
 export const LATEST_VERSION = MIGRATIONS[MIGRATIONS.length - 1]!.version;

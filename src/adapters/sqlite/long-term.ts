@@ -109,6 +109,7 @@ export interface SqliteLongTermOptions {
 
 /** Long-term store on the shared SQLite file. Statements are prepared once, at construction. */
 export class SqliteLongTermStore implements LongTermStore {
+  readonly backend = 'sqlite' as const;
   private readonly s;
   private readonly thread: TextSearchThread | null;
   private readonly threadFrom: number;
