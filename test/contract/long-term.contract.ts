@@ -89,6 +89,39 @@ export function longTermContract(name: string, make: () => Promise<LongTermStore
       assert.equal((await s.searchText(u, '-rex', { limit: 5 })).length, 2);
     });
 
+    it("ranks and scores a user's entries by that user's entries alone: another user's words change nothing", async () => {
+      const s = await make();
+      const alice = uid();
+      // bob's id shares alice's words (a store narrowing the search by the id's words must still count alice's rows only)
+      const bob = `${alice.slice(2)}-u-bob`;
+      const texts = [
+        'the zebracorn painting hangs in the hallway',
+        'we took the night ferry to the harbour',
+        'a zebracorn sticker on the ferry ticket',
+        'groceries: oat milk, rice, lemons',
+        'the harbour festival has a zebracorn parade with a long route around the old town and the docks',
+        'booked the ferry',
+      ];
+      await s.upsert(texts.map((t, i) => entry(alice, t, { created_at: new Date(Date.UTC(2026, 1, 1 + i)).toISOString() })));
+      const ask = async () =>
+        Promise.all(
+          [{}, { where: { created_before: '2026-02-05T00:00:00.000Z' } }, { where: { roles: ['user' as const] } }].map(async (o) =>
+            (await s.searchText(alice, 'zebracorn ferry harbour parade', { limit: 10, ...o })).map((h) => [h.entry.id, h.bm25]),
+          ),
+        );
+      const before = await ask();
+      assert.ok(before[0]!.length >= 4, 'alice finds her own entries');
+      // bob stores the query's words, often and in texts of every length
+      await s.upsert(
+        Array.from({ length: 40 }, (_, i) =>
+          entry(bob, `${'zebracorn '.repeat(1 + (i % 3))}harbour ${i % 2 ? 'ferry parade ' : ''}${'filler words here '.repeat(i % 7)}`),
+        ),
+      );
+      assert.deepEqual(await ask(), before, 'same entries, same order, same scores');
+      await s.deleteWhere(bob);
+      assert.deepEqual(await ask(), before);
+    });
+
     it('matches a speaker term in who said an entry, not in entries that mention the name', async () => {
       const s = await make();
       const u = uid();

@@ -3,13 +3,12 @@ import { queryTerms } from '../../retrieval/query-terms.js';
 import type { EntryPatch, ListOptions, LongTermStore, MemoryRef, PruneCriteria, TextHit } from '../../ports/long-term.js';
 import type { Statement } from 'better-sqlite3';
 import { atomically, type Db } from './db.js';
-import { isEmptyFilter } from '../../domain/filters.js';
 import { filterSql } from './filter-sql.js';
 import { TextSearchThread } from './text-search-thread.js';
-import { CachedBm25, singleToken } from './bm25.js';
+import { NAME_WEIGHT, UserBm25, type RowConditions, type WeightedPhrase } from './bm25.js';
 import { TransactionBatcher } from './transaction-batcher.js';
 import { contentHash } from '../../domain/hash.js';
-import { ENTRY_COLUMNS as COLUMNS, ENTRY_VALUES, entryColumnsOf, entryParams, rowToEntry, type EntryRow } from './rows/entries.js';
+import { ENTRY_COLUMNS as COLUMNS, ENTRY_VALUES, entryParams, rowToEntry, type EntryRow } from './rows/entries.js';
 
 /** `%`, `_` and `\` in user text match themselves in a LIKE pattern with ESCAPE '\'. */
 export function likePattern(q: string): string {
@@ -24,24 +23,29 @@ function createdRange(o: ListOptions): { from: string | null; before: string | n
   };
 }
 
+/** A search's options as conditions over the joined `entries e` row (see UserBm25). */
+function searchConditions(o: ListOptions): RowConditions {
+  const f = filterSql(o.where, 'e');
+  let sql = f.sql;
+  const params: Record<string, unknown> = { ...f.params };
+  const { from, before } = createdRange(o);
+  if (o.sessionId !== undefined) (sql += ' AND e.session_id = @session_id'), (params.session_id = o.sessionId);
+  if (from !== null) (sql += ' AND e.created_at >= @from'), (params.from = from);
+  if (before !== null) (sql += ' AND e.created_at < @before'), (params.before = before);
+  return { sql, params };
+}
+
 /** A word in at least this many of a user's entries is "common" for that user (see matchFor). */
 export const COMMON_TERM_DOCS = 2000;
 const DF_CACHE_SIZE = 10_000;
-/** matches FTS5 ranks alone before their rows are read (see `ranked`) */
-const RANKED_POOL = 128;
 const DF_CACHE_MS = 60_000;
-/** a big user's query whose words match more entries than this ranks only the newest SCORED_MATCHES (see rankedNewest) */
+/** a big user's query whose words match more of its entries than this scores only its newest SCORED_MATCHES matches */
 const NEWEST_ABOVE = 1000;
 const SCORED_MATCHES = 500;
 
 /** the words of an ASCII id as FTS5's unicode61 tokenizer splits it (its ASCII token characters) */
 const OWNER_WORDS = /[A-Za-z0-9]+/g;
 
-/** a query word and its FTS5 phrase (a quoted string, column-filtered for a speaker's name) */
-interface Phrase {
-  word: string;
-  match: string;
-}
 
 /** A quoted FTS5 string: user text is never read as query syntax. */
 function ftsString(text: string): string {
@@ -67,16 +71,6 @@ export function pruneWhere(c: PruneCriteria): { where: string; params: Record<st
   return { where: where.join(' AND '), params };
 }
 
-// weights: content 1, participant name 2, owner 0 (the owner column only narrows the match).
-// CROSS JOIN keeps the match as the outer loop: with a filter on an indexed column (created_at,
-// session_id) the planner otherwise walks the user's rows of that index and evaluates the whole MATCH
-// again for each one — 126 ms instead of 3 for a created_before filter on RealMem's 5k turns.
-const ftsSql = (filter: string) =>
-  `SELECT ${entryColumnsOf('e')}, -bm25(entries_fts, 1.0, 2.0, 0.0) AS rank
-   FROM entries_fts CROSS JOIN entries e ON e.rowid = entries_fts.rowid
-   WHERE entries_fts MATCH @match AND e.user_id = @user_id AND (@session_id IS NULL OR e.session_id = @session_id)
-     AND (@from IS NULL OR e.created_at >= @from) AND (@before IS NULL OR e.created_at < @before)${filter}
-   ORDER BY bm25(entries_fts, 1.0, 2.0, 0.0) LIMIT @limit`;
 const likeSql = (filter: string) =>
   `SELECT ${COLUMNS} FROM entries
    WHERE user_id = @user_id AND (@session_id IS NULL OR session_id = @session_id)
@@ -117,7 +111,7 @@ export class SqliteLongTermStore implements LongTermStore {
   private readonly byRowids = new Map<number, ReturnType<Db['prepare']>>();
   private readonly dfCache = new Map<string, { n: number; until: number }>();
   private readonly filtered = new Map<string, Statement>();
-  private readonly bm25: CachedBm25;
+  private readonly bm25: UserBm25;
 
   constructor(
     private readonly db: Db,
@@ -128,19 +122,17 @@ export class SqliteLongTermStore implements LongTermStore {
     const threaded = options.textSearchThread ?? (!db.memory && !db.readonly && db.name !== '' && db.name !== ':memory:');
     this.thread = threaded ? new TextSearchThread(db.name, async (u, q, o) => this.searchTextSync(u, q, o)) : null;
     this.threadFrom = options.threadFrom ?? COMMON_TERM_DOCS;
-    this.bm25 = new CachedBm25(db);
+    this.bm25 = new UserBm25(db);
     this.s = {
       insert: db.prepare(
         `INSERT INTO entries (${COLUMNS}) VALUES (${ENTRY_VALUES}) ON CONFLICT DO NOTHING`,
       ),
       get: db.prepare(`SELECT ${COLUMNS} FROM entries WHERE user_id = ? AND id = ?`),
       turnHolds: db.prepare('SELECT 1 FROM turns WHERE user_id = ? AND id = ? AND content_hash = ?').pluck(),
-      // weights: content 1, participant name 2, owner 0 (the owner column only narrows the match)
-      fts: db.prepare(ftsSql('')),
-      // the best-ranked matches of every user, no table read: the first step of `ranked`
-      ftsTop: db.prepare('SELECT rowid, bm25(entries_fts, 1.0, 2.0, 0.0) AS r FROM entries_fts WHERE entries_fts MATCH ? ORDER BY r LIMIT ?').raw(),
-      // newest first, bm25() computed only for the rows returned (see rankedNewest)
-      ftsNewest: db.prepare('SELECT rowid, bm25(entries_fts, 1.0, 2.0, 0.0) AS r FROM entries_fts WHERE entries_fts MATCH ? ORDER BY rowid DESC LIMIT ?').raw(),
+      // min(the user's rows holding a phrase, cap): entries.user_id decides, the owner clause only narrows
+      userDocsCapped: db
+        .prepare('SELECT count(*) FROM (SELECT 1 FROM entries_fts f CROSS JOIN entries e NOT INDEXED ON e.rowid = f.rowid WHERE entries_fts MATCH ? AND e.user_id = ? LIMIT ?)')
+        .pluck(),
       userCapped: db.prepare('SELECT count(*) FROM (SELECT 1 FROM entries WHERE user_id = ? LIMIT ?)').pluck(),
       cappedCount: db.prepare('SELECT count(*) AS n FROM (SELECT 1 FROM entries_fts WHERE entries_fts MATCH ? LIMIT ?)'),
       like: db.prepare(likeSql('')),
@@ -206,67 +198,16 @@ export class SqliteLongTermStore implements LongTermStore {
 
   /** searchText on this thread and connection */
   searchTextSync(userId: string, query: string, o: ListOptions): TextHit[] {
-    const { match, newest, owner, phrases } = this.matchFor(userId, query, new Set(o.speakerTerms ?? []));
-    if (!match) return [];
-    const plain = o.sessionId === undefined && o.createdFrom === undefined && o.createdBefore === undefined && isEmptyFilter(o.where);
-    const fast = plain
-      ? ((owner ? this.scoredHere(userId, owner, phrases, o.limit) : null) ?? (newest ? this.rankedNewest(userId, match, o.limit) : null) ?? this.ranked(userId, match, o.limit))
-      : null;
-    if (fast) return fast;
-    const rows = this.statement(this.s.fts, ftsSql, o, 'e').all({ match, user_id: userId, session_id: o.sessionId ?? null, ...createdRange(o), limit: o.limit }) as Array<
-      EntryRow & { rank: number }
-    >;
-    return rows.map((r) => ({ entry: rowToEntry(r), bm25: r.rank }));
+    const { owner, phrases, newest } = this.matchFor(userId, query, new Set(o.speakerTerms ?? []));
+    if (phrases.length === 0) return [];
+    const scored = this.bm25.score(userId, owner, phrases, searchConditions(o), newest);
+    // best first; ties newest first (as the PostgreSQL store orders them)
+    scored.sort((a, b) => b[1] - a[1] || b[0] - a[0]);
+    return this.ownersOf(userId, scored, o.limit);
   }
 
   /**
-   * A small user's search (the owner clause) ranked by CachedBm25 instead of bm25(): the same scores,
-   * without counting each word's rows of every user per query. Best first, ties in rowid order as
-   * FTS5 returns them; null when the cached statistics are not current (or a word is more than one
-   * token), and bm25() ranks.
-   */
-  private scoredHere(userId: string, owner: string, phrases: readonly Phrase[], limit: number): TextHit[] | null {
-    if (!phrases.every((p) => singleToken(p.word))) return null;
-    const scored = this.bm25.score(owner, phrases.map((p) => p.match));
-    if (!scored) return null;
-    scored.sort((a, b) => b[1] - a[1] || a[0] - b[0]);
-    return this.ownersOf(userId, scored.map(([rowid, score]) => [rowid, -score]), limit);
-  }
-
-  /**
-   * The same answer as the joined `fts` statement, for a search with no filter but the owner, at
-   * about half its cost: FTS5 ranks its matches alone and returns the best `RANKED_POOL` rowids, and
-   * only those rows are read from `entries` (the joined form reads the row of every match before
-   * sorting). Exact whenever the pool holds `limit` of the owner's rows — no row of the owner outside
-   * it can rank above them — or holds every match; otherwise null, and the caller runs the joined form.
-   */
-  private ranked(userId: string, match: string, limit: number): TextHit[] | null {
-    const pool = Math.max(RANKED_POOL, limit * 4);
-    const top = this.s.ftsTop.all(match, pool) as Array<[number, number]>;
-    if (top.length === 0) return [];
-    const hits = this.ownersOf(userId, top, limit);
-    return hits.length === limit || top.length < pool ? hits : null;
-  }
-
-  /**
-   * For a user with many entries and a query whose words match more than SCORED_MATCHES of them: BM25
-   * over the user's newest SCORED_MATCHES matches only. FTS5 computes bm25() for every row it returns,
-   * so walking the matches newest first (rowid order, which it iterates natively) and stopping bounds
-   * the cost — ~1.2 µs per scored row here, tens of milliseconds for a word in 10k entries — while
-   * every word keeps its IDF over the whole index. Older matches are left to the semantic tier.
-   * Null when the window holds fewer than `limit` of the user's entries (other users' newest rows
-   * filled it): the caller ranks every match instead.
-   */
-  private rankedNewest(userId: string, match: string, limit: number): TextHit[] | null {
-    const scored = this.s.ftsNewest.all(match, SCORED_MATCHES) as Array<[number, number]>;
-    if (scored.length < SCORED_MATCHES) return null;
-    scored.sort((a, b) => a[1] - b[1]);
-    const hits = this.ownersOf(userId, scored, limit);
-    return hits.length === limit ? hits : null;
-  }
-
-  /**
-   * The first `limit` of the user's rows among ranked [rowid, bm25] pairs, best first. Rows are read
+   * The first `limit` of the user's rows among ranked [rowid, score] pairs, best first. Rows are read
    * a few more than still wanted at a time: most rowids of a big user's matches are its own, and
    * reading a row (and parsing it) costs more than ranking it.
    */
@@ -279,7 +220,7 @@ export class SqliteLongTermStore implements LongTermStore {
       for (const [rowid, r] of chunk) {
         const row = rows.get(rowid);
         if (!row || row.user_id !== userId) continue;
-        hits.push({ entry: rowToEntry(row), bm25: -r });
+        hits.push({ entry: rowToEntry(row), bm25: r });
         if (hits.length === limit) break;
       }
     }
@@ -299,28 +240,32 @@ export class SqliteLongTermStore implements LongTermStore {
   }
 
   /**
-   * The MATCH expression of a user's query. FTS5 scores every posting of every query word before SQL
-   * can filter by owner, so:
-   * - a user with few entries: the owner's postings (see ownerClause) AND any of the words — FTS5
-   *   intersects the lists and never touches other users' postings of a common word;
-   * - a user with many (≥ COMMON_TERM_DOCS) entries: the owner clause narrows little, so instead the
-   *   words found in COMMON_TERM_DOCS or more entries are dropped while a rarer word remains. Scoring
-   *   every entry that holds a near-ubiquitous word costs tens of milliseconds and changes little of
-   *   the ranking (its IDF is small), which the rarer words decide. When the words kept still match
-   *   more than NEWEST_ABOVE entries, `newest` says so: rankedNewest scores a window of them.
+   * The phrases of a user's query and the clause narrowing them to the owner's rows (see
+   * ownerClause). A speaker's word matches who said an entry (the name column, weighing
+   * NAME_WEIGHT); any other word the content or the name, never the owner column. For a user with
+   * many (≥ COMMON_TERM_DOCS) entries, the words found in COMMON_TERM_DOCS or more of them are dropped
+   * while a rarer word remains: scoring every entry that holds a near-ubiquitous word costs tens of
+   * milliseconds and changes little of the ranking (its IDF is small), which the rarer words decide.
+   * When the words kept still match more than NEWEST_ABOVE of the user's entries, `newest` says so:
+   * the newest SCORED_MATCHES of them are scored, each word with its document frequency over all of
+   * the user's entries. Every count is of the user's own rows.
    */
-  private matchFor(userId: string, query: string, speakers: ReadonlySet<string>): { match: string; newest?: boolean; owner?: string; phrases: Phrase[] } {
-    const phrases = queryTerms(query).map((t) => ({ word: t, match: speakers.has(t) ? `name : ${ftsString(t)}` : ftsString(t) }));
-    const terms = phrases.map((p) => p.match);
-    if (terms.length === 0) return { match: '', phrases };
-    const owner = this.entriesCapped(userId) < COMMON_TERM_DOCS ? this.ownerClause(userId) : null;
-    if (owner) return { match: `${owner} AND (${terms.join(' OR ')})`, owner, phrases };
-    const rarer = terms.length > 1 ? terms.filter((t) => this.docsCapped(t) < COMMON_TERM_DOCS) : terms;
-    const kept = rarer.length > 0 ? rarer : terms;
-    const match = kept.join(' OR ');
+  private matchFor(
+    userId: string,
+    query: string,
+    speakers: ReadonlySet<string>,
+  ): { owner: string | null; phrases: WeightedPhrase[]; newest?: { rows: number; dfOf: (match: string) => number } } {
+    const phrases = queryTerms(query).map((t) =>
+      speakers.has(t) ? { match: `name : ${ftsString(t)}`, weight: NAME_WEIGHT } : { match: `{content name} : ${ftsString(t)}`, weight: 1 },
+    );
+    const owner = phrases.length > 0 ? this.ownerClause(userId) : null;
+    if (phrases.length === 0 || this.entriesCapped(userId) < COMMON_TERM_DOCS) return { owner, phrases };
+    const dfOf = (match: string) => this.userDocsCapped(userId, owner, match);
+    const rarer = phrases.length > 1 ? phrases.filter((p) => dfOf(p.match) < COMMON_TERM_DOCS) : phrases;
+    const kept = rarer.length > 0 ? rarer : phrases;
     let matches = 0;
-    for (const t of kept) matches += this.docsCapped(t);
-    return { match, newest: matches > NEWEST_ABOVE, phrases };
+    for (const p of kept) matches += dfOf(p.match);
+    return { owner, phrases: kept, newest: matches > NEWEST_ABOVE ? { rows: SCORED_MATCHES, dfOf } : undefined };
   }
 
   /**
@@ -368,6 +313,18 @@ export class SqliteLongTermStore implements LongTermStore {
     const { n } = this.s.cappedCount.get(match, COMMON_TERM_DOCS) as { n: number };
     if (this.dfCache.size >= DF_CACHE_SIZE) this.dfCache.clear();
     this.dfCache.set(match, { n, until: now + DF_CACHE_MS });
+    return n;
+  }
+
+  /** min(the user's entries holding the phrase, COMMON_TERM_DOCS), cached like docsCapped */
+  private userDocsCapped(userId: string, owner: string | null, match: string): number {
+    const key = `${userId}\u0000${match}`;
+    const now = Date.now();
+    const hit = this.dfCache.get(key);
+    if (hit && hit.until > now) return hit.n;
+    const n = this.s.userDocsCapped.get(owner ? `${owner} AND (${match})` : match, userId, COMMON_TERM_DOCS) as number;
+    if (this.dfCache.size >= DF_CACHE_SIZE) this.dfCache.clear();
+    this.dfCache.set(key, { n, until: now + DF_CACHE_MS });
     return n;
   }
 

@@ -366,4 +366,36 @@ export const MIGRATIONS: ReadonlyArray<{ version: number; name: string; sql: str
       ) STRICT;
     `,
   },
+  {
+    version: 9,
+    name: "each user's text statistics, for BM25 that depends on that user's entries only",
+    // FTS5 keeps one row count and one total length for the whole table, and bm25() counts a word's
+    // rows of every user: one tenant's scores moved with the words another stored. The long-term
+    // search (adapters/sqlite/bm25.ts) takes each user's entry count and total length from here.
+    // Lengths are UTF-8 bytes of content and name: octet_length() reads them without the text. A user
+    // whose last entry goes leaves no row (the id itself is the user's data).
+    sql: `
+      CREATE TABLE text_stats (
+        user_id TEXT PRIMARY KEY,
+        docs    INTEGER NOT NULL,
+        bytes   INTEGER NOT NULL
+      ) STRICT;
+      INSERT INTO text_stats (user_id, docs, bytes)
+        SELECT user_id, count(*), sum(octet_length(content) + octet_length(coalesce(name, ''))) FROM entries GROUP BY user_id;
+      CREATE TRIGGER entries_stats_ai AFTER INSERT ON entries BEGIN
+        INSERT INTO text_stats (user_id, docs, bytes) VALUES (new.user_id, 1, octet_length(new.content) + octet_length(coalesce(new.name, '')))
+          ON CONFLICT (user_id) DO UPDATE SET docs = docs + 1, bytes = bytes + excluded.bytes;
+      END;
+      CREATE TRIGGER entries_stats_ad AFTER DELETE ON entries BEGIN
+        UPDATE text_stats SET docs = docs - 1, bytes = bytes - (octet_length(old.content) + octet_length(coalesce(old.name, ''))) WHERE user_id = old.user_id;
+        DELETE FROM text_stats WHERE user_id = old.user_id AND docs <= 0;
+      END;
+      CREATE TRIGGER entries_stats_au AFTER UPDATE OF content, name, user_id ON entries BEGIN
+        UPDATE text_stats SET docs = docs - 1, bytes = bytes - (octet_length(old.content) + octet_length(coalesce(old.name, ''))) WHERE user_id = old.user_id;
+        DELETE FROM text_stats WHERE user_id = old.user_id AND docs <= 0;
+        INSERT INTO text_stats (user_id, docs, bytes) VALUES (new.user_id, 1, octet_length(new.content) + octet_length(coalesce(new.name, '')))
+          ON CONFLICT (user_id) DO UPDATE SET docs = docs + 1, bytes = bytes + excluded.bytes;
+      END;
+    `,
+  },
 ];

@@ -52,9 +52,10 @@ describe('long-term text search: a filter does not change what the statement wal
         const params = Object.fromEntries([...sql.matchAll(/@(\w+)/g)].map(([, name]) => [name, 'x']));
         const plan = (prepare(`EXPLAIN QUERY PLAN ${sql}`).all(params) as Array<{ detail: string }>).map((r) => r.detail);
         const loops = plan.filter((d) => /^(SCAN|SEARCH) /.test(d));
-        assert.match(loops[0] ?? '', /^SCAN entries_fts VIRTUAL TABLE/, `${c.name}: outer loop ${JSON.stringify(plan)}`);
+        assert.match(loops[0] ?? '', /^SCAN (entries_fts|f) VIRTUAL TABLE/, `${c.name}: outer loop ${JSON.stringify(plan)}`);
         // each match reads its own row of entries, by rowid, and nothing else
-        assert.ok(loops.slice(1).every((d) => /^SEARCH e USING INTEGER PRIMARY KEY \(rowid=\?\)/.test(d)), `${c.name}: ${JSON.stringify(plan)}`);
+        // (and a statement over a subquery of the match reads that subquery's rows)
+        assert.ok(loops.slice(1).every((d) => /^SEARCH (e USING INTEGER PRIMARY KEY \(rowid=\?\)|\(subquery-\d+\))/.test(d)), `${c.name}: ${JSON.stringify(plan)}`);
       }
     }
     db.close();

@@ -1,0 +1,99 @@
+import assert from 'node:assert/strict';
+import { join } from 'node:path';
+import { describe, it } from 'node:test';
+import type { MemoryEntry } from '../../../../src/domain/entry.js';
+import { contentHash } from '../../../../src/domain/hash.js';
+import { matchesFilter, RetrieveFiltersSchema, type RecordFilter } from '../../../../src/domain/filters.js';
+import { openDatabase } from '../../../../src/adapters/sqlite/db.js';
+import { SqliteLongTermStore } from '../../../../src/adapters/sqlite/long-term.js';
+import { mulberry32 } from '../../../fixtures/random.js';
+import { tmpDir } from '../../../helpers/tmp.js';
+
+const WORDS = 'harbour locker gate parcel dock courier sister lisbon ramen violin puppy garden camera'.split(' ');
+/** ids that share words, repeat a word, hold words the stemmer changes, non-ASCII ones, one with no word */
+const USERS = ['user-1', 'user-12', '12-user', 'user-user-3', 'users-4', 'ann.lee@example.com', 'lee.ann@example.com', 'Zoë-1', '東京', '@@--@@'];
+const NAMES = [null, 'Ann', 'Bob'];
+
+/**
+ * BM25 as the store defines it, written out over one user's entries: k1 1.2, b 0.75, idf
+ * ln(1 + (N − df + 0.5)/(df + 0.5)) with N and df counted among the user's entries, a row's length
+ * the UTF-8 bytes of its content and name over the user's mean, a word held by a row counted once
+ * (a speaker's word in the name only, twice). The filter picks the rows ranked, not the statistics.
+ */
+function reference(all: readonly MemoryEntry[], user: string, words: readonly string[], speakers: ReadonlySet<string>, filter?: RecordFilter): Array<[string, number]> {
+  const mine = all.map((e, rowid) => ({ e, rowid })).filter(({ e }) => e.user_id === user);
+  const bytes = (e: MemoryEntry) => Buffer.byteLength(e.content) + Buffer.byteLength(e.name ?? '');
+  const avgdl = mine.reduce((n, { e }) => n + bytes(e), 0) / mine.length;
+  const tokens = (t: string | null) => new Set((t ?? '').toLowerCase().split(/[^\p{L}\p{N}]+/u));
+  const holds = (e: MemoryEntry, w: string) => (speakers.has(w) ? tokens(e.name).has(w) : tokens(e.content).has(w) || tokens(e.name).has(w));
+  const scores = new Map<number, number>();
+  for (const w of words) {
+    const weight = speakers.has(w) ? 2 : 1;
+    const holding = mine.filter(({ e }) => holds(e, w));
+    const df = holding.length;
+    const idf = Math.log(1 + (mine.length - df + 0.5) / (df + 0.5));
+    for (const { e, rowid } of holding) {
+      if (!matchesFilter(e, filter)) continue;
+      const s = (idf * weight * 2.2) / (weight + 1.2 * (0.25 + (0.75 * bytes(e)) / avgdl));
+      scores.set(rowid, (scores.get(rowid) ?? 0) + s);
+    }
+  }
+  return [...scores].sort((a, b) => b[1] - a[1] || b[0] - a[0]).map(([rowid, s]) => [all[rowid]!.id, s]);
+}
+
+/**
+ * A user's text search scores every entry with that user's statistics only, whatever its id shares
+ * with other ids (the owner clause matches the id's rarest word, a superset of the user's rows) and
+ * whether the user holds few entries or many (COMMON_TERM_DOCS and more: common words dropped).
+ */
+describe("long-term text search: BM25 over the user's own entries", () => {
+  it('scores exactly as BM25 written out over the user\'s entries, plain and filtered', async () => {
+    const db = openDatabase(join(tmpDir(), 'bm25.db'));
+    try {
+      const store = new SqliteLongTermStore(db, undefined, { textSearchThread: false });
+      const rnd = mulberry32(9);
+      const entries: MemoryEntry[] = [];
+      for (let i = 0; i < 5500; i++) {
+        // "big" holds 2,500 rows (above COMMON_TERM_DOCS), a rare word in a few of them, a word in all
+        const user = i < 3000 ? USERS[i % USERS.length]! : 'big';
+        const rare = user !== 'big' ? '' : i % 97 === 0 ? ' narwhal everyday' : ' everyday';
+        const content = Array.from({ length: 1 + Math.floor(rnd() * 12) }, () => WORDS[Math.floor(rnd() * WORDS.length)]!).join(' ') + rare;
+        const at = new Date(Date.UTC(2024, 0, 1) + i * 60_000).toISOString();
+        entries.push({ id: `e${i}`, user_id: user, session_id: `s${i % 3}`, role: i % 2 ? 'user' : 'assistant', name: NAMES[i % NAMES.length]!, kind: 'turn', content, content_hash: contentHash(`${i} ${content}`), importance: 0.5, pinned: false, metadata: null, covers: null, created_at: at, updated_at: at });
+      }
+      store.upsertSync(entries);
+      const filters = [undefined, RetrieveFiltersSchema.parse({ created_before: entries[1500]!.created_at }), RetrieveFiltersSchema.parse({ session_ids: ['s1'], roles: ['user'] })];
+      let compared = 0;
+      const check = async (user: string, words: string[], speakers: string[], filter?: RecordFilter) => {
+        const got = (await store.searchText(user, words.join(' '), { limit: 8, where: filter, speakerTerms: speakers })).map((h) => [h.entry.id, h.bm25.toFixed(9)]);
+        const want = reference(entries, user, words, new Set(speakers), filter).slice(0, 8).map(([id, s]) => [id, s.toFixed(9)]);
+        assert.deepEqual(got, want, `${user}: ${words.join(' ')} ${JSON.stringify(filter ?? {})}`);
+        compared += got.length;
+      };
+      for (const user of USERS.filter((u) => /[\p{L}\p{N}]/u.test(u))) {
+        for (let q = 0; q < 12; q++) {
+          const words = [...new Set(Array.from({ length: 1 + (q % 3) }, () => WORDS[Math.floor(rnd() * WORDS.length)]!))];
+          await check(user, words, [], filters[q % 3]);
+        }
+        await check(user, ['ann', 'ramen'], ['ann']);
+      }
+      // a big user: the common words are dropped while a rarer one remains
+      await check('big', ['narwhal'], []);
+      await check('big', ['narwhal'], [], filters[2]);
+      assert.deepEqual(
+        (await store.searchText('big', 'narwhal everyday', { limit: 8 })).map((h) => h.entry.id),
+        (await store.searchText('big', 'narwhal', { limit: 8 })).map((h) => h.entry.id),
+      );
+      assert.ok(compared > 300, `compared ${compared} results`);
+
+      const ownerOf = (u: string) => (store as unknown as { matchFor(u: string, q: string, s: ReadonlySet<string>): { owner: string | null } }).matchFor(u, 'ramen', new Set()).owner;
+      assert.equal(ownerOf('user-12'), 'user_id : "12"', "an id's rarest word narrows the match");
+      assert.equal(ownerOf('user-user-3'), 'user_id : "3"');
+      assert.match(ownerOf('ann.lee@example.com') ?? '', /^user_id : "(ann|lee)"$/);
+      assert.equal(ownerOf('Zoë-1'), 'user_id : "Zoë-1"', 'a non-ASCII id keeps the phrase');
+      assert.equal(ownerOf('@@--@@'), null, 'an id of no word: entries.user_id alone');
+    } finally {
+      db.close();
+    }
+  });
+});

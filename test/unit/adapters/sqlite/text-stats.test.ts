@@ -1,0 +1,51 @@
+import assert from 'node:assert/strict';
+import { join } from 'node:path';
+import { describe, it } from 'node:test';
+import type { MemoryEntry } from '../../../../src/domain/entry.js';
+import { contentHash } from '../../../../src/domain/hash.js';
+import { openDatabase, type Db } from '../../../../src/adapters/sqlite/db.js';
+import { SqliteLongTermStore } from '../../../../src/adapters/sqlite/long-term.js';
+import { tmpDir } from '../../../helpers/tmp.js';
+
+const entry = (user: string, i: number, content: string, name: string | null = null): MemoryEntry => {
+  const at = new Date(Date.UTC(2024, 0, 1) + i * 60_000).toISOString();
+  return { id: `e${i}`, user_id: user, session_id: 's', role: 'user', name, kind: 'turn', content, content_hash: contentHash(content), importance: 0.5, pinned: false, metadata: null, covers: null, created_at: at, updated_at: at };
+};
+
+/** text_stats as it must be: recomputed from entries */
+const recomputed = (db: Db) =>
+  db.prepare("SELECT user_id, count(*) AS docs, sum(octet_length(content) + octet_length(coalesce(name, ''))) AS bytes FROM entries GROUP BY user_id ORDER BY user_id").all();
+const kept = (db: Db) => db.prepare('SELECT user_id, docs, bytes FROM text_stats ORDER BY user_id').all();
+
+/** Each user's entry count and length (BM25's statistics) follow every write, and a file from before them gets them. */
+describe('SQLite text_stats', () => {
+  it('follows inserts, edits and deletes, and leaves no row for a user with no entries', async () => {
+    const db = openDatabase(join(tmpDir(), 'stats.db'));
+    const store = new SqliteLongTermStore(db, undefined, { textSearchThread: false });
+    await store.upsert([entry('ann', 1, 'café au lait ☕'), entry('ann', 2, 'tea', 'Ann'), entry('bob', 3, 'coffee')]);
+    assert.deepEqual(kept(db), recomputed(db));
+    assert.deepEqual(kept(db)[0], { user_id: 'ann', docs: 2, bytes: Buffer.byteLength('café au lait ☕') + 3 + 3 });
+    await store.update('ann', 'e2', { content: 'a much longer tea text' });
+    assert.deepEqual(kept(db), recomputed(db));
+    await store.delete('bob', ['e3']);
+    assert.deepEqual(kept(db), recomputed(db));
+    assert.deepEqual(kept(db).map((r) => (r as { user_id: string }).user_id), ['ann'], "bob's id is gone with his last entry");
+    db.close();
+  });
+
+  it('is built for a file written before it (migration 9)', async () => {
+    const path = join(tmpDir(), 'old.db');
+    let db = openDatabase(path);
+    await new SqliteLongTermStore(db, undefined, { textSearchThread: false }).upsert([entry('ann', 1, 'one two'), entry('bob', 2, 'three', 'Bob'), entry('ann', 3, 'four')]);
+    // the file as version 8 left it: no table, no triggers
+    db.exec('DROP TRIGGER entries_stats_ai; DROP TRIGGER entries_stats_ad; DROP TRIGGER entries_stats_au; DROP TABLE text_stats; PRAGMA user_version = 8');
+    db.close();
+    db = openDatabase(path);
+    assert.equal(db.pragma('user_version', { simple: true }), 9);
+    assert.deepEqual(kept(db), recomputed(db));
+    assert.equal(kept(db).length, 2);
+    const hits = await new SqliteLongTermStore(db, undefined, { textSearchThread: false }).searchText('ann', 'four', { limit: 5 });
+    assert.deepEqual(hits.map((h) => h.entry.id), ['e3']);
+    db.close();
+  });
+});
