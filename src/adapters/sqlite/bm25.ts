@@ -6,10 +6,17 @@ import type { Db } from './db.js';
 // moved with the words another tenant stored (issue 26). Here every input is the user's own: the
 // entry count and total length from `text_stats` (kept by triggers on `entries`), a word's document
 // frequency from the user's rows that FTS5 matches, a row's length from its own text. The formula is
-// the PostgreSQL store's (k1 1.2, b 0.75, idf ln(1 + (N − df + 0.5)/(df + 0.5))), so both stores rank
-// alike. A row holding a word counts it once (a name hit twice): FTS5 says which rows hold a word
-// without reading their text, while counting a word's instances meant highlight() re-tokenising every
-// matched row — tens of microseconds per long assistant turn, most of a real-text query's time.
+// the PostgreSQL store's (k1 1.2, b 0.75, idf ln(1 + (N − df + 0.5)/(df + 0.5)); a content hit
+// counts 1, a name hit 2), so both stores rank alike.
+//
+// A word's frequency in a row comes from FTS5's index, not from the row's text (highlight()
+// re-tokenised every matched row: tens of microseconds per long assistant turn, most of a real-text
+// query's time). bm25() of a one-word match is idf·tf(k1+1)/(tf+K) with K = k1(1−b+b·D/avgdl) from
+// table-wide inputs; the same with every weight doubled is idf·2tf(k1+1)/(2tf+K). Their ratio r gives
+// x = tf/K = (2−r)/(2(r−1)) whatever the idf, and K follows from the row's token count (the docsize
+// table) and the table's average (its averages record), read in the same snapshot: tf = x·K, a whole
+// number (weighted hits). Only the frequency is taken from bm25(); none of its table-wide statistics
+// reaches the score.
 
 const K1 = 1.2;
 const B = 0.75;
@@ -31,15 +38,41 @@ export interface RowConditions {
 /** filtered statements differ only in their conditions; a few shapes are in use at a time */
 const STATEMENTS = 64;
 
+/** FTS5's record of the row count and the total tokens of each column (FTS5_AVERAGES_ROWID) */
+const AVERAGES_ID = 1;
+
+/** SQLite varints as FTS5 writes its sizes: big-endian groups of 7 bits, the ninth byte whole. */
+function varints(buf: Uint8Array): number[] {
+  const out: number[] = [];
+  for (let at = 0; at < buf.length; ) {
+    let v = 0;
+    for (let n = 0; ; n++) {
+      const byte = buf[at++]!;
+      if (n === 8) {
+        v = v * 256 + byte;
+        break;
+      }
+      v = v * 128 + (byte & 0x7f);
+      if ((byte & 0x80) === 0) break;
+    }
+    out.push(v);
+  }
+  return out;
+}
+
+const sum = (xs: readonly number[]) => xs.reduce((a, b) => a + b, 0);
+
 /** the length of a row as BM25 normalises it: the UTF-8 bytes of its content and name (what text_stats sums) */
 const ROW_BYTES = "octet_length(e.content) + octet_length(coalesce(e.name, ''))";
 
 export class UserBm25 {
   private readonly stats: Statement;
+  private readonly averages: Statement;
   private readonly statements = new Map<string, { phrase: Statement; floor: Statement }>();
 
   constructor(private readonly db: Db) {
     this.stats = db.prepare('SELECT docs, bytes FROM text_stats WHERE user_id = ?').raw();
+    this.averages = db.prepare('SELECT block FROM entries_fts_data WHERE id = ?').pluck();
   }
 
   /** the user's entry count and total bytes (0, 0 for a user with none) */
@@ -61,9 +94,23 @@ export class UserBm25 {
     where: RowConditions,
     newest?: { rows: number; dfOf: (match: string) => number },
   ): Array<[number, number]> {
+    // one snapshot: the table's averages must be those bm25() read for each match (see the header)
+    return this.db.inTransaction ? this.scoreNow(userId, owner, phrases, where, newest) : this.db.transaction(() => this.scoreNow(userId, owner, phrases, where, newest)).deferred();
+  }
+
+  private scoreNow(
+    userId: string,
+    owner: string | null,
+    phrases: readonly WeightedPhrase[],
+    where: RowConditions,
+    newest?: { rows: number; dfOf: (match: string) => number },
+  ): Array<[number, number]> {
     const { docs, bytes } = this.userStats(userId);
     if (docs === 0 || phrases.length === 0) return [];
     const avgdl = bytes / docs || 1;
+    const block = this.averages.get(AVERAGES_ID) as Uint8Array | undefined;
+    const [rows = 0, ...columns] = block ? varints(block) : [];
+    const tableAvgdl = rows > 0 ? sum(columns) / rows : 1;
     const st = this.statementsFor(where.sql);
     const narrowed = (m: string) => (owner ? `${owner} AND (${m})` : m);
     let floor = 0;
@@ -73,14 +120,14 @@ export class UserBm25 {
     }
     const scores = new Map<number, number>();
     for (const p of phrases) {
-      const hits = st.phrase.all({ ...where.params, match: narrowed(p.match), user_id: userId, floor }) as Array<[number, number, number]>;
+      const hits = st.phrase.all({ ...where.params, match: narrowed(p.match), user_id: userId, floor }) as Array<[number, number, number, number, number, Uint8Array]>;
       const df = newest ? newest.dfOf(p.match) : hits.length;
       if (df === 0) continue;
       const idf = Math.log(1 + (Math.max(docs, df) - df + 0.5) / (df + 0.5));
-      const saturated = p.weight * (K1 + 1);
-      for (const [rowid, length, ok] of hits) {
+      for (const [rowid, length, ok, single, double, size] of hits) {
         if (!ok) continue;
-        const s = (idf * saturated) / (p.weight + K1 * (1 - B + (B * length) / avgdl));
+        const tf = frequency(single, double, size, tableAvgdl) ?? p.weight;
+        const s = (idf * tf * (K1 + 1)) / (tf + K1 * (1 - B + (B * length) / avgdl));
         scores.set(rowid, (scores.get(rowid) ?? 0) + s);
       }
     }
@@ -96,7 +143,13 @@ export class UserBm25 {
         // conditions. The match drives the loop (CROSS JOIN) and entries is read by rowid only (NOT
         // INDEXED): given a time range, the planner otherwise reads entries_user_created's whole range
         // for each match
-        phrase: this.db.prepare(`SELECT f.rowid, ${ROW_BYTES}, (1${conditions}) ${from} AND f.rowid >= @floor`).raw(),
+        phrase: this.db
+          .prepare(
+            `SELECT f.rowid, ${ROW_BYTES}, (1${conditions}), bm25(entries_fts, 1.0, 2.0, 0.0), bm25(entries_fts, 2.0, 4.0, 0.0), d.sz
+             FROM entries_fts f CROSS JOIN entries e NOT INDEXED ON e.rowid = f.rowid CROSS JOIN entries_fts_docsize d ON d.id = f.rowid
+             WHERE entries_fts MATCH @match AND e.user_id = @user_id AND f.rowid >= @floor`,
+          )
+          .raw(),
         // the oldest rowid among the user's newest `rows` matches meeting the conditions
         floor: this.db.prepare(`SELECT min(rowid) FROM (SELECT f.rowid AS rowid ${from}${conditions} ORDER BY f.rowid DESC LIMIT @rows)`).pluck(),
       };
@@ -105,4 +158,18 @@ export class UserBm25 {
     }
     return st;
   }
+}
+
+/**
+ * A word's weighted frequency in a row (content hits + 2 × name hits) from bm25() of its one-word
+ * match at weights (1, 2) and (2, 4), the row's FTS5 sizes and the table's average length (see the
+ * header); null when it cannot be read (a zero score).
+ */
+function frequency(single: number, double: number, size: Uint8Array, avgdl: number): number | null {
+  if (single === 0) return null;
+  const r = double / single;
+  if (!(r > 1 && r < 2)) return null;
+  const k = K1 * (1 - B + (B * sum(varints(size))) / avgdl);
+  const tf = Math.round(((2 - r) / (2 * (r - 1))) * k);
+  return tf >= 1 ? tf : null;
 }

@@ -17,24 +17,25 @@ const NAMES = [null, 'Ann', 'Bob'];
 /**
  * BM25 as the store defines it, written out over one user's entries: k1 1.2, b 0.75, idf
  * ln(1 + (N − df + 0.5)/(df + 0.5)) with N and df counted among the user's entries, a row's length
- * the UTF-8 bytes of its content and name over the user's mean, a word held by a row counted once
- * (a speaker's word in the name only, twice). The filter picks the rows ranked, not the statistics.
+ * the UTF-8 bytes of its content and name over the user's mean, tf a word's hits in the content plus
+ * twice its hits in the name (a speaker's word: in the name only). The filter picks the rows ranked,
+ * not the statistics.
  */
 function reference(all: readonly MemoryEntry[], user: string, words: readonly string[], speakers: ReadonlySet<string>, filter?: RecordFilter): Array<[string, number]> {
   const mine = all.map((e, rowid) => ({ e, rowid })).filter(({ e }) => e.user_id === user);
   const bytes = (e: MemoryEntry) => Buffer.byteLength(e.content) + Buffer.byteLength(e.name ?? '');
   const avgdl = mine.reduce((n, { e }) => n + bytes(e), 0) / mine.length;
-  const tokens = (t: string | null) => new Set((t ?? '').toLowerCase().split(/[^\p{L}\p{N}]+/u));
-  const holds = (e: MemoryEntry, w: string) => (speakers.has(w) ? tokens(e.name).has(w) : tokens(e.content).has(w) || tokens(e.name).has(w));
+  const hits = (t: string | null, w: string) => (t ?? '').toLowerCase().split(/[^\p{L}\p{N}]+/u).filter((x) => x === w).length;
+  const tfOf = (e: MemoryEntry, w: string) => (speakers.has(w) ? 0 : hits(e.content, w)) + 2 * hits(e.name, w);
   const scores = new Map<number, number>();
   for (const w of words) {
-    const weight = speakers.has(w) ? 2 : 1;
-    const holding = mine.filter(({ e }) => holds(e, w));
+    const holding = mine.filter(({ e }) => tfOf(e, w) > 0);
     const df = holding.length;
     const idf = Math.log(1 + (mine.length - df + 0.5) / (df + 0.5));
     for (const { e, rowid } of holding) {
       if (!matchesFilter(e, filter)) continue;
-      const s = (idf * weight * 2.2) / (weight + 1.2 * (0.25 + (0.75 * bytes(e)) / avgdl));
+      const tf = tfOf(e, w);
+      const s = (idf * tf * 2.2) / (tf + 1.2 * (0.25 + (0.75 * bytes(e)) / avgdl));
       scores.set(rowid, (scores.get(rowid) ?? 0) + s);
     }
   }
