@@ -113,7 +113,7 @@ export async function runService(dataset: EvalDataset, choice: EmbedderChoice, o
         RetrieveRequestSchema.parse({ query: q.query, user_id: q.user_id, session_id: `eval-new-session-${q.id}`, top_k: topK });
       const r8 = await services.retriever.retrieve(request(8), now);
       const r20 = await services.retriever.retrieve(request(20), now);
-      const [vector] = await embedder.embed([q.query]);
+      const [vector] = await embedder.embed([q.query], 'query');
       const semantic = await services.vectors.search(embedder, vector!, { user_id: q.user_id }, 20);
       const text = await services.longTerm.searchText(q.user_id, q.query, { limit: 20 });
       questions.push({

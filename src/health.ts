@@ -6,7 +6,7 @@ import type { VectorIndex } from './ports/vector-index.js';
 import type { JobQueue } from '../queues/queue.js';
 import type { BackendReport, BackendReports } from './backends.js';
 import type { TurnLogCounts } from './ports/turn-log.js';
-import { EMBEDDER_WAY_OUT } from './embedding/provider.js';
+import { SERVER_WAY_OUT, wayOut } from './embedding/provider.js';
 
 export type HealthStatus = 'ok' | 'degraded' | 'down';
 
@@ -29,11 +29,15 @@ export interface HealthProblem {
 }
 
 /** Fixed texts (no hosts, paths or error messages), so the public `/health` may show them too. */
-function adviceFor(part: string, state: BackendReport['state'], backends: BackendReports): string {
+function adviceFor(part: string, state: BackendReport['state'], backends: BackendReports, provider: string): string {
   if (part === 'embedder') {
-    return state === 'loading' ? 'the embedding model is still loading; the semantic tier is skipped until it is ready' : `the embedding model could not be loaded, so the semantic tier is skipped: ${EMBEDDER_WAY_OUT}`;
+    if (state === 'loading') return 'the embedding model is still loading; the semantic tier is skipped until it is ready';
+    if (state === 'down') return `the embedding server does not answer, so the semantic tier is skipped: ${SERVER_WAY_OUT}`;
+    return `the embedding model could not be loaded, so the semantic tier is skipped: ${wayOut(provider)}`;
   }
-  if (part === 'semantic' && (state === 'failed' || state === 'loading')) return 'no embedder is loaded (see embedder): short-term and long-term retrieval go on';
+  if (part === 'semantic' && (state === 'failed' || state === 'loading' || (state === 'down' && backends.embedder.state === 'down'))) {
+    return 'no embedder is loaded or answering (see embedder): short-term and long-term retrieval go on';
+  }
   if (state === 'fallback') {
     return part === 'semantic'
       ? 'Qdrant is configured but not reachable: the embedded index is used instead; start Qdrant or unset qdrant_url'
@@ -73,13 +77,14 @@ export async function healthReport(s: HealthDeps, options: { turnLogCounts?: boo
   if (!queues) backends.queue = { ...backends.queue, state: 'down' };
   // a semantic backend that answers is no use without an embedder: one verdict, not "ok" beside "failed"
   if (backends.semantic.state === 'ok' && s.embedders.status !== 'ready') {
-    backends.semantic = { ...backends.semantic, state: s.embedders.status, detail: 'no embedder loaded: searched once one is' };
+    const state = s.embedders.status === 'unavailable' ? 'down' : s.embedders.status;
+    backends.semantic = { ...backends.semantic, state, detail: state === 'down' ? 'the embedding server does not answer: searched once it does' : 'no embedder loaded: searched once one is' };
   }
   const status: HealthStatus =
     backends.long_term.state === 'down' ? 'down' : Object.values(backends).some((b) => b.state !== 'ok') ? 'degraded' : 'ok';
   const problems: HealthProblem[] = Object.entries(backends)
     .filter(([, b]) => b.state !== 'ok')
-    .map(([part, b]) => ({ part, state: b.state, advice: adviceFor(part, b.state, backends) }))
+    .map(([part, b]) => ({ part, state: b.state, advice: adviceFor(part, b.state, backends, s.embedders.provider) }))
     // a cause before what it causes: the embedder before the semantic tier it leaves idle
     .sort((a, b) => Number(b.part === 'embedder') - Number(a.part === 'embedder'));
   const embedder = s.embedders.current();
@@ -88,6 +93,7 @@ export async function healthReport(s: HealthDeps, options: { turnLogCounts?: boo
     problems,
     backends,
     embedder: {
+      provider: s.embedders.provider,
       model: s.embedders.model,
       status: s.embedders.status,
       id: embedder?.id ?? null,
@@ -114,7 +120,7 @@ export function publicHealth(r: HealthReport) {
     status: r.status,
     problems: r.problems,
     backends,
-    embedder: { model: r.embedder.model, status: r.embedder.status, id: r.embedder.id, dim: r.embedder.dim },
+    embedder: { provider: r.embedder.provider, model: r.embedder.model, status: r.embedder.status, id: r.embedder.id, dim: r.embedder.dim },
     queues: r.queues,
   };
 }

@@ -15,7 +15,7 @@ function options(level: string): pino.LoggerOptions {
   return {
     level,
     base: { pid: process.pid },
-    redact: { paths: ['req.headers.authorization', 'authorization', '*.api_key', '*.key'], censor: '[redacted]' },
+    redact: { paths: ['req.headers.authorization', 'authorization', '*.api_key', '*.key', '*.embedding_api_key', '*.llm_api_key', '*.qdrant_api_key'], censor: '[redacted]' },
   };
 }
 

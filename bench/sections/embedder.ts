@@ -5,13 +5,21 @@
 // The raw limit beside each figure: the same model called directly with prepared batches of 32, one
 // call at a time, no batching wrapper, measured in the same run (the batcher can beat it by a little:
 // with several batches in flight, tokenizing one overlaps running another).
-// Takes: nothing (writes its models to a temp folder). Adds rows to the report, one per model width.
+// Then each embedding-server provider (ollama, openai) against a fake server of its own on loopback
+// speaking its real wire format (test/fixtures/fake-embedding-server.ts), through the same
+// BatchingEmbedder with every turn's embedOne() in flight: turns/s beside the bare HTTP round trip of
+// the same batches (fetch, the same JSON bodies, one at a time, JSON parsed), so our side's overhead
+// (batching, prefixes, retry bookkeeping, width checks, Float32Array copies) is the ratio.
+// Takes: nothing (writes its models to a temp folder). Adds rows to the report, one per model width
+// and one per provider.
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { BatchingEmbedder } from '../../src/embedding/batching.js';
 import { TransformersEmbedder } from '../../src/adapters/transformers/embedder.js';
 import { writeTinyModel } from '../../test/fixtures/tiny-model.js';
+import { startFakeEmbeddingServer, type Wire } from '../../test/fixtures/fake-embedding-server.js';
+import { loadEmbedder } from '../../src/embedding/load.js';
 import type { Report, Section } from '../report.js';
 
 const SUBJECTS = ['my sister', 'the dog', 'our team', 'my friend Ana', 'the new doctor', 'my brother'];
@@ -91,9 +99,50 @@ const section: Section = async (report: Report, { quick }) => {
         await model.close();
       }
     }
+    for (const wire of ['ollama', 'openai'] as const) await remoteRows(report, wire, texts, runs);
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
 };
+
+/** what the bench asks each fake server for: a 384-wide model (MiniLM's width), batches of 32 */
+const REMOTE = { ollama: { model: 'all-minilm', path: '/api/embed' }, openai: { model: 'text-embedding-3-small', path: '/v1/embeddings' } } as const;
+
+async function remoteRows(report: Report, wire: Wire, texts: string[], runs: number): Promise<void> {
+  const server = await startFakeEmbeddingServer({ wire, dim: 384 });
+  const { model, path } = REMOTE[wire];
+  const embedder = await loadEmbedder({ embedding_provider: wire, embedding_model: model, embedding_url: server.url, embedding_batch_size: 32, model_cache_dir: '', model_dir: undefined, embedding_load_timeout_ms: 1000 });
+  try {
+    const chunks = Array.from({ length: texts.length / 32 }, (_, i) => texts.slice(i * 32, (i + 1) * 32));
+    const bare = async () => {
+      for (const c of chunks) {
+        const res = await fetch(`${server.url}${path}`, { method: 'POST', headers: { 'content-type': 'application/json', accept: 'application/json' }, body: JSON.stringify({ model, input: c }) });
+        await res.json();
+      }
+    };
+    for (const c of chunks.slice(0, 4)) await embedder.embed(c); // warm-up: connections, JIT
+    await bare();
+    const { direct, batched } = await medians(runs, {
+      direct: () => rate(texts.length, bare),
+      batched: () => {
+        const batching = new BatchingEmbedder(embedder, 32);
+        return rate(texts.length, () => Promise.all(texts.map((t) => batching.embedOne(t))));
+      },
+    });
+    report.add({
+      section: 'embedder',
+      metric: `${wire} provider, fake server (384 dims): BatchingEmbedder, batch 32`,
+      value: batched,
+      unit: 'turns/s',
+      baseline: direct,
+      baselineLabel: 'bare HTTP round trips of the same batches of 32, one at a time',
+      ratio: batched / direct,
+      note: 'the fake server answers at once: the client side\'s ceiling, not a model\'s speed',
+    });
+  } finally {
+    await embedder.close();
+    await server.close();
+  }
+}
 
 export default section;

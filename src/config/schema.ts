@@ -125,8 +125,44 @@ export const ConfigSchema = z.strictObject({
     .default('UTC'),
   /** a session whose last turn is older than this many days is condensed into one archive entry */
   archival_inactive_days: num(z.number().positive()).default(30),
-  /** "hash" for the built-in lexical embedder, else a transformers.js model id */
+  /**
+   * where embeddings come from: "transformers" (in process, transformers.js), "hash" (the built-in
+   * lexical embedder), "ollama" (`POST /api/embed` of an Ollama server) or "openai" (any
+   * OpenAI-compatible `POST /v1/embeddings`: OpenAI, vLLM, llama.cpp, TEI, LM Studio). The last two
+   * send the text of every turn and query to embedding_url (docs/embeddings.md)
+   */
+  embedding_provider: z.enum(['transformers', 'hash', 'ollama', 'openai']).default('transformers'),
+  /**
+   * the model: a transformers.js model id ("hash" also selects the built-in embedder), or the name the
+   * Ollama or OpenAI-compatible server knows it by. Left at this default with ollama or openai, the
+   * provider's usual model is asked for instead (nomic-embed-text, text-embedding-3-small)
+   */
   embedding_model: z.string().min(1).default('Xenova/all-MiniLM-L6-v2'),
+  /** the embedding server (ollama: default ollama_url; openai: default https://api.openai.com; a trailing /v1 is accepted) */
+  embedding_url: optionalUrl(),
+  /** bearer key of the OpenAI-compatible server; never logged, never in /health or an error */
+  embedding_api_key: z.preprocess((v) => (v === '' ? undefined : v), z.string().optional()),
+  /** the vector width to ask for (OpenAI `dimensions`) and to expect; unset: whatever the first answer has */
+  embedding_dimensions: num(z.number().int().min(1).max(65_536)).optional(),
+  /** most texts in one request to the embedding server */
+  embedding_batch_size: num(z.number().int().min(1).max(2048)).default(32),
+  /** one request to the embedding server (connect, answer and body) is given up after this long */
+  embedding_timeout_ms: num(z.number().int().positive()).default(30_000),
+  /** retries of a request the server answered 429 or 5xx (or did not answer), with exponential backoff */
+  embedding_retries: num(z.number().int().min(0).max(10)).default(3),
+  /**
+   * privacy_mode accepts only a loopback embedding_url; true declares embedding_url local anyway (an
+   * Ollama on a machine of your own network), so privacy mode lets text go there
+   */
+  embedding_url_is_local: bool().default(false),
+  /** how token states become one vector (transformers only): "mean" or "cls"; unset: from the known-model table */
+  embedding_pooling: z.enum(['mean', 'cls']).optional(),
+  /** L2-normalize each vector; unset: from the known-model table (true for every known model) */
+  embedding_normalize: bool().optional(),
+  /** put before every query embedded ("query: " for e5); unset: from the known-model table; "" for none */
+  embedding_query_prefix: z.string().max(1000).optional(),
+  /** put before every stored text embedded ("passage: " for e5); unset: from the known-model table; "" for none */
+  embedding_document_prefix: z.string().max(1000).optional(),
   /** local folder holding models (for machines with no internet); remote downloads are then disabled */
   model_dir: z.string().optional(),
   /** where downloaded models are cached */
@@ -136,7 +172,7 @@ export const ConfigSchema = z.strictObject({
    * fails the model load, so a machine with no internet gives up in seconds instead of hanging
    */
   embedding_load_timeout_ms: num(z.number().int().positive()).default(10_000),
-  /** forces every LLM call to the local Ollama endpoint */
+  /** forces every LLM call to the local Ollama endpoint, and refuses an embedding server that is not loopback */
   privacy_mode: bool().default(false),
   llm_provider: z.enum(['none', 'ollama', 'openai']).default('none'),
   llm_base_url: optionalUrl(),

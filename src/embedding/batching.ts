@@ -1,4 +1,4 @@
-import type { Embedder } from '../ports/embedder.js';
+import type { EmbedPurpose, Embedder } from '../ports/embedder.js';
 
 interface Waiter {
   text: string;
@@ -31,6 +31,7 @@ export class BatchingEmbedder implements Embedder {
     this.dim = inner.dim;
   }
 
+  /** one stored text (a document), gathered with the others of the moment into one model call */
   embedOne(text: string): Promise<Float32Array> {
     return new Promise((resolve, reject) => {
       this.queue.push({ text, resolve, reject });
@@ -42,8 +43,9 @@ export class BatchingEmbedder implements Embedder {
     });
   }
 
-  async embed(texts: readonly string[]): Promise<Float32Array[]> {
-    return this.inner.embed(texts);
+  /** straight to the model, not gathered: a query, or a batch already made (reindex) */
+  async embed(texts: readonly string[], purpose?: EmbedPurpose): Promise<Float32Array[]> {
+    return this.inner.embed(texts, purpose);
   }
 
   private flush(): void {

@@ -1,5 +1,6 @@
 import type { Config } from '../config/schema.js';
 import type { Logger } from '../logger.js';
+import { isLoopbackUrl } from '../adapters/http/json.js';
 import { OllamaProvider } from '../adapters/llm/ollama.js';
 import { OpenAiProvider } from '../adapters/llm/openai.js';
 import type { FetchFn, LlmProvider } from '../ports/llm.js';
@@ -27,8 +28,6 @@ export interface LlmSelection {
   describe(): LlmDescription;
 }
 
-const LOOPBACK_HOST = /^(127\.\d+\.\d+\.\d+|localhost|\[::1\])$/;
-
 /**
  * Decides once, at wiring, which endpoint LLM calls go to. `privacy_mode = true` overrides
  * everything else: every call goes to the local Ollama at `ollama_url` (with `llm_model` when the
@@ -50,7 +49,7 @@ export function selectLlm(config: Config, log: Logger, fetchFn?: FetchFn): LlmSe
           ? ` (llm_base_url ${config.llm_base_url} is not used)`
           : '';
     summary = `ollama ${model} at ${config.ollama_url} — privacy mode: every LLM call goes to this local Ollama${ignored}`;
-    if (!LOOPBACK_HOST.test(new URL(config.ollama_url).hostname)) {
+    if (!isLoopbackUrl(config.ollama_url)) {
       summary += '; warning: ollama_url is not a loopback address';
       log.warn({ ollama_url: config.ollama_url }, 'privacy_mode is on but ollama_url is not a loopback address: conversation text leaves this machine');
     }

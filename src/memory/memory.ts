@@ -31,7 +31,8 @@ export interface ListQuery {
 
 /** What `ready()` reports: whether the semantic tier will be searched, and why not. */
 export interface ReadyReport {
-  embedder: { model: string; status: 'ready' | 'failed'; error: string | null };
+  /** `unavailable`: the embedding server does not answer yet; the semantic tier is used once it does */
+  embedder: { model: string; status: 'ready' | 'unavailable' | 'failed'; error: string | null };
 }
 
 export interface DeleteResult {
@@ -74,7 +75,7 @@ export class Memory {
   async ready(): Promise<ReadyReport> {
     const { embedders } = this.services;
     const e = await embedders.ready();
-    return { embedder: { model: embedders.model, status: e ? 'ready' : 'failed', error: embedders.error } };
+    return { embedder: { model: embedders.model, status: e ? 'ready' : embedders.status === 'unavailable' ? 'unavailable' : 'failed', error: embedders.error } };
   }
 
   addTurns(turns: unknown | readonly unknown[]): Promise<AddTurnsResult> {

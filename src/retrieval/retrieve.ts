@@ -185,7 +185,9 @@ export class Retriever {
       await Promise.race([this.deps.embedders.ready(), new Promise((resolve) => setTimeout(resolve, LOADING_GRACE_MS).unref())]);
       embedder = this.deps.embedders.current();
     }
-    if (!embedder) {
+    // an embedding server that does not answer was reported once, when it stopped: the tier is skipped
+    // without waiting on it until the provider's probe finds it back
+    if (!embedder || this.deps.embedders.status === 'unavailable') {
       // a failed load was already reported once by the provider; only a model still loading is news here
       if (this.deps.embedders.status === 'loading') {
         warnOnce(this.deps.log, 'semantic-loading', { model: this.deps.embedders.model }, 'the embedding model is still loading; the semantic tier is skipped until it is ready');
@@ -193,7 +195,7 @@ export class Retriever {
       return null;
     }
     if (text.trim() === '') return [];
-    const [query] = await embedder.embed([text]);
+    const [query] = await embedder.embed([text], 'query');
     // every session of the user: a new session must find what was said in earlier ones
     const hits = await this.deps.vectors.search(embedder, query!, { user_id: req.user_id, where: req.filters }, k);
     return hits

@@ -6,7 +6,7 @@ import type { Logger } from '../logger.js';
 import type { Embedder } from '../ports/embedder.js';
 import type { ShortTermStore } from '../ports/short-term.js';
 import type { VectorIndex } from '../ports/vector-index.js';
-import { loadEmbedder } from '../embedding/load.js';
+import { loadEmbedder, type EmbeddingSetup } from '../embedding/load.js';
 import { EmbedderProvider } from '../embedding/provider.js';
 import { openVectorIndex, type OpenedVectorIndex } from '../adapters/qdrant/open.js';
 import { openRedisBackends, type OpenedRedis } from '../adapters/redis/open.js';
@@ -127,8 +127,12 @@ export async function openSemantic(config: Config, durable: DurableParts | null,
   return openVectorIndex(config, durable ? () => durable.embeddedVectors() : null, log.child({ component: 'semantic' }));
 }
 
-export function buildEmbedders(config: Config, log: Logger, load?: () => Promise<Embedder>): EmbedderProvider {
-  return new EmbedderProvider(config.embedding_model, load ?? (() => loadEmbedder(config)), log.child({ component: 'embedder' }));
+/** The embedder, loading in the background, as `embeddingSetup` resolved it (checked before anything was opened). */
+export function buildEmbedders(config: Config, setup: EmbeddingSetup, log: Logger, load?: () => Promise<Embedder>): EmbedderProvider {
+  return new EmbedderProvider(setup.model, load ?? (() => loadEmbedder(config)), log.child({ component: 'embedder' }), {
+    provider: setup.provider,
+    maxBatch: setup.url === null ? 32 : config.embedding_batch_size,
+  });
 }
 
 /** the token limit past which a session is compacted */

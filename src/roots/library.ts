@@ -28,6 +28,7 @@ import { ChatPipeline } from '../chat/pipeline.js';
 import { selectLlm, type LlmSelection } from '../llm/select.js';
 import type { Archiver } from '../archival/archiver.js';
 import { scheduleArchival } from '../archival/schedule.js';
+import { embeddingSetup } from '../embedding/load.js';
 import { buildArchiver, buildCompaction, buildEmbedders, openDurable, openQueueAndShortTerm, openSemantic, type LentBackends } from './build.js';
 
 export type { ServiceEvents };
@@ -112,6 +113,9 @@ export interface SharedBackends {
  */
 export async function wire(config: Config, options: WireOptions = {}): Promise<Services> {
   const log = options.logger ?? createLogger(config.log_level);
+  // the embedding settings are checked before anything is opened: privacy mode with an embedding
+  // server off this machine, or the OpenAI API without a key, is a ConfigError (exit 2)
+  const embedding = embeddingSetup(config);
   const durable = await openDurable(config, log);
   const { db, turnLog, longTerm } = durable;
 
@@ -127,7 +131,7 @@ export async function wire(config: Config, options: WireOptions = {}): Promise<S
   const semantic = await openSemantic(config, durable, log);
   const vectors: VectorIndex = semantic.index;
 
-  const embedders = buildEmbedders(config, log, options.loadEmbedder);
+  const embedders = buildEmbedders(config, embedding, log, options.loadEmbedder);
   const tokens = new TokenCounter();
   const llm = selectLlm(config, log.child({ component: 'llm' }));
   const { compactor, autoCompaction } = buildCompaction(config, { shortTerm, turnLog, longTerm, queue, tokens, llm, log });
@@ -207,11 +211,7 @@ export async function wire(config: Config, options: WireOptions = {}): Promise<S
     semantic: semantic.report,
     long_term: durable.report,
     queue: redis.reports().queue,
-    embedder: {
-      backend: embedders.current()?.id ?? config.embedding_model,
-      state: embedders.status === 'ready' ? 'ok' : embedders.status,
-      ...(embedders.error ? { detail: embedders.error } : {}),
-    },
+    embedder: embedders.report(),
   });
 
   let closed = false;

@@ -13,6 +13,7 @@ import { WritePath } from '../memory/write-path.js';
 import { TokenCounter } from '../compaction/tokens.js';
 import { selectLlm } from '../llm/select.js';
 import { scheduleArchival } from '../archival/schedule.js';
+import { embeddingSetup } from '../embedding/load.js';
 import { buildArchiver, buildCompaction, buildEmbedders, needsDurable, openDurable, openQueueAndShortTerm, openSemantic, type DurableParts } from './build.js';
 
 export interface WorkerOptions {
@@ -48,6 +49,9 @@ export async function startWorker(config: Config, options: WorkerOptions): Promi
   const log = options.logger;
   const queues = options.queues;
   const concurrency = options.concurrency ?? config.worker_concurrency;
+  // the embedding settings are checked before anything is opened: privacy mode with an embedding
+  // server off this machine, or the OpenAI API without a key, is a ConfigError (exit 2)
+  const embedding = embeddingSetup(config);
   const redis = await openQueueAndShortTerm(config, log, { required: true });
   let durable: DurableParts | null = null;
   const closers: Array<() => Promise<void>> = [];
@@ -56,7 +60,7 @@ export async function startWorker(config: Config, options: WorkerOptions): Promi
     const { shortTerm, queue, tombstones } = redis;
     const semantic = await openSemantic(config, durable, log);
     const vectors = semantic.index;
-    const embedders = buildEmbedders(config, log, options.loadEmbedder);
+    const embedders = buildEmbedders(config, embedding, log, options.loadEmbedder);
     closers.push(() => queue.close(), () => Promise.allSettled([shortTerm.close(), vectors.close(), embedders.close()]).then(() => undefined));
 
     const deps: ProcessorDepsByQueue = {};
@@ -94,7 +98,7 @@ export async function startWorker(config: Config, options: WorkerOptions): Promi
         queue: redis.reports().queue,
         semantic: semantic.report,
         ...(opened ? { long_term: opened.report } : {}),
-        embedder: { backend: embedders.current()?.id ?? config.embedding_model, state: embedders.status === 'ready' ? 'ok' : embedders.status, ...(embedders.error ? { detail: embedders.error } : {}) },
+        embedder: embedders.report(),
       }),
       async close() {
         if (closed) return;

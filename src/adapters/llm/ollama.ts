@@ -1,5 +1,5 @@
 import { LlmUnavailableError } from '../../errors.js';
-import { endpoint, isRecord, requestJson } from './http.js';
+import { endpoint, isRecord, requestJson } from '../http/json.js';
 import type { ChatMessage, ChatOptions, ChatReply, FetchFn, LlmProvider } from '../../ports/llm.js';
 
 export interface OllamaOptions {

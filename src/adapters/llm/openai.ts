@@ -1,5 +1,5 @@
 import { LlmUnavailableError } from '../../errors.js';
-import { endpoint, isRecord, requestJson } from './http.js';
+import { endpoint, isRecord, openAiApiRoot, requestJson } from '../http/json.js';
 import type { ChatMessage, ChatOptions, ChatReply, FetchFn, LlmProvider } from '../../ports/llm.js';
 
 export interface OpenAiOptions {
@@ -30,8 +30,7 @@ export class OpenAiProvider implements LlmProvider {
     this.timeoutMs = o.timeoutMs;
     this.fetch = o.fetch ?? fetch;
     // users paste either form of the base URL; both mean the same API root
-    const trimmed = o.baseUrl.replace(/\/+$/, '');
-    this.apiRoot = trimmed.endsWith('/v1') ? trimmed : `${trimmed}/v1`;
+    this.apiRoot = openAiApiRoot(o.baseUrl);
     this.headers = o.apiKey ? { authorization: `Bearer ${o.apiKey}` } : {};
   }
 

@@ -1,6 +1,7 @@
 import { existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { EmbedderLoadError, type Embedder } from '../../ports/embedder.js';
+import { EmbedderLoadError, type EmbedPurpose, type Embedder } from '../../ports/embedder.js';
+import { PLAIN_PROFILE, prefixed, profileTag, type ModelProfile } from '../../domain/embedding-profile.js';
 
 export const DEFAULT_MODEL_HUB = 'https://huggingface.co/';
 /** what a model folder under model_dir holds, relative to `<model_dir>/<model id>/` */
@@ -21,6 +22,8 @@ export interface TransformersOptions {
   loadTimeoutMs: number;
   /** the model hub (or a mirror of it); default huggingface.co */
   remoteHost?: string | undefined;
+  /** pooling, normalization and prefixes (embedding/profiles.ts); default the plain mean-pooled reading */
+  profile?: ModelProfile | undefined;
 }
 
 /** The parts of a transformers.js feature-extraction pipeline this module uses. */
@@ -36,10 +39,11 @@ interface FeaturePipeline {
 
 /**
  * Sentence embeddings through @huggingface/transformers (ONNX Runtime on the CPU): the pipeline's
- * tokenizer and model, then mean pooling over the attention mask and L2 normalization done here
- * (the library's generic pooling costs twice the model run of a small model). Computed locally; no
- * text leaves the machine. The id is `<model>@<dim>`, so the vectors of two models (or two widths of
- * one) are never compared.
+ * tokenizer and model, then the model's pooling (mean over the attention mask, or the [CLS] token)
+ * and L2 normalization done here (the library's generic pooling costs twice the model run of a small
+ * model), texts prefixed as the model's profile says. Computed locally; no text leaves the machine.
+ * The id is `<model>@<dim>` and the profile's tag, so the vectors of two models (or two widths or
+ * readings of one) are never compared.
  */
 export class TransformersEmbedder implements Embedder {
   private closed: Promise<void> | null = null;
@@ -48,6 +52,7 @@ export class TransformersEmbedder implements Embedder {
     readonly id: string,
     readonly dim: number,
     private readonly pipe: FeaturePipeline,
+    private readonly profile: ModelProfile,
   ) {}
 
   /**
@@ -88,24 +93,25 @@ export class TransformersEmbedder implements Embedder {
       const hint = local ? '' : ' (on a machine without internet, set model_dir to a local copy of the model)';
       throw new EmbedderLoadError(model, `${describe(err)}${hint}`, { cause: err });
     }
+    const profile = options.profile ?? PLAIN_PROFILE;
     try {
       const dim = await probe(model, pipe);
-      return new TransformersEmbedder(`${model}@${dim}`, dim, pipe);
+      return new TransformersEmbedder(`${model}@${dim}${profileTag(profile, true)}`, dim, pipe, profile);
     } catch (err) {
       await pipe.dispose().catch(() => {});
       throw err instanceof EmbedderLoadError ? err : new EmbedderLoadError(model, describe(err), { cause: err });
     }
   }
 
-  async embed(texts: readonly string[]): Promise<Float32Array[]> {
+  async embed(texts: readonly string[], purpose: EmbedPurpose = 'document'): Promise<Float32Array[]> {
     if (this.closed) throw new Error(`embedder ${this.id} is closed`);
     if (texts.length === 0) return [];
-    const { states, mask } = await tokenStates(this.pipe, [...texts]);
+    const { states, mask } = await tokenStates(this.pipe, [...prefixed(this.profile, texts, purpose)]);
     const [batch, , width] = states.dims;
     if (states.dims.length !== 3 || batch !== texts.length || width !== this.dim) {
       throw new Error(`embedder ${this.id} returned token states of dims ${JSON.stringify(states.dims)} for ${texts.length} texts`);
     }
-    return meanPool(states, mask);
+    return pool(states, mask, this.profile);
   }
 
   /** Releases the ONNX Runtime session; idempotent. */
@@ -124,8 +130,11 @@ async function tokenStates(pipe: FeaturePipeline, texts: string[]): Promise<{ st
   return { states, mask: inputs.attention_mask };
 }
 
-/** Mean of each text's token states over its attention mask, L2-normalized: one vector per text. */
-function meanPool(states: Tensor, mask: Tensor): Float32Array[] {
+/**
+ * One vector per text: the mean of its token states over its attention mask, or its first token's
+ * state ([CLS]); L2-normalized when the profile says so (every known model).
+ */
+function pool(states: Tensor, mask: Tensor, profile: Pick<ModelProfile, 'pooling' | 'normalize'>): Float32Array[] {
   const [batch, tokens, dim] = states.dims as [number, number, number];
   const data = states.data as Float32Array;
   const vectors: Float32Array[] = [];
@@ -137,12 +146,14 @@ function meanPool(states: Tensor, mask: Tensor): Float32Array[] {
       count++;
       const offset = (b * tokens + t) * dim;
       for (let k = 0; k < dim; k++) v[k]! += data[offset + k]!;
+      if (profile.pooling === 'cls') break;
     }
     let norm = 0;
     for (let k = 0; k < dim; k++) norm += v[k]! * v[k]!;
-    // the mean's 1/count cancels out in the normalization; kept out of the loop
     norm = Math.sqrt(norm);
-    if (count > 0 && norm > 0) for (let k = 0; k < dim; k++) v[k]! /= norm;
+    // normalized, the mean's 1/count cancels out: divided once, by the norm or by the count
+    const by = profile.normalize ? norm : count;
+    if (count > 0 && by > 0) for (let k = 0; k < dim; k++) v[k]! /= by;
     vectors.push(v);
   }
   return vectors;
@@ -161,7 +172,7 @@ async function probe(model: string, pipe: FeaturePipeline): Promise<number> {
   if (!dim || states.dims[1] !== mask.dims[1] || states.data.length !== states.dims.reduce((a, b) => a * b, 1)) {
     throw new EmbedderLoadError(model, `the model produced an unusable embedding (output dims ${JSON.stringify(states.dims)}); a sentence-embedding model must output last_hidden_state [batch, tokens, hidden]`);
   }
-  const [v] = meanPool(states, mask);
+  const [v] = pool(states, mask, PLAIN_PROFILE);
   let norm = 0;
   for (const x of v!) norm += x * x;
   if (!Number.isFinite(norm) || Math.abs(norm - 1) > 1e-3) {

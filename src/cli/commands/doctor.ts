@@ -1,5 +1,6 @@
 import type { Command } from 'commander';
-import { configFrom, printJson, type GlobalOptions } from '../context.js';
+import { CommandFailed, configFrom, printJson, type GlobalOptions } from '../context.js';
+import { embeddingSetup, loadEmbedder } from '../../embedding/load.js';
 import { withMemory } from '../../roots/maintenance.js';
 import { checkIntegrity, type Finding, type IntegrityReport } from '../../memory/integrity.js';
 import { healthReport } from '../../health.js';
@@ -13,7 +14,9 @@ export function registerDoctor(program: Command, globals: () => GlobalOptions): 
     .description("each tier's backend, the embedder, the queues, the turn log, and the integrity of what is stored")
     .option('--repair', 'remove entries, vectors and short-term copies of deleted memories, realign stale copies, re-enqueue unfinished jobs')
     .option('--json', 'print the report as JSON')
-    .action(async (o: { json?: boolean; repair?: boolean }) => {
+    .option('--embed <text>', 'only embed this text with the configured provider and print the width, the time and the first values')
+    .action(async (o: { json?: boolean; repair?: boolean; embed?: string }) => {
+      if (o.embed !== undefined) return embedOnce(globals(), o.embed, o.json === true);
       // without Redis the re-enqueued jobs run here (the in-process queue); with Redis the workers run them
       const runWorkers = o.repair === true && configFrom(globals()).redis_url === undefined;
       await withMemory(globals(), { reconcile: false, runWorkers }, async (_m, s) => {
@@ -42,6 +45,7 @@ export function registerDoctor(program: Command, globals: () => GlobalOptions): 
         const out: string[] = [`status      ${report.status}${store.writable ? '' : ` (${what} is not writable by this process)`}`];
         for (const p of report.problems) out.push(`  ${p.part} ${p.state}: ${p.advice}`);
         for (const [part, b] of Object.entries(report.backends)) out.push(`${part.padEnd(11)} ${b.backend} (${b.state})${b.detail ? ` — ${b.detail}` : ''}`);
+        out.push(`embedding   ${embeddingSetup(s.config).summary}`);
         out.push(`llm         ${llm.summary}${llm.reachable === null ? '' : llm.reachable ? ' (reachable)' : ' (not reachable)'}`);
         const mb = (n: number) => `${(n / 1048576).toFixed(1)} MiB`;
         const writable = store.writable ? 'writable by this process' : `NOT WRITABLE by this process: ${store.problem}`;
@@ -64,6 +68,48 @@ export function registerDoctor(program: Command, globals: () => GlobalOptions): 
         process.stdout.write(`${out.join('\n')}\n`);
       });
     });
+}
+
+/**
+ * `doctor --embed TEXT`: the configured embedder loaded on its own (no store opened) and one text
+ * embedded as a stored text, with the load and embed times: the quickest check of a setup. A
+ * failure is the embedder's own message (exit 1; a configuration it refuses, exit 2).
+ */
+async function embedOnce(globals: GlobalOptions, text: string, json: boolean): Promise<void> {
+  const config = configFrom(globals);
+  const setup = embeddingSetup(config);
+  const started = performance.now();
+  let embedder;
+  try {
+    embedder = await loadEmbedder(config);
+  } catch (err) {
+    throw new CommandFailed(`${setup.summary}: ${(err as Error).message}`);
+  }
+  try {
+    const loadMs = performance.now() - started;
+    const at = performance.now();
+    const [v] = await embedder.embed([text]).catch((err: unknown) => {
+      throw new CommandFailed(`${setup.summary}: ${(err as Error).message}`);
+    });
+    const embedMs = performance.now() - at;
+    const first = Array.from(v!.subarray(0, 8), (x) => Number(x.toFixed(6)));
+    let norm = 0;
+    for (const x of v!) norm += x * x;
+    const report = { provider: setup.provider, model: setup.model, id: embedder.id, width: embedder.dim, load_ms: Math.round(loadMs), embed_ms: Number(embedMs.toFixed(1)), norm: Number(Math.sqrt(norm).toFixed(4)), first_values: first };
+    if (json) return printJson(report);
+    process.stdout.write(
+      [
+        `embedding   ${setup.summary}`,
+        `id          ${report.id}`,
+        `width       ${report.width}`,
+        `time        ${report.embed_ms} ms (load ${report.load_ms} ms)`,
+        `norm        ${report.norm}`,
+        `first       ${first.join(', ')}`,
+      ].join('\n') + '\n',
+    );
+  } finally {
+    await embedder.close();
+  }
 }
 
 function integrityLines(r: IntegrityReport): string[] {
