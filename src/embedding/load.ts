@@ -9,8 +9,8 @@ import type { Embedder } from '../ports/embedder.js';
 import type { FetchFn } from '../ports/llm.js';
 import { HashEmbedder } from './hash.js';
 
-type Required_ = 'embedding_model' | 'model_dir' | 'model_cache_dir' | 'embedding_load_timeout_ms';
-type Optional_ =
+type LoadKeys = 'embedding_model' | 'model_dir' | 'model_cache_dir' | 'embedding_load_timeout_ms';
+type DefaultedKeys =
   | 'embedding_provider'
   | 'embedding_url'
   | 'embedding_api_key'
@@ -26,7 +26,7 @@ type Optional_ =
   | 'privacy_mode'
   | 'ollama_url';
 /** the keys the embedder is built from (the embedding_* keys beyond the first four take the schema's defaults) */
-export type EmbedderConfig = Pick<Config, Required_> & Partial<Pick<Config, Optional_>>;
+export type EmbedderConfig = Pick<Config, LoadKeys> & Partial<Pick<Config, DefaultedKeys>>;
 
 /** the transformers.js model the schema defaults to, which no embedding server serves under that name */
 const TRANSFORMERS_DEFAULT = 'Xenova/all-MiniLM-L6-v2';

@@ -39,7 +39,7 @@ const PROBE = 'dimension probe';
  * `<provider>:<model>@<dim>` and the profile's tag.
  */
 export class RemoteEmbedder implements Embedder {
-  private closing = new AbortController();
+  private readonly closing = new AbortController();
 
   private constructor(
     readonly id: string,
@@ -50,8 +50,8 @@ export class RemoteEmbedder implements Embedder {
 
   /** Asks the server for one vector: its width becomes the embedder's. Rejects as embed() does. */
   static async connect(wire: EmbeddingWire, o: RemoteOptions): Promise<RemoteEmbedder> {
-    const closing = new AbortController();
-    const [v] = await send(wire, o, [PROBE], undefined, closing.signal);
+    // not cancellable: each attempt has its timeout, and a load under way is awaited by close()
+    const [v] = await send(wire, o, [PROBE], undefined, new AbortController().signal);
     const dim = v!.length;
     if (o.dimensions !== undefined && dim !== o.dimensions) {
       throw new EmbedderLoadError(o.model, `${wire.provider} at ${wire.origin} answers ${dim}-dimension vectors, but embedding_dimensions is ${o.dimensions}`);

@@ -142,6 +142,28 @@ for (const wire of ['ollama', 'openai'] as const) {
       }
     });
 
+    it('starts while the server is down, and once it answers the reconciler embeds what was accepted meanwhile', async () => {
+      const server = await serve();
+      await server.stop();
+      const { logger, records } = capturingLogger();
+      const { memory, services } = await testMemory(config(wire, server, { embedding_retries: 0, reconcile_interval_s: 0.3, reconcile_after_s: 0.2 }), { logger });
+      try {
+        const ready = await memory.ready();
+        assert.equal(ready.embedder.status, 'unavailable');
+        assert.match(ready.embedder.error!, /is not reachable/);
+        await memory.addTurns(turns(6, 's1'));
+        await memory.idle();
+        assert.equal((await services.turnLog.counts()).pending_embed, 6, 'accepted, not embedded, not lost');
+        await server.restart();
+        await until('every turn embedded', async () => (await services.turnLog.counts()).pending_embed === 0, 15_000, 100);
+        assert.equal(services.embedders.status, 'ready');
+        assert.equal(await services.vectors.count(services.embedders.current()!), 6);
+        assert.equal(records().filter((x) => x.level === 40 && /embedding server does not answer/.test(x.msg)).length, 1);
+      } finally {
+        await memory.close();
+      }
+    });
+
     it('refuses an answer of another width than the first, using nothing of it', async () => {
       const server = await serve({ dim: 64 });
       const { memory, services } = await testMemory(config(wire, server, { embedding_retries: 0 }));
