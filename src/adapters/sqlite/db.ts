@@ -1,5 +1,5 @@
 import Database from 'better-sqlite3';
-import { mkdirSync } from 'node:fs';
+import { closeSync, mkdirSync, openSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { MIGRATIONS } from './migrations.js';
 
@@ -19,7 +19,12 @@ export const MMAP_BYTES = 1 << 30;
  * timeout let the processes of one host share it (docs/architecture.md, deployment and backends).
  */
 export function openDatabase(path: string): Db {
-  if (path !== ':memory:') mkdirSync(dirname(resolve(path)), { recursive: true });
+  if (path !== ':memory:') {
+    mkdirSync(dirname(resolve(path)), { recursive: true });
+    // created owner-only, as exports are: it holds every user's memories. SQLite gives the -wal and
+    // -shm files the database file's mode; an existing file keeps the mode its owner gave it
+    closeSync(openSync(path, 'a', 0o600));
+  }
   const db = new Database(path);
   db.pragma('journal_mode = WAL');
   db.pragma('synchronous = NORMAL');
