@@ -6,7 +6,7 @@ import { toHttpError } from '../api/errors.js';
 import type { ApiSchemas } from '../api/schemas.js';
 import { parseRequest } from '../api/validate.js';
 import { SessionIdSchema, UserIdSchema } from '../domain/turn.js';
-import { NeuralCleaveError } from '../errors.js';
+import { NeuralCleaveError, ValidationError } from '../errors.js';
 import type { Logger } from '../logger.js';
 import { parseOrThrow } from '../validate.js';
 import { mcpTools, type ToolContext, type ToolDef } from './tools.js';
@@ -50,6 +50,17 @@ async function call(def: ToolDef, args: unknown, deps: McpDeps): Promise<CallToo
 }
 
 const RECENT_TURNS_URI = 'memory://users/{user_id}/sessions/{session_id}/recent';
+
+/** a URI template variable, percent-decoded; a malformed escape (`%zz`, a cut UTF-8 sequence) is a bad_request naming the variable */
+function uriVar(value: unknown, what: string): string {
+  try {
+    return decodeURIComponent(String(value));
+  } catch {
+    throw new ValidationError(`invalid ${what}: malformed percent-escape in ${JSON.stringify(String(value))}`, [
+      { path: what, message: 'malformed percent-escape: each % must start an escape of UTF-8 bytes (%xx, two hex digits)' },
+    ]);
+  }
+}
 const SESSIONS_LISTED = 50;
 
 /** The newest sessions of the users a key is bound to (an unbound principal: the default user's). */
@@ -99,8 +110,8 @@ export function createMcpServer(deps: McpDeps): McpServer {
     },
     async (uri, vars) => {
       try {
-        const user = actingUser(deps.principal, parseOrThrow(UserIdSchema, decodeURIComponent(String(vars.user_id)), 'user id'));
-        const session = parseOrThrow(SessionIdSchema, decodeURIComponent(String(vars.session_id)), 'session id');
+        const user = actingUser(deps.principal, parseOrThrow(UserIdSchema, uriVar(vars.user_id, 'user id'), 'user id'));
+        const session = parseOrThrow(SessionIdSchema, uriVar(vars.session_id, 'session id'), 'session id');
         const turns = await deps.services.shortTerm.recent(user, session);
         return { contents: [{ uri: uri.href, mimeType: 'application/json', text: JSON.stringify({ user_id: user, session_id: session, turns }) }] };
       } catch (err) {

@@ -5,7 +5,7 @@ import type { ApiServices } from '../api/context.js';
 import { DEFAULT_LIMIT, MAX_LIMIT, type ApiSchemas } from '../api/schemas.js';
 import type { MemoryEntry, RetrievalResult } from '../domain/entry.js';
 import { MAX_TURNS_PER_WRITE, SessionIdSchema, StoredIdSchema, UserIdSchema } from '../domain/turn.js';
-import type { ErasureReport } from '../memory/forget.js';
+import { completedErasure, type ErasureReport } from '../memory/forget.js';
 import type { Memory } from '../memory/memory.js';
 import { parseOrThrow } from '../validate.js';
 
@@ -66,8 +66,7 @@ function resultLine(r: RetrievalResult, i: number): string {
 function erasureText(r: ErasureReport): string {
   const entries = Object.values(r.long_term).reduce((a, b) => a + b, 0);
   const scope = 'user_id' in r.scope ? `session ${r.scope.session_id ?? ''} of user ${r.scope.user_id}` : 'everything';
-  const done = `Erased ${scope}: ${entries} long-term entries, ${r.turn_log} logged turns, ${r.short_term} short-term sessions, ${r.vectors} vectors, ${r.jobs} jobs.`;
-  return r.errors.length > 0 ? `${done} NOT COMPLETE, call forget_session again once the backend is back: ${r.errors.join('; ')}` : done;
+  return `Erased ${scope}: ${entries} long-term entries, ${r.turn_log} logged turns, ${r.short_term} short-term sessions, ${r.vectors} vectors, ${r.jobs} jobs.`;
 }
 
 /**
@@ -211,7 +210,11 @@ export function mcpTools(s: ApiSchemas): ToolDef[] {
         confirm: z.literal(true).describe('must be true: the user explicitly asked to erase this session'),
       }),
       kind: 'destructive',
-      run: (args, ctx) => ctx.memory.clearSession(actingUser(ctx.principal, args.user_id), args.session_id),
+      run: async (args, ctx) => {
+        const user = actingUser(ctx.principal, args.user_id);
+        // nothing stored is not_found and a partial erasure erasure_incomplete, as DELETE /users/:user_id/sessions/:session_id answers
+        return completedErasure(await ctx.memory.clearSession(user, args.session_id), `session "${args.session_id}" of user "${user}"`);
+      },
       text: erasureText,
     }),
   ];

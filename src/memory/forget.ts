@@ -3,6 +3,7 @@ import { QUEUE_NAMES } from '../../queues/names.js';
 import type { JobQueue } from '../../queues/queue.js';
 import { z } from 'zod';
 import { KINDS, KindSchema } from '../domain/entry.js';
+import { ErasureIncompleteError, NotFoundError } from '../errors.js';
 import type { Logger } from '../logger.js';
 import type { DurableStore } from '../ports/durable-store.js';
 import type { ErasedRows, ErasureListener, ErasureScope } from '../ports/erasure.js';
@@ -61,6 +62,16 @@ export interface ErasureDeps {
 const SETTLE_POLL_MS = 100;
 /** how often a process holding state of its own looks for erasures run elsewhere */
 export const ERASURE_POLL_MS = 250;
+
+/**
+ * The report of an erasure that did its job, as every door answers it: one that found nothing is
+ * `not_found` (HTTP 404), one that could not finish `erasure_incomplete` naming what is left (503).
+ */
+export function completedErasure(r: ErasureReport, what: string): ErasureReport {
+  if (r.errors.length > 0) throw new ErasureIncompleteError(r.errors.join('; '), r.errors.map((message) => ({ path: what, message })));
+  if (erasedNothing(r)) throw new NotFoundError(`memories of ${what}`);
+  return r;
+}
 
 /** true when the erasure found nothing at all to remove */
 export function erasedNothing(r: ErasureReport): boolean {

@@ -1,8 +1,7 @@
 import { Router } from 'express';
 import { z } from 'zod';
 import { SessionIdSchema, UserIdSchema } from '../../domain/turn.js';
-import { ErasureIncompleteError, NotFoundError } from '../../errors.js';
-import { erasedNothing, ErasureReportSchema, type ErasureReport } from '../../memory/forget.js';
+import { completedErasure, ErasureReportSchema } from '../../memory/forget.js';
 import { assertMayTouch, principalOf } from '../auth.js';
 import type { RouteContext } from '../context.js';
 import { methodNotAllowed } from '../errors.js';
@@ -17,12 +16,6 @@ const SessionParams = z.strictObject({ user_id: UserIdSchema, session_id: Sessio
  * sharing the file that holds state of its own) has dropped the data; 404 when there was nothing to
  * erase; 503 with what failed when something could not be erased.
  */
-function answer(r: ErasureReport, what: string): ErasureReport {
-  if (r.errors.length > 0) throw new ErasureIncompleteError(r.errors.join('; '), r.errors.map((message) => ({ path: what, message })));
-  if (erasedNothing(r)) throw new NotFoundError(`memories of ${what}`);
-  return r;
-}
-
 /**
  * DELETE /users/:user_id (forget a user) and DELETE /users/:user_id/sessions/:session_id (clear a
  * session): the same erasure as `memory forget` and `memory clear`, run in the serving process, for
@@ -35,7 +28,7 @@ export function usersRouter(ctx: RouteContext): Router {
     .delete(async (req, res) => {
       const { user_id } = parseRequest(UserParams, req.params, 'path');
       assertMayTouch(principalOf(res), user_id);
-      res.json(answer(await ctx.memory.forget(user_id), `user "${user_id}"`));
+      res.json(completedErasure(await ctx.memory.forget(user_id), `user "${user_id}"`));
     })
     .all(methodNotAllowed('DELETE'));
   router
@@ -43,7 +36,7 @@ export function usersRouter(ctx: RouteContext): Router {
     .delete(async (req, res) => {
       const { user_id, session_id } = parseRequest(SessionParams, req.params, 'path');
       assertMayTouch(principalOf(res), user_id);
-      res.json(answer(await ctx.memory.clearSession(user_id, session_id), `session "${session_id}" of user "${user_id}"`));
+      res.json(completedErasure(await ctx.memory.clearSession(user_id, session_id), `session "${session_id}" of user "${user_id}"`));
     })
     .all(methodNotAllowed('DELETE'));
   return router;

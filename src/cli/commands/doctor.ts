@@ -42,7 +42,10 @@ export function registerDoctor(program: Command, globals: () => GlobalOptions): 
         // the store's description under the name of what it is: `sqlite` (the file) or `database` (PostgreSQL)
         if (o.json) return printJson({ ...report, llm, [pg ? 'database' : 'sqlite']: store, archival, integrity });
         const what = pg ? 'the PostgreSQL database' : 'the SQLite file';
-        const out: string[] = [`status      ${report.status}${store.writable ? '' : ` (${what} is not writable by this process)`}`];
+        // the first line is the verdict the exit code gives: never "ok" above a PROBLEM line
+        const verdict = report.status !== 'ok' ? report.status : !store.writable || integrity.problems > 0 ? 'problem' : 'ok';
+        const why = [...(store.writable ? [] : [`${what} is not writable by this process`]), ...(integrity.problems > 0 ? [`${count(integrity.problems, 'integrity problem')} (below)`] : [])];
+        const out: string[] = [`status      ${verdict}${why.length > 0 ? `${verdict === 'problem' ? ':' : ';'} ${why.join('; ')}` : ''}`];
         for (const p of report.problems) out.push(`  ${p.part} ${p.state}: ${p.advice}`);
         for (const [part, b] of Object.entries(report.backends)) out.push(`${part.padEnd(11)} ${b.backend} (${b.state})${b.detail ? ` — ${b.detail}` : ''}`);
         out.push(`embedding   ${embeddingSetup(s.config).summary}`);

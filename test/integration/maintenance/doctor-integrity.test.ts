@@ -63,6 +63,9 @@ describe('doctor: integrity checks and --repair (the built CLI, one SQLite file)
     assert.equal(before.duplicate_content.groups, 1, 'equal text under two ids is listed');
     const human = await runCli(['doctor'], env);
     assert.match(human.stdout, /integrity {3}PROBLEM: 1 long-term entries of deleted turns \(ann\/gone-1\)/);
+    // the first line is the verdict, and it is not "ok" above PROBLEM lines (issue 26, defect 10)
+    assert.match(human.stdout, /^status {6}problem: 4 integrity problems \(below\)\n/);
+    assert.equal(human.code, 1);
     assert.match(human.stdout, /doctor --repair/);
 
     const repaired = await runCli(['doctor', '--repair', '--json'], env);

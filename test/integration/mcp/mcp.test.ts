@@ -175,6 +175,16 @@ function scenario(name: string, connect: (user: 'alice' | 'bob') => Promise<Clie
       assert.deepEqual(report.errors, []);
       assert.equal((await ok(alice, 'search_memory', { query: 'Miso' })).entries.length, 0);
       await refused(alice, 'get_memory', { id: `${tag}-g1` }, 'not_found');
+      // an empty session is not_found, as DELETE /users/:user_id/sessions/:session_id answers 404 (issue 26, defect 10)
+      await refused(alice, 'forget_session', { session_id: 'gone', confirm: true }, 'not_found');
+      await refused(alice, 'forget_session', { session_id: 'never-used', confirm: true }, 'not_found');
+      // a malformed percent-escape in a resource URI is invalid params naming it, not an internal error
+      const malformed = await alice.readResource({ uri: 'memory://users/alice/sessions/%E0%A4%zz/recent' }).then(
+        () => assert.fail('read a malformed URI'),
+        (err: { code: number; message: string }) => err,
+      );
+      assert.equal(malformed.code, -32602, malformed.message);
+      assert.match(malformed.message, /bad_request: invalid session id: malformed percent-escape/);
       // still connected after every refusal
       assert.deepEqual((await alice.listTools()).tools.length, TOOLS.length);
     });
