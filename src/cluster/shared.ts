@@ -11,7 +11,7 @@ import type { PrimaryCalls } from './ipc.js';
 export type SharedPart = 'short_term' | 'queue';
 
 /** short-term methods a worker process calls on the primary's store (close is its own, local) */
-export const SHORT_TERM_METHODS = ['push', 'recent', 'replace', 'remove', 'clear', 'clearAll', 'sessions', 'ping'] as const;
+export const SHORT_TERM_METHODS = ['push', 'recent', 'replace', 'remove', 'clear', 'clearAll', 'sessions', 'everySession', 'ping'] as const;
 /** queue methods served to worker processes: producing and reading; consuming, scheduling and erasure stay in the primary */
 export const QUEUE_METHODS = ['add', 'requeue', 'counts', 'failed', 'retryFailed', 'idle'] as const;
 
@@ -27,6 +27,7 @@ export function sharedShortTerm(calls: PrimaryCalls): ShortTermStore {
     clear: (userId, sessionId) => call('clear', userId, sessionId),
     clearAll: () => call('clearAll'),
     sessions: (userId) => call('sessions', userId),
+    everySession: () => call('everySession'),
     ping: () => call<boolean>('ping').catch(() => false),
     close: async () => {},
   };

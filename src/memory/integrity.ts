@@ -42,6 +42,11 @@ export interface IntegrityReport {
   duplicate_content: { groups: number; sample: DuplicateGroup[] };
   /** what the vector check covered: the embedded index is read; Qdrant's points are not listed */
   vectors_checked: boolean;
+  /**
+   * whether the short-term tier read is the one every process uses (Redis); false: the in-process
+   * tier of the process running the check, which cannot see a running `serve`'s own
+   */
+  short_term_shared: boolean;
   /** findings that are defects (every one but duplicate_content) */
   problems: number;
   /** what --repair did, when asked */
@@ -87,6 +92,7 @@ async function inspect(s: IntegrityDeps, afterMs: number): Promise<IntegrityRepo
     unfinished_after_s: Math.round(afterMs / 1000),
     duplicate_content: await sql.duplicateContent(),
     vectors_checked: vectorsChecked,
+    short_term_shared: s.shortTerm.backend === 'redis',
     problems: 0,
     repaired: null,
   };
@@ -94,12 +100,11 @@ async function inspect(s: IntegrityDeps, afterMs: number): Promise<IntegrityRepo
   return report;
 }
 
+/** every session the tier holds, whoever its user: one whose every memory was deleted has no rows left to find it by */
 async function shortTermOrphans(s: IntegrityDeps, sql: MaintenanceStore): Promise<Found[]> {
   const out: Found[] = [];
-  for (const user of await sql.everyUser()) {
-    for (const session of await s.shortTerm.sessions(user)) {
-      for (const t of await s.shortTerm.recent(user, session)) if (!(await sql.live(user, t.id))) out.push({ user_id: user, id: t.id, session_id: session });
-    }
+  for (const { user_id, session_id } of await s.shortTerm.everySession()) {
+    for (const t of await s.shortTerm.recent(user_id, session_id)) if (!(await sql.live(user_id, t.id))) out.push({ user_id, id: t.id, session_id });
   }
   return out;
 }

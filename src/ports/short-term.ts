@@ -23,6 +23,8 @@ export interface ShortTermStore {
   clearAll(): Promise<number>;
   /** the user's live sessions (for forget/export/inspection) */
   sessions(userId: string): Promise<string[]>;
+  /** every live session of every user (doctor's check of what the tier holds) */
+  everySession(): Promise<Array<{ user_id: string; session_id: string }>>;
   /** true when the backend answers */
   ping(): Promise<boolean>;
   close(): Promise<void>;

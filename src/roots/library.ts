@@ -10,6 +10,7 @@ import { turnInputSchema } from '../domain/turn.js';
 import type { Embedder } from '../ports/embedder.js';
 import type { EmbedderProvider } from '../embedding/provider.js';
 import { createLogger, type Logger } from '../logger.js';
+import { ShortTermGuard } from '../memory/short-term-guard.js';
 import { ErasureWatcher } from '../memory/forget.js';
 import type { DurableStore } from '../ports/durable-store.js';
 import type { LongTermStore } from '../ports/long-term.js';
@@ -126,7 +127,9 @@ export async function wire(config: Config, options: WireOptions = {}): Promise<S
       throw err;
     },
   );
-  const { shortTerm, queue, tombstones } = redis;
+  const { queue, tombstones } = redis;
+  // every short-term write checked against the turn log: no deleted turn comes back (see ShortTermGuard)
+  const shortTerm = new ShortTermGuard(redis.shortTerm, turnLog, log.child({ component: 'short-term' }));
   // Qdrant when configured and reachable, else the embedded index (one warning)
   const semantic = await openSemantic(config, durable, log);
   const vectors: VectorIndex = semantic.index;

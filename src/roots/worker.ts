@@ -10,6 +10,7 @@ import { createLogger, type Logger } from '../logger.js';
 import { onShutdown } from '../lifecycle/shutdown.js';
 import { Reconciler } from '../memory/reconciler.js';
 import { WritePath } from '../memory/write-path.js';
+import { ShortTermGuard } from '../memory/short-term-guard.js';
 import { TokenCounter } from '../compaction/tokens.js';
 import { selectLlm } from '../llm/select.js';
 import { scheduleArchival } from '../archival/schedule.js';
@@ -70,6 +71,8 @@ export async function startWorker(config: Config, options: WorkerOptions): Promi
     }
     if (durable) {
       const { turnLog, longTerm } = durable;
+      // compaction and the reconciler write the short-term tier: checked against the turn log (see ShortTermGuard)
+      const shortTerm = new ShortTermGuard(redis.shortTerm, turnLog, log.child({ component: 'short-term' }));
       if (queues.includes('persist')) deps.persist = { turnLog, longTerm, importanceThreshold: config.importance_threshold };
       if (queues.includes('compact') || queues.includes('archive')) {
         const tokens = new TokenCounter();

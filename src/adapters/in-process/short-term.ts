@@ -99,6 +99,16 @@ export class InProcessShortTermStore implements ShortTermStore {
     return this.sessionsOf(userId);
   }
 
+  async everySession(): Promise<Array<{ user_id: string; session_id: string }>> {
+    const out: Array<{ user_id: string; session_id: string }> = [];
+    for (const k of [...this.bySession.keys()]) {
+      if (!this.live(k)) continue;
+      const cut = k.indexOf('\u0000');
+      out.push({ user_id: k.slice(0, cut), session_id: k.slice(cut + 1) });
+    }
+    return out;
+  }
+
   private sessionsOf(userId: string): string[] {
     const prefix = `${userId}\u0000`;
     const out: string[] = [];

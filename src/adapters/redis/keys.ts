@@ -62,6 +62,12 @@ export class RedisKeys {
     return `${this.st}:u:*`;
   }
 
+  /** the user whose session index `key` is (a key matched by allUserIndexesPattern) */
+  userOfIndex(key: string): string {
+    const open = key.indexOf('{', this.st.length);
+    return decodeKeyPart(key.slice(open + 1, key.lastIndexOf('}')));
+  }
+
   /** the tombstone of one memory (see ports/tombstones.ts) */
   tombstone(userId: string, id: string): string {
     return `${this.prefix}:gone:{${encodeKeyPart(userId)}}:${encodeKeyPart(id)}`;

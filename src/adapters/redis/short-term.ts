@@ -199,6 +199,20 @@ export class RedisShortTermStore implements ShortTermStore {
     return this.redis.zrangebyscore(this.keys.userSessions(userId), `(${this.now()}`, '+inf');
   }
 
+  async everySession(): Promise<Array<{ user_id: string; session_id: string }>> {
+    const out: Array<{ user_id: string; session_id: string }> = [];
+    let cursor = '0';
+    do {
+      const [next, keys] = await this.redis.scan(cursor, 'MATCH', this.keys.allUserIndexesPattern(), 'COUNT', 1000);
+      cursor = next;
+      for (const key of keys) {
+        const user_id = this.keys.userOfIndex(key);
+        for (const session_id of await this.sessions(user_id)) out.push({ user_id, session_id });
+      }
+    } while (cursor !== '0');
+    return out;
+  }
+
   async ping(): Promise<boolean> {
     try {
       return (await this.redis.ping()) === 'PONG';

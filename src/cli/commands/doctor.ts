@@ -121,11 +121,17 @@ function integrityLines(r: IntegrityReport): string[] {
   const checks: Array<[string, Finding]> = [
     ['long-term entries of deleted turns', r.orphan_entries],
     [r.vectors_checked ? 'vectors of deleted memories' : 'vectors of deleted memories (Qdrant: not listed, not checked)', r.orphan_vectors],
-    ['short-term copies of deleted turns', r.orphan_short_term],
+    [r.short_term_shared ? 'short-term copies of deleted turns' : "short-term copies of deleted turns (this command's own in-process tier only)", r.orphan_short_term],
     ['copies whose text differs from their memory', r.stale],
     [`turns whose jobs have not finished after ${r.unfinished_after_s} s`, r.unfinished],
   ];
   for (const [what, f] of checks) out.push(`integrity   ${f.count === 0 ? 'ok' : 'PROBLEM'}: ${f.count} ${what}${named(f)}`);
+  if (!r.short_term_shared) {
+    out.push(
+      'integrity   note: without redis_url the short-term tier lives in the memory of each process: a running `serve` holds its own, ' +
+        'which this command cannot read. That copy checks every write against the turn log, and delete, edit, prune, clear and forget run here reach it (the erasure signals it confirms)',
+    );
+  }
   if (r.duplicate_content.groups > 0) {
     out.push(
       `integrity   note: ${r.duplicate_content.groups} text(s) stored under several ids of one user (kept: each id is its own memory; ` +
