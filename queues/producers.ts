@@ -17,6 +17,19 @@ export function embedJob(m: Embeddable, kind: Kind = 'turn', nonce?: string): Jo
   };
 }
 
+/**
+ * The ids of every job that may hold a memory's text or name it: its `embed` job under its first
+ * text, those under `hashes` (a later text: an edit's job, an import's, a re-embed's carry their
+ * text's hash as nonce) and its `persist` job. A delete or edit removes them by id.
+ */
+export function memoryJobIds(m: { user_id: string; id: string }, hashes: readonly string[]): { embed: string[]; persist: string[] } {
+  const key = memoryKey(m);
+  return {
+    embed: [jobIdFor('embed', key), ...[...new Set(hashes)].map((h) => jobIdFor('embed', `${key}\u0000${h}`))],
+    persist: [jobIdFor('persist', key)],
+  };
+}
+
 /** The `persist` job of one turn; the processor reads the turn from the turn log. */
 export function persistJob(turn: { user_id: string; id: string }): JobSpec<'persist'> {
   return { jobId: jobIdFor('persist', memoryKey(turn)), data: { user_id: turn.user_id, turn_id: turn.id } };

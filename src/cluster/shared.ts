@@ -13,7 +13,7 @@ export type SharedPart = 'short_term' | 'queue';
 /** short-term methods a worker process calls on the primary's store (close is its own, local) */
 export const SHORT_TERM_METHODS = ['push', 'recent', 'replace', 'remove', 'clear', 'clearAll', 'sessions', 'everySession', 'ping'] as const;
 /** queue methods served to worker processes: producing and reading; consuming, scheduling and erasure stay in the primary */
-export const QUEUE_METHODS = ['add', 'requeue', 'counts', 'failed', 'retryFailed', 'idle'] as const;
+export const QUEUE_METHODS = ['add', 'requeue', 'counts', 'failed', 'retryFailed', 'removeByIds', 'idle'] as const;
 
 /** The primary's short-term tier, seen from a worker process. */
 export function sharedShortTerm(calls: PrimaryCalls): ShortTermStore {
@@ -46,6 +46,7 @@ export function sharedQueue(calls: PrimaryCalls): JobQueue {
     counts: () => call('counts'),
     failed: (queue, limit) => call('failed', queue, limit),
     retryFailed: (queue) => call('retryFailed', queue),
+    removeByIds: (queue, jobIds) => call('removeByIds', queue, jobIds),
     idle: () => call('idle'),
     consume: primaryOnly('consuming jobs'),
     schedule: primaryOnly('the archival schedule'),

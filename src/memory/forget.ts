@@ -8,6 +8,7 @@ import type { Logger } from '../logger.js';
 import type { DurableStore } from '../ports/durable-store.js';
 import type { ErasedRows, ErasureListener, ErasureScope } from '../ports/erasure.js';
 import type { ShortTermStore } from '../ports/short-term.js';
+import type { ShortTermGuard } from './short-term-guard.js';
 import type { VectorIndex } from '../ports/vector-index.js';
 import { describeInstance, INSTANCE, parseInstance } from './process-instance.js';
 
@@ -122,6 +123,19 @@ export async function erase(services: ErasureDeps, scope: Scope, options: Erasur
   return report;
 }
 
+/**
+ * Tells the other running processes that hold a short-term tier of their own (a `serve` without
+ * Redis, which the CLI cannot reach) that turns in `scope` were deleted, edited or pruned here, and
+ * waits until they have settled their copies against the turn log (or `timeoutMs` passes). With no
+ * such process, nothing is written.
+ */
+export async function settleElsewhere(services: Pick<ErasureDeps, 'store'>, scope: Scope, timeoutMs = 10_000): Promise<ErasureReport['processes']> {
+  const store = services.store.erasure;
+  if ((await store.listeners(INSTANCE)).length === 0) return { confirmed: [], unconfirmed: [] };
+  const seq = await store.signal(scope, INSTANCE, Date.now(), 'settle');
+  return confirmations(services, seq, timeoutMs);
+}
+
 /** A listener on another host whose heartbeat is older than this is taken for gone (its pid cannot be checked from here). */
 export const LISTENER_GONE_MS = 60_000;
 
@@ -131,7 +145,7 @@ export const LISTENER_GONE_MS = 60_000;
  * is dropped from the table: on this host, no such pid; on another (PostgreSQL shared by several
  * hosts), no heartbeat for LISTENER_GONE_MS — until then a silent one is reported, as a hung local one is.
  */
-async function confirmations(services: ErasureDeps, seq: number, timeoutMs: number): Promise<ErasureReport['processes']> {
+async function confirmations(services: Pick<ErasureDeps, 'store'>, seq: number, timeoutMs: number): Promise<ErasureReport['processes']> {
   const deadline = Date.now() + timeoutMs;
   const store = services.store.erasure;
   for (;;) {
@@ -181,7 +195,7 @@ export class ErasureWatcher {
   private running: Promise<void> | null = null;
 
   constructor(
-    private readonly deps: ErasureDeps & { log: Logger },
+    private readonly deps: ErasureDeps & { log: Logger; shortTerm: ShortTermGuard },
     private readonly settleMs = 30_000,
   ) {}
 
@@ -208,8 +222,14 @@ export class ErasureWatcher {
 
   /** Applies the signals written since the last poll; returns when done. */
   async poll(): Promise<void> {
-    for (const { seq, scope, instance } of await this.deps.store.erasure.signalsAfter(this.last)) {
+    for (const { seq, scope, instance, action } of await this.deps.store.erasure.signalsAfter(this.last)) {
       if (instance === INSTANCE) {
+        this.last = seq;
+        continue;
+      }
+      if (action === 'settle') {
+        const removed = await this.settle(scope);
+        if (removed > 0) this.deps.log.info({ scope: scope.kind, short_term: removed }, 'applied a delete, edit or prune run by another process');
         this.last = seq;
         continue;
       }
@@ -221,6 +241,20 @@ export class ErasureWatcher {
       // confirmed (by the next heartbeat) only once applied
       this.last = seq;
     }
+  }
+
+  /** the short-term copies in scope checked against the turn log (those of turns gone or edited go) */
+  private async settle(scope: Scope): Promise<number> {
+    const { shortTerm } = this.deps;
+    const sessions =
+      scope.kind === 'all'
+        ? await shortTerm.everySession()
+        : scope.kind === 'user'
+          ? (await shortTerm.sessions(scope.userId)).map((session_id) => ({ user_id: scope.userId, session_id }))
+          : [{ user_id: scope.userId, session_id: scope.sessionId }];
+    let removed = 0;
+    for (const s of sessions) removed += await shortTerm.settleSession(s.user_id, s.session_id);
+    return removed;
   }
 
   async stop(): Promise<void> {

@@ -1,7 +1,6 @@
-import { randomUUID } from 'node:crypto';
 import type { MemoryEntry, RetrievalResult } from '../domain/entry.js';
 import { contentHash } from '../domain/hash.js';
-import { embedJob } from '../../queues/producers.js';
+import { embedJob, memoryJobIds } from '../../queues/producers.js';
 import { NotFoundError } from '../errors.js';
 import { formatPromptBlocks } from '../retrieval/prompt-blocks.js';
 import { RetrieveRequestSchema, type RetrieveRequestInput } from '../retrieval/request.js';
@@ -10,7 +9,7 @@ import type { EntryPatch, MemoryRef, PruneCriteria } from '../ports/long-term.js
 import { parseOrThrow } from '../validate.js';
 import type { AddTurnsResult, WritePath } from './write-path.js';
 import { exportUser, importRecords, type ExchangeDeps, type ExportHeader, type ExportRecord, type ImportOptions, type ImportReport } from './export.js';
-import { clearAll, clearSession, forgetUser, type ErasureDeps, type ErasureOptions, type ErasureReport } from './forget.js';
+import { clearAll, clearSession, forgetUser, settleElsewhere, type ErasureDeps, type ErasureOptions, type ErasureReport } from './forget.js';
 import { failedJobs, listSessions, listUsers, sessionEntries, type InspectDeps, type InspectedEntry, type OwnedFailedJob, type SessionSummary, type UserScope, type UserSummary } from './inspect.js';
 import type { QueueName } from '../../queues/names.js';
 import type { CompactionResult, ConversationCompactor } from '../compaction/compactor.js';
@@ -18,6 +17,7 @@ import type { Logger } from '../logger.js';
 import type { LongTermStore } from '../ports/long-term.js';
 import type { Tombstones } from '../ports/tombstones.js';
 import type { TurnLog } from '../ports/turn-log.js';
+import type { ErasureScope } from '../ports/erasure.js';
 import { SessionIdSchema, UserIdSchema } from '../domain/turn.js';
 import { z } from 'zod';
 
@@ -136,9 +136,11 @@ export class Memory {
           recent.map((t) => (t.id === id ? { ...t, content: updated.content, content_hash: updated.content_hash } : t)),
         );
       }
-      // a new job id per edit: it must run even while the original embed job is queued, and BullMQ
-      // silently drops an id it still remembers (an edit back to an earlier text)
-      await queue.add('embed', [embedJob(updated, updated.kind, randomUUID())]);
+      // the jobs of the old text go (none keeps it); the new text's job has an id of its own (its hash):
+      // an embed job of the old text still running follows the edit itself (workers/embed.ts)
+      if (before && before.content_hash !== updated.content_hash) await this.removeJobs(userId, id, [before.content_hash], { persist: false });
+      await queue.add('embed', [embedJob(updated, updated.kind, updated.content_hash)]);
+      await this.reachOthers({ kind: 'session', userId, sessionId: updated.session_id });
     }
     return updated;
   }
@@ -160,6 +162,8 @@ export class Memory {
     const long_term = (await longTerm.delete(userId, [id])) > 0;
     const removed = { long_term, turn_log, short_term: (await shortTerm.remove(userId, held.session_id, [id])) > 0, semantic };
     await vectors.delete(userId, [id]);
+    await this.removeJobs(userId, id, [turn?.content_hash, entry?.content_hash].filter((h): h is string => h !== undefined));
+    await this.reachOthers({ kind: 'session', userId, sessionId: held.session_id });
     return { id, removed };
   }
 
@@ -193,7 +197,54 @@ export class Memory {
       });
       await vectors.delete(s.user_id, s.ids);
     }
+    // the pruned texts' hashes are not known here: their jobs are found by what they hold, as an erasure's are
+    await this.removeJobsHolding(all);
+    if (all.size > 0) {
+      const { userId, sessionId } = criteria;
+      await this.reachOthers(userId === undefined ? { kind: 'all' } : sessionId === undefined ? { kind: 'user', userId } : { kind: 'session', userId, sessionId });
+    }
     return [...all.values()];
+  }
+
+  /**
+   * Removes the jobs of a memory by id (see memoryJobIds): waiting or failed ones would keep its text
+   * in the queue (Redis) and hold its ids, so that a re-add of the id would wait for the reconciler.
+   * A failure is logged: the memory is gone from every store already.
+   */
+  private async removeJobs(userId: string, id: string, hashes: readonly string[], which = { persist: true }): Promise<void> {
+    const ids = memoryJobIds({ user_id: userId, id }, hashes);
+    try {
+      await this.services.queue.removeByIds('embed', ids.embed);
+      if (which.persist) await this.services.queue.removeByIds('persist', ids.persist);
+    } catch (err) {
+      this.services.log.warn({ err: (err as Error).message }, 'could not remove the jobs of a deleted or edited memory');
+    }
+  }
+
+  /** Removes the embed and persist jobs of the pruned memories, whatever their ids. */
+  private async removeJobsHolding(refs: ReadonlyMap<string, MemoryRef>): Promise<void> {
+    if (refs.size === 0) return;
+    const holds = (data: unknown) => {
+      const d = data as { user_id?: unknown; turn_id?: unknown } | null;
+      return typeof d?.user_id === 'string' && typeof d.turn_id === 'string' && refs.has(`${d.user_id}\u0000${d.turn_id}`);
+    };
+    try {
+      for (const q of ['embed', 'persist'] as const) await this.services.queue.removeJobs(q, holds);
+    } catch (err) {
+      this.services.log.warn({ err: (err as Error).message }, 'could not remove the jobs of pruned memories');
+    }
+  }
+
+  /**
+   * A delete, edit or prune run here reaches the short-term tier of the other running processes that
+   * hold one of their own (a `serve` without Redis, when this is the CLI): they settle their copies
+   * in scope against the turn log before this returns (see settleElsewhere).
+   */
+  private async reachOthers(scope: ErasureScope): Promise<void> {
+    const { unconfirmed } = await settleElsewhere(this.services, scope);
+    if (unconfirmed.length > 0) {
+      this.services.log.warn({ processes: unconfirmed }, 'a process holding a short-term tier of its own did not confirm the change in time; it may still show the old copy until it does');
+    }
   }
 
   /**

@@ -12,10 +12,18 @@ export interface ErasedRows {
   other_rows: Record<string, number>;
 }
 
+/**
+ * What a signal asks of the processes holding state of their own: `erase` everything in scope (forget,
+ * clear), or `settle` their short-term copies in scope against the turn log (a delete, edit or prune:
+ * the copies of turns gone or edited go, the others stay).
+ */
+export type SignalAction = 'erase' | 'settle';
+
 /** An erasure run by some process, as the other processes sharing the store see it. */
 export interface ErasureSignal {
   seq: number;
   scope: ErasureScope;
+  action: SignalAction;
   /** the process that ran it (its instance id: host, pid and a random part) */
   instance: string;
 }
@@ -56,8 +64,8 @@ export interface ErasureStore {
   vacuum(): Promise<void>;
   /** flushes and truncates the write-ahead log after an erasure; `complete: false` when a reader prevents it now */
   scrub(): Promise<{ complete: boolean }>;
-  /** records an erasure for the other processes; returns its seq */
-  signal(scope: ErasureScope, instance: string, at: number): Promise<number>;
+  /** records an erasure (or, with `settle`, a delete, edit or prune) for the other processes; returns its seq */
+  signal(scope: ErasureScope, instance: string, at: number, action?: SignalAction): Promise<number>;
   /** the newest signal's seq (0 when none) */
   latestSignal(): Promise<number>;
   /** signals after `seq`, oldest first */

@@ -135,6 +135,12 @@ export interface JobQueue<J extends JobTypes> {
    */
   removeJobs(queue: QueueOf<J>, match: (data: unknown) => boolean): Promise<{ removed: number; active: number }>;
   /**
+   * Removes the jobs with these ids in every state but active, so none keeps a deleted or replaced
+   * text and each id is free for a new job at once; `active` counts those running (they re-check
+   * what they write, and a completed job of a queue that forgets them on completion leaves nothing).
+   */
+  removeByIds(queue: QueueOf<J>, jobIds: readonly string[]): Promise<{ removed: number; active: number }>;
+  /**
    * Adds a job to `queue` with `data` at each occurrence of the cron `pattern` in `timezone`.
    * Idempotent: calling it again (every worker does, at start) replaces the schedule of that queue
    * rather than adding a second one, and each occurrence yields one job however many processes call it.

@@ -91,11 +91,13 @@ export function runErasureContract(name: string, open: () => Promise<DurableStor
       const ann = uid();
       const scopes: ErasureScope[] = [{ kind: 'user', userId: ann }, { kind: 'session', userId: ann, sessionId: 's 1' }, { kind: 'all' }];
       const seqs: number[] = [];
-      for (const scope of scopes) seqs.push(await store.erasure.signal(scope, 'host-a:4242:0a1b2c3d', Date.now()));
+      // the second a delete's, edit's or prune's (settle): the action travels with the scope
+      const actions = ['erase', 'settle', 'erase'] as const;
+      for (const [i, scope] of scopes.entries()) seqs.push(await store.erasure.signal(scope, 'host-a:4242:0a1b2c3d', Date.now(), i === 0 ? undefined : actions[i]));
       assert.ok(seqs[0]! > before && seqs[1]! > seqs[0]! && seqs[2]! > seqs[1]!, `increasing: ${before} ${seqs.join(' ')}`);
       assert.equal(await store.erasure.latestSignal(), seqs[2]);
       const seen = await store.erasure.signalsAfter(before);
-      assert.deepEqual(seen, scopes.map((scope, i) => ({ seq: seqs[i], scope, instance: 'host-a:4242:0a1b2c3d' })));
+      assert.deepEqual(seen, scopes.map((scope, i) => ({ seq: seqs[i], scope, instance: 'host-a:4242:0a1b2c3d', action: actions[i] })));
       assert.deepEqual(await store.erasure.signalsAfter(seqs[2]!), []);
     });
 

@@ -4,7 +4,7 @@ import { describeDetails, zodDetails } from '../../errors.js';
 import type { Logger } from '../../logger.js';
 import { workerConnectionOptions } from '../redis/connection.js';
 import { parseOrThrow } from '../../validate.js';
-import { JOB_DEFAULTS } from '../../../queues/defaults.js';
+import { FORGOTTEN_ON_COMPLETE, JOB_DEFAULTS } from '../../../queues/defaults.js';
 import { QUEUE_NAMES, type QueueName } from '../../../queues/names.js';
 import { JOB_SCHEMAS, type JobPayload } from '../../../queues/payloads.js';
 import { isDoNotRetry } from '../../ports/job-queue.js';
@@ -34,6 +34,8 @@ export interface BullMqQueueOptions {
 /** addBulk is one MULTI; chunks keep each under a few hundred KB of payload. */
 const ADD_CHUNK = 500;
 const IDLE_POLL_MS = 100;
+/** per-minute points of the workers' completed-jobs metric (only its running total is read) */
+const METRIC_POINTS = 60;
 const DRAIN_POLL_MS = 25;
 /** what a worker with no job left gets to close before it is disconnected without waiting */
 const CLOSE_GRACE_MS = 2_000;
@@ -86,7 +88,9 @@ export class BullMqQueue implements JobQueue {
         defaultJobOptions: {
           attempts: this.attempts,
           backoff: { type: 'exponential', delay: o.backoffMs ?? JOB_DEFAULTS.backoffMs },
-          removeOnComplete: { count: o.keepCompleted ?? JOB_DEFAULTS.keepCompleted },
+          // a completed job of a memory is dropped at once: its text does not outlive it, and its id
+          // is free for the memory's next job (a re-add after a delete)
+          removeOnComplete: FORGOTTEN_ON_COMPLETE.includes(name) ? true : { count: o.keepCompleted ?? JOB_DEFAULTS.keepCompleted },
           removeOnFail: { count: o.keepFailed ?? JOB_DEFAULTS.keepFailed },
         },
       });
@@ -161,6 +165,9 @@ export class BullMqQueue implements JobQueue {
         stalledInterval: this.o.stalledIntervalMs ?? 30_000,
         maxStalledCount: 1,
         autorun: true,
+        // counted where the job is finished (its Lua script): the queues whose completed jobs are
+        // removed at once still report how many completed (counts())
+        metrics: { maxDataPoints: METRIC_POINTS },
       });
       worker.on('error', (err) => this.logError(`worker:${name}`, err, 'BullMQ worker error'));
       worker.on('stalled', (jobId) => this.o.log.warn({ queue: name, jobId }, 'job stalled (its worker died or blocked); moved back to wait'));
@@ -201,13 +208,15 @@ export class BullMqQueue implements JobQueue {
   async counts(): Promise<Record<QueueName, JobCounts>> {
     const entries = await Promise.all(
       QUEUE_NAMES.map(async (name) => {
-        const c = await this.queue(name).getJobCounts('waiting', 'prioritized', 'active', 'delayed', 'failed', 'completed');
+        const q = this.queue(name);
+        const c = await q.getJobCounts('waiting', 'prioritized', 'active', 'delayed', 'failed', 'completed');
         const counts: JobCounts = {
           waiting: (c.waiting ?? 0) + (c.prioritized ?? 0),
           active: c.active ?? 0,
           delayed: c.delayed ?? 0,
           failed: c.failed ?? 0,
-          completed: c.completed ?? 0,
+          // completed jobs of these queues are not kept: how many completed is the workers' metric
+          completed: FORGOTTEN_ON_COMPLETE.includes(name) ? (await q.getMetrics('completed', 0, 0)).meta.count : (c.completed ?? 0),
         };
         return [name, counts] as const;
       }),
@@ -283,6 +292,20 @@ export class BullMqQueue implements JobQueue {
     // the event stream keeps each completed job's return value (a compaction returns its summary) after
     // the job itself is gone, and cannot be told apart by user: an erasure empties the queue's history
     await q.trimEvents(0);
+    return { removed, active };
+  }
+
+  async removeByIds(queue: QueueName, jobIds: readonly string[]): Promise<{ removed: number; active: number }> {
+    const q = this.queue(queue);
+    let removed = 0;
+    let active = 0;
+    await Promise.all(
+      [...new Set(jobIds)].map(async (id) => {
+        // 0: no such job, or locked by the worker running it
+        if ((await q.remove(id)) === 1) removed++;
+        else if ((await q.getJobState(id)) === 'active') active++;
+      }),
+    );
     return { removed, active };
   }
 

@@ -189,12 +189,25 @@ export class InProcessQueue implements JobQueue {
   }
 
   async removeJobs(queue: QueueName, match: (data: unknown) => boolean): Promise<{ removed: number; active: number }> {
-    let removed = await this.removeFailed(queue, match);
+    return this.removeWhere(queue, (_jobId, data) => match(data));
+  }
+
+  async removeByIds(queue: QueueName, jobIds: readonly string[]): Promise<{ removed: number; active: number }> {
+    const ids = new Set(jobIds);
+    return this.removeWhere(queue, (jobId) => ids.has(jobId));
+  }
+
+  private removeWhere(queue: QueueName, match: (jobId: string, data: unknown) => boolean): { removed: number; active: number } {
+    const failed = this.failedJobs.get(queue)!;
+    const keepFailed = failed.filter((j) => !match(j.jobId, j.data));
+    for (const j of failed) if (match(j.jobId, j.data)) this.live.delete(`${queue}/${j.jobId}`);
+    this.failedJobs.set(queue, keepFailed);
+    let removed = failed.length - keepFailed.length;
     const backlog = this.waiting.get(queue)!;
-    const keep = backlog.filter((j) => !match(j.data));
+    const keep = backlog.filter((j) => !match(j.jobId, j.data));
     removed += backlog.length - keep.length;
     for (const j of backlog) {
-      if (!match(j.data)) continue;
+      if (!match(j.jobId, j.data)) continue;
       this.live.delete(`${queue}/${j.jobId}`);
       this.queued.delete(`${queue}/${j.jobId}`);
     }
@@ -202,14 +215,14 @@ export class InProcessQueue implements JobQueue {
     // jobs inside p-queue (or waiting for a retry) cannot be taken out: they are skipped when their turn
     // comes, and their id is free at once for a new job
     for (const [key, q] of [...this.queued]) {
-      if (!key.startsWith(`${queue}/`) || !match(q.data)) continue;
+      if (!key.startsWith(`${queue}/`) || !match(key.slice(queue.length + 1), q.data)) continue;
       this.cancelled.add(q.seq);
       this.queued.delete(key);
       this.live.delete(key);
       removed++;
     }
     let active = 0;
-    for (const [key, data] of this.running) if (key.startsWith(`${queue}/`) && match(data)) active++;
+    for (const [key, data] of this.running) if (key.startsWith(`${queue}/`) && match(key.slice(queue.length + 1), data)) active++;
     return { removed, active };
   }
 

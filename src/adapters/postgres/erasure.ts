@@ -1,5 +1,5 @@
 import { KINDS, type Kind } from '../../domain/entry.js';
-import type { ErasedRows, ErasureListener, ErasureScope, ErasureSignal, ErasureStore } from '../../ports/erasure.js';
+import type { ErasedRows, ErasureListener, ErasureScope, ErasureSignal, ErasureStore, SignalAction } from '../../ports/erasure.js';
 import type { Postgres, Tx } from './pool.js';
 
 /**
@@ -86,14 +86,15 @@ export class PostgresErasureStore implements ErasureStore {
     return { complete: r!.n === 0 };
   }
 
-  async signal(scope: ErasureScope, instance: string, at: number): Promise<number> {
+  async signal(scope: ErasureScope, instance: string, at: number, action: SignalAction = 'erase'): Promise<number> {
     return this.pg.tx(async (tx) => {
       await tx.run('DELETE FROM erasures WHERE at < $1', [at - SIGNAL_TTL_MS]);
-      const [r] = await tx.query<{ seq: number }>('INSERT INTO erasures (user_id, session_id, instance, at) VALUES ($1, $2, $3, $4) RETURNING seq', [
+      const [r] = await tx.query<{ seq: number }>('INSERT INTO erasures (user_id, session_id, instance, at, action) VALUES ($1, $2, $3, $4, $5) RETURNING seq', [
         scope.kind === 'all' ? null : scope.userId,
         scope.kind === 'session' ? scope.sessionId : null,
         instance,
         at,
+        action,
       ]);
       return r!.seq;
     });
@@ -105,13 +106,14 @@ export class PostgresErasureStore implements ErasureStore {
   }
 
   async signalsAfter(seq: number): Promise<ErasureSignal[]> {
-    const rows = await this.pg.query<{ seq: number; user_id: string | null; session_id: string | null; instance: string }>(
-      'SELECT seq, user_id, session_id, instance FROM erasures WHERE seq > $1 ORDER BY seq',
+    const rows = await this.pg.query<{ seq: number; user_id: string | null; session_id: string | null; instance: string; action: SignalAction }>(
+      'SELECT seq, user_id, session_id, instance, action FROM erasures WHERE seq > $1 ORDER BY seq',
       [seq],
     );
     return rows.map((r) => ({
       seq: r.seq,
       instance: r.instance,
+      action: r.action,
       scope: r.user_id === null ? { kind: 'all' } : r.session_id === null ? { kind: 'user', userId: r.user_id } : { kind: 'session', userId: r.user_id, sessionId: r.session_id },
     }));
   }

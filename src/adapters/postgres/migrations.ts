@@ -250,6 +250,15 @@ export const MIGRATIONS: readonly Migration[] = [
       CREATE TRIGGER entries_deleted AFTER DELETE ON entries REFERENCING OLD TABLE AS changed FOR EACH STATEMENT EXECUTE FUNCTION entries_changed();
     `,
   },
+  {
+    version: 6,
+    name: 'a delete, edit or prune is signalled to the processes holding a short-term tier of their own',
+    sql: `
+      -- 'erase': forget and clear (everything in scope goes); 'settle': a delete, edit or prune (each
+      -- process checks its short-term copies in scope against the turn log)
+      ALTER TABLE erasures ADD COLUMN action text NOT NULL DEFAULT 'erase' CHECK (action IN ('erase', 'settle'));
+    `,
+  },
 ];
 
 export const LATEST_VERSION = MIGRATIONS[MIGRATIONS.length - 1]!.version;

@@ -1,5 +1,5 @@
 import { KINDS, type Kind } from '../../domain/entry.js';
-import type { ErasedRows, ErasureListener, ErasureScope, ErasureSignal, ErasureStore } from '../../ports/erasure.js';
+import type { ErasedRows, ErasureListener, ErasureScope, ErasureSignal, ErasureStore, SignalAction } from '../../ports/erasure.js';
 import type { Db } from './db.js';
 
 /**
@@ -35,9 +35,9 @@ export class SqliteErasureStore implements ErasureStore {
          UNION SELECT id FROM entries WHERE user_id = @user_id AND (@session_id IS NULL OR session_id = @session_id)`,
       ),
       expire: db.prepare('DELETE FROM erasures WHERE at < ?'),
-      signal: db.prepare('INSERT INTO erasures (user_id, session_id, instance, at) VALUES (?, ?, ?, ?)'),
+      signal: db.prepare('INSERT INTO erasures (user_id, session_id, instance, at, action) VALUES (?, ?, ?, ?, ?)'),
       head: db.prepare('SELECT coalesce(max(seq), 0) AS seq FROM erasures'),
-      since: db.prepare('SELECT seq, user_id, session_id, instance FROM erasures WHERE seq > ? ORDER BY seq'),
+      since: db.prepare('SELECT seq, user_id, session_id, instance, action FROM erasures WHERE seq > ? ORDER BY seq'),
       listeners: db.prepare('SELECT instance, seen_seq, heartbeat_at FROM erasure_listeners WHERE instance != ? ORDER BY instance'),
       beat: db.prepare(
         'INSERT INTO erasure_listeners (instance, seen_seq, heartbeat_at) VALUES (?, ?, ?) ON CONFLICT (instance) DO UPDATE SET seen_seq = excluded.seen_seq, heartbeat_at = excluded.heartbeat_at',
@@ -111,9 +111,9 @@ export class SqliteErasureStore implements ErasureStore {
     return { complete: !r || r.busy === 0 };
   }
 
-  async signal(scope: ErasureScope, instance: string, at: number): Promise<number> {
+  async signal(scope: ErasureScope, instance: string, at: number, action: SignalAction = 'erase'): Promise<number> {
     this.s.expire.run(at - SIGNAL_TTL_MS);
-    const info = this.s.signal.run(scope.kind === 'all' ? null : scope.userId, scope.kind === 'session' ? scope.sessionId : null, instance, at);
+    const info = this.s.signal.run(scope.kind === 'all' ? null : scope.userId, scope.kind === 'session' ? scope.sessionId : null, instance, at, action);
     return Number(info.lastInsertRowid);
   }
 
@@ -122,10 +122,11 @@ export class SqliteErasureStore implements ErasureStore {
   }
 
   async signalsAfter(seq: number): Promise<ErasureSignal[]> {
-    const rows = this.s.since.all(seq) as Array<{ seq: number; user_id: string | null; session_id: string | null; instance: string }>;
+    const rows = this.s.since.all(seq) as Array<{ seq: number; user_id: string | null; session_id: string | null; instance: string; action: SignalAction }>;
     return rows.map((r) => ({
       seq: r.seq,
       instance: r.instance,
+      action: r.action,
       scope: r.user_id === null ? { kind: 'all' } : r.session_id === null ? { kind: 'user', userId: r.user_id } : { kind: 'session', userId: r.user_id, sessionId: r.session_id },
     }));
   }

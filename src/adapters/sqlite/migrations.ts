@@ -398,4 +398,13 @@ export const MIGRATIONS: ReadonlyArray<{ version: number; name: string; sql: str
       END;
     `,
   },
+  {
+    version: 10,
+    name: 'a delete, edit or prune is signalled to the processes holding a short-term tier of their own',
+    sql: `
+      -- 'erase': forget and clear (everything in scope goes); 'settle': a delete, edit or prune (each
+      -- process checks its short-term copies in scope against the turn log)
+      ALTER TABLE erasures ADD COLUMN action TEXT NOT NULL DEFAULT 'erase' CHECK (action IN ('erase', 'settle'));
+    `,
+  },
 ];

@@ -66,6 +66,42 @@ describe('erasures reach a running serve process (no Redis)', () => {
     assert.match(nobody.stderr, /nothing stored for user "nobody": nothing was erased/);
   });
 
+  it('delete, edit and prune run by the CLI reach the server\'s short-term tier (issue 26, defect 2)', { timeout: 120_000 }, async () => {
+    const serve = await startCli(['serve'], env, /listening on (http:\/\/\S+)/);
+    children.add(serve.child);
+    const base = serve.match[1]!;
+    const post = async (path: string, body: unknown) => {
+      const res = await fetch(`${base}${path}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+      assert.ok(res.ok, `${path}: ${res.status} ${await res.clone().text()}`);
+      return res.json() as Promise<unknown>;
+    };
+    const shortTerm = async (session: string) =>
+      ((await post('/memory/retrieve', { query: 'locker code ferry', user_id: 'dee', session_id: session, top_k: 50 })) as Retrieved).results
+        .filter((r) => r.tier === 'short_term')
+        .map((r) => r.content)
+        .sort();
+    const turns = (session: string, n: number) => Array.from({ length: n }, (_, i) => ({ id: `${session}-${i}`, user_id: 'dee', role: 'user', content: `${session} note ${i}: locker code ${4400 + i}`, importance: 0.9 }));
+    await post('/sessions/d1/turns', { turns: turns('d1', 3) });
+    await post('/sessions/d2/turns', { turns: turns('d2', 2) });
+    await until('the server to persist the turns', async () => {
+      const health = (await (await fetch(`${base}/health`)).json()) as Health;
+      return health.turn_log.pending_persist === 0 && health.turn_log.pending_embed === 0;
+    }, 60_000);
+    assert.equal((await shortTerm('d1')).length, 3);
+
+    const cli = async (args: string[]) => {
+      const r = await runCli(args, env);
+      assert.equal(r.code, 0, `${args.join(' ')}: ${r.stderr}`);
+    };
+    await cli(['memory', 'edit', 'd1-0', '--user', 'dee', '--content', 'd1 note 0: locker code withheld']);
+    assert.deepEqual(await shortTerm('d1'), ['d1 note 1: locker code 4401', 'd1 note 2: locker code 4402'], 'the old text is gone from the server\'s copy');
+    await cli(['memory', 'delete', 'd1-1', '--user', 'dee', '--yes']);
+    assert.deepEqual(await shortTerm('d1'), ['d1 note 2: locker code 4402'], 'the deleted turn is gone from the server\'s copy');
+    await cli(['memory', 'prune', '--user', 'dee', '--session', 'd2', '--yes']);
+    assert.deepEqual(await shortTerm('d2'), [], 'the pruned session\'s turns are gone from the server\'s copy');
+    assert.deepEqual(await shortTerm('d1'), ['d1 note 2: locker code 4402'], 'what was not touched stays');
+  });
+
   it('a server that stops answering is named, and the erasure is reported incomplete (exit 1)', { timeout: 90_000 }, async () => {
     // one process: a stopped cluster primary would also hold the HTTP processes' writes
     const serve = await startCli(['serve', '--processes', '1'], env, /listening on (http:\/\/\S+)/);

@@ -231,9 +231,9 @@ describe('BullMqQueue', () => {
     assert.deepEqual(await queue.removeJobs('embed', ofUser('alice')), { removed: 2, active: 1 }, 'failed and waiting removed; the running one counted');
     release();
     await queue.idle();
-    assert.deepEqual(await queue.removeJobs('embed', ofUser('alice')), { removed: 1, active: 0 }, 'the finished one, kept as completed');
-    assert.deepEqual(await queue.removeJobs('embed', ofUser('alice')), { removed: 0, active: 0 });
-    assert.deepEqual(await queue.removeJobs('embed', ofUser('bob')), { removed: 2, active: 0 }, "bob's jobs were left alone");
+    assert.deepEqual(await queue.removeJobs('embed', ofUser('alice')), { removed: 0, active: 0 }, 'the finished one is not kept (FORGOTTEN_ON_COMPLETE)');
+    assert.equal((await queue.counts()).embed.completed, 3, "bob's two jobs were left alone to complete, as alice's running one");
+    assert.deepEqual(await queue.removeJobs('embed', ofUser('bob')), { removed: 0, active: 0 }, 'completed, they are not kept');
   });
 
   it('schedules a queue by cron once, however many times it is asked', async () => {
