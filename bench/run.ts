@@ -1,5 +1,5 @@
 // Runs every benchmark section in one process and writes bench/out/report.{md,json}.
-// Usage: npm run bench [-- --quick] [-- --only name,name]
+// Usage: npm run bench [-- --quick] [-- --only name,name] [-- --realtext-data DIR]
 import { Report, type Section } from './report.js';
 
 const SECTIONS: Record<string, () => Promise<{ default: Section }>> = {
@@ -11,6 +11,8 @@ const SECTIONS: Record<string, () => Promise<{ default: Section }>> = {
   http: () => import('./sections/http.js'),
   bullmq: () => import('./sections/bullmq.js'),
   postgres: () => import('./sections/postgres.js'),
+  // real conversations (RealMem dev, LoCoMo dev) read from where they lie; skipped without them
+  realtext: () => import('./sections/realtext.js'),
   tokens: () => import('./sections/tokens.js'),
   // the postgres section's HTTP rows alone (postgres runs them too)
   'postgres-http': () => import('./sections/postgres-http.js'),

@@ -155,6 +155,12 @@ export function generate(totalTurns: number) {
 /** Writes the generated turns straight into every tier, in batched transactions (see the header). */
 async function seed(services: Services, totalTurns: number) {
   const { sessions } = generate(totalTurns);
+  await seedSessions(services, sessions);
+  return { sessions, users: new Set(sessions.map((s) => s.user)).size };
+}
+
+/** Writes sessions of turns straight into every tier, as the queue would leave them (see the header). */
+export async function seedSessions(services: Services, sessions: ReadonlyArray<{ turns: Turn[] }>): Promise<void> {
   const embedder = (await services.embedders.ready())!;
   const all = sessions.flatMap((s) => s.turns);
   const threshold = services.config.importance_threshold;
@@ -183,7 +189,6 @@ async function seed(services: Services, totalTurns: number) {
     for (const [userId, turns] of byUser(batch)) sq.turnLog.markEmbeddedSync(userId, turns.map((t) => t.id), embedder.id);
   }
   for (const s of sessions) await services.shortTerm.push(s.turns);
-  return { sessions, users: new Set(sessions.map((s) => s.user)).size };
 }
 
 /** Retrieve requests a chat frontend would send: a question about the user's own memories, in one of their sessions. */
@@ -341,7 +346,7 @@ export function runWrites(port: number, seconds: number, tag: string): Promise<a
   });
 }
 
-function cannon(
+export function cannon(
   port: number,
   connections: number,
   seconds: number,
@@ -408,7 +413,7 @@ export function clusterEnv(dir: string): Record<string, string> {
 }
 
 /** `neuralcleave serve --processes N` on the seeded file (no Redis: the primary holds queue and short-term tier). */
-async function startCluster(dir: string, processes: number): Promise<{ proc: ChildProcess; port: number }> {
+export async function startCluster(dir: string, processes: number): Promise<{ proc: ChildProcess; port: number }> {
   const cli = fileURLToPath(new URL('../../src/cli/main.js', import.meta.url));
   const env = clusterEnv(dir);
   const proc = spawn(process.execPath, [cli, 'serve', '--processes', String(processes)], { env, stdio: ['ignore', 'ignore', 'pipe'] });

@@ -1,0 +1,289 @@
+// Retrieval on real conversations: RealMem dev (user–assistant sessions, long assistant turns) and
+// LoCoMo dev (two people), read from where they lie — `--realtext-data DIR` or NC_BENCH_REALTEXT_DATA,
+// default ../shared/data — and never copied into the repository. Skipped, with a message, without them.
+//
+// Three stores: the corpus as is; copies of it under new user ids up to 100k turns; the same 100k
+// turns held by one user. Queries are the corpus's own: RealMem's query turns (a user's message, asked
+// of its persona) and LoCoMo's questions. Each query is asked plain and with each filter kind —
+// created_before (the query session's start, what "before we talked about X" sends), created_after,
+// session_ids, roles, kinds, metadata — one at a time, in process and over HTTP (`serve`, one
+// process), beside the bare FTS5 query (the query's words ORed, the owner's rows, bm25() top 8) and
+// the bare scan of the same user's rows (every entry's text read) in the same run. Then every kind
+// mixed at 16 connections against `serve --processes 2`. The turns are written straight into the
+// tiers as the http section's seeding does (hash embedder).
+// Takes: --quick (the corpus as is only, fewer queries). Adds rows to the report.
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import pino from 'pino';
+import { wire } from '../../src/app.js';
+import { parseConfig } from '../../src/config/load.js';
+import { contentHash } from '../../src/domain/hash.js';
+import type { RecordFilterInput } from '../../src/domain/filters.js';
+import type { Turn } from '../../src/domain/turn.js';
+import { Memory } from '../../src/memory/memory.js';
+import { ftsMatchExpression } from '../../src/retrieval/query-terms.js';
+import { readLocomo } from '../../eval/locomo/dataset.js';
+import { percentile, type Report, type Section } from '../report.js';
+import { sqliteOf } from '../sqlite.js';
+import { cannon, KEY, seedSessions, startCluster } from './http.js';
+
+const MAX_TURN_CHARS = 32_000;
+const SCALED_TURNS = 100_000;
+const CONNECTIONS = 16;
+const DAY = 86_400_000;
+
+interface Session {
+  user: string;
+  session: string;
+  turns: Turn[];
+}
+interface Query {
+  user: string;
+  query: string;
+  /** the start of the session it was asked in (RealMem) or after the conversation (LoCoMo) */
+  before: string;
+  /** three of the user's sessions, for the session_ids filter */
+  sessions: string[];
+}
+interface Corpus {
+  sessions: Session[];
+  queries: Query[];
+}
+
+function dataDir(): string {
+  const i = process.argv.indexOf('--realtext-data');
+  return resolve(i >= 0 ? process.argv[i + 1]! : (process.env.NC_BENCH_REALTEXT_DATA ?? '../shared/data'));
+}
+
+const turn = (user: string, session: string, id: string, role: Turn['role'], name: string | null, content: string, at: number, part: number): Turn => {
+  const text = content.slice(0, MAX_TURN_CHARS);
+  return { id, user_id: user, session_id: session, role, name, content: text, content_hash: contentHash(text), created_at: new Date(at).toISOString(), importance: null, pinned: false, metadata: { part } };
+};
+
+/** RealMem: one user per persona, one session per RealMem session, session i at its date plus i minutes (the dataset's protocol). */
+export function readRealMem(dir: string): Corpus {
+  const out: Corpus = { sessions: [], queries: [] };
+  for (const file of readdirSync(dir).filter((f) => f.endsWith('.json')).sort()) {
+    const user = `realmem-${file.replace(/_dialogues.*$/, '')}`;
+    const data = JSON.parse(readFileSync(join(dir, file), 'utf8')) as { dialogues: Array<{ session_uuid: string; current_time: string; dialogue_turns: Array<{ speaker: string; content: unknown; is_query?: boolean }> }> };
+    const first: string[] = [];
+    data.dialogues.forEach((s, i) => {
+      const start = Date.parse(`${s.current_time.slice(0, 10)}T00:00:00Z`) + i * 60_000;
+      const session = `${user}-${s.session_uuid}`;
+      if (first.length < 3) first.push(session);
+      const turns = s.dialogue_turns.map((t, j) =>
+        turn(user, session, `${session}-${j}`, t.speaker === 'User' ? 'user' : 'assistant', null, String(t.content), start + j * 1000, i % 4),
+      );
+      for (const t of s.dialogue_turns) {
+        if (t.is_query) out.queries.push({ user, query: String(t.content).slice(0, 4000), before: new Date(start).toISOString(), sessions: first.slice() });
+      }
+      out.sessions.push({ user, session, turns });
+    });
+  }
+  return out;
+}
+
+/** LoCoMo: one user per conversation, both speakers by name (the second as the assistant), its questions asked after it. */
+function readLocomoCorpus(file: string): Corpus {
+  const data = readLocomo(file);
+  const sessions = new Map<string, Session>();
+  const speakers = new Map(data.conversations.map((c) => [c.user_id, c.speakers]));
+  for (const t of data.turns) {
+    let s = sessions.get(t.session_id);
+    if (!s) sessions.set(t.session_id, (s = { user: t.user_id, session: t.session_id, turns: [] }));
+    const role = speakers.get(t.user_id)?.[1] === t.name ? 'assistant' : 'user';
+    s.turns.push(turn(t.user_id, t.session_id, t.id.replace(/[^\w.:@-]/g, '_'), role, t.name, t.content, Date.parse(t.created_at), s.turns.length % 4));
+  }
+  const all = [...sessions.values()];
+  const now = new Map(data.conversations.map((c) => [c.user_id, c.now]));
+  const queries = data.questions.map((q) => ({
+    user: q.user_id,
+    query: q.query,
+    before: now.get(q.user_id)!,
+    sessions: all.filter((s) => s.user === q.user_id).slice(0, 3).map((s) => s.session),
+  }));
+  return { sessions: all, queries };
+}
+
+/** The corpus copied under new user ids (`one`: all copies held by one user) up to `total` turns. */
+function scaled(c: Corpus, total: number, one: boolean): Corpus {
+  const size = c.sessions.reduce((n, s) => n + s.turns.length, 0);
+  const copies = Math.ceil(total / size);
+  const out: Corpus = { sessions: [], queries: [] };
+  let made = 0;
+  for (let k = 0; k < copies && made < total; k++) {
+    const userOf = (u: string) => (one ? 'one-user' : `${u}~${k}`);
+    for (const s of c.sessions) {
+      if (made >= total) break;
+      const session = `${s.session}~${k}`;
+      const turns = s.turns.slice(0, total - made).map((t) => ({ ...t, id: `${t.id}~${k}`, user_id: userOf(s.user), session_id: session }));
+      out.sessions.push({ user: userOf(s.user), session, turns });
+      made += turns.length;
+    }
+    for (const q of c.queries) out.queries.push({ ...q, user: userOf(q.user), sessions: q.sessions.map((x) => `${x}~${k}`) });
+  }
+  return out;
+}
+
+const KINDS: Record<string, (q: Query) => RecordFilterInput | undefined> = {
+  plain: () => undefined,
+  created_before: (q) => ({ created_before: q.before }),
+  created_after: (q) => ({ created_after: new Date(Date.parse(q.before) - 90 * DAY).toISOString() }),
+  session_ids: (q) => ({ session_ids: q.sessions }),
+  roles: () => ({ roles: ['assistant'] }),
+  kinds: () => ({ kinds: ['turn'] }),
+  metadata: () => ({ metadata: { part: 1 } }),
+};
+
+const bodyOf = (q: Query, kind: string) => ({ query: q.query, user_id: q.user, top_k: 8, ...(KINDS[kind]!(q) ? { filters: KINDS[kind]!(q) } : {}) });
+
+/** spread over the corpus: every n-th query, so each user is asked */
+function sample(qs: readonly Query[], n: number): Query[] {
+  const step = Math.max(1, Math.floor(qs.length / n));
+  return qs.filter((_, i) => i % step === 0).slice(0, n);
+}
+
+async function timed(n: number, one: (i: number) => Promise<unknown> | unknown): Promise<{ p50: number; p99: number }> {
+  const ms: number[] = [];
+  for (let i = 0; i < n; i++) {
+    const t0 = performance.now();
+    await one(i);
+    ms.push(performance.now() - t0);
+  }
+  ms.sort((a, b) => a - b);
+  return { p50: percentile(ms, 50), p99: percentile(ms, 99) };
+}
+
+async function post(port: number, body: unknown): Promise<void> {
+  const res = await fetch(`http://127.0.0.1:${port}/memory/retrieve`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', authorization: `Bearer ${KEY}` },
+    body: JSON.stringify(body),
+  });
+  if (res.status !== 200) throw new Error(`POST /memory/retrieve answered ${res.status}: ${(await res.text()).slice(0, 300)}`);
+  await res.arrayBuffer();
+}
+
+async function stop(proc: import('node:child_process').ChildProcess): Promise<void> {
+  const stopped = new Promise<void>((r) => proc.once('exit', () => r()));
+  proc.kill('SIGTERM');
+  await stopped;
+}
+
+async function measure(report: Report, label: string, corpus: Corpus, queriesPerKind: number, seconds: number): Promise<void> {
+  const dir = mkdtempSync(join(tmpdir(), 'nc-bench-realtext-'));
+  try {
+    const config = parseConfig({
+      sqlite_path: join(dir, 'bench.db'),
+      embedding_model: 'hash',
+      log_level: 'silent',
+      api_keys: [{ key: KEY, users: ['*'] }],
+      short_term_budget_ms: 5000,
+      semantic_budget_ms: 5000,
+      long_term_budget_ms: 5000,
+    });
+    const services = await wire(config, { logger: pino({ level: 'silent' }), reconcile: false });
+    const memory = new Memory(services);
+    const t0 = performance.now();
+    await seedSessions(services, corpus.sessions);
+    const turns = corpus.sessions.reduce((n, s) => n + s.turns.length, 0);
+    const users = new Set(corpus.sessions.map((s) => s.user)).size;
+    process.stdout.write(`${label}: seeded ${turns} turns of ${users} users in ${((performance.now() - t0) / 1000).toFixed(1)} s\n`);
+    const qs = sample(corpus.queries, queriesPerKind);
+    for (const q of qs.slice(0, 20)) await memory.retrieve(bodyOf(q, 'plain')); // warm-up
+
+    const inProcess: Record<string, { p50: number; p99: number }> = {};
+    for (const kind of Object.keys(KINDS)) inProcess[kind] = await timed(qs.length, (i) => memory.retrieve(bodyOf(qs[i]!, kind)));
+    const db = sqliteOf(services).db;
+    const fts = db.prepare('SELECT rowid, bm25(entries_fts) AS r FROM entries_fts WHERE entries_fts MATCH ? ORDER BY r LIMIT 8');
+    const scan = db.prepare('SELECT content FROM entries WHERE user_id = ?').pluck();
+    const bareFts = await timed(qs.length, (i) => {
+      const words = ftsMatchExpression(qs[i]!.query);
+      if (words) fts.all(`user_id : "${qs[i]!.user.replace(/"/g, '""')}" AND (${words})`);
+    });
+    const bareScan = await timed(qs.length, (i) => {
+      let chars = 0;
+      for (const c of scan.iterate(qs[i]!.user) as Iterable<string>) chars += c.length;
+      return chars;
+    });
+    await services.close();
+
+    // over HTTP, one request at a time, `serve` with one process
+    const one = await startCluster(dir, 1);
+    const http: Record<string, { p50: number; p99: number }> = {};
+    try {
+      for (const q of qs.slice(0, 20)) await post(one.port, bodyOf(q, 'plain'));
+      for (const kind of Object.keys(KINDS)) http[kind] = await timed(qs.length, (i) => post(one.port, bodyOf(qs[i]!, kind)));
+    } finally {
+      await stop(one.proc);
+    }
+
+    // every kind mixed, 16 connections, `serve --processes 2`
+    const two = await startCluster(dir, 2);
+    let rate: { rate: number; p50: number; p99: number; failures: number };
+    try {
+      const bodies = qs.flatMap((q) => Object.keys(KINDS).map((kind) => JSON.stringify(bodyOf(q, kind))));
+      // warm-up, answered before the run starts: both processes' first searches load their indexes
+      for (const q of qs.slice(0, 20)) await post(two.port, bodyOf(q, 'plain'));
+      let k = 0;
+      const r = await cannon(two.port, CONNECTIONS, seconds, '/memory/retrieve', () => bodies[k++ % bodies.length]!);
+      rate = { rate: r['2xx'] / r.duration, p50: r.latency.p50, p99: r.latency.p99, failures: r.non2xx + r.errors };
+    } finally {
+      await stop(two.proc);
+    }
+
+    const data = `${label}: ${turns.toLocaleString('en-US')} turns, ${users} users, ${qs.length} queries per kind`;
+    const plain = http.plain!;
+    for (const kind of Object.keys(KINDS)) {
+      const h = http[kind]!;
+      const ip = inProcess[kind]!;
+      const ratio = h.p50 / Math.max(plain.p50, 0.001);
+      const met = h.p50 <= 10 && h.p99 <= 50 && (kind === 'plain' || ratio <= 1.5);
+      report.add({
+        section: 'realtext',
+        metric: `${label}: retrieve over HTTP, one at a time, ${kind} p50`,
+        value: h.p50,
+        unit: 'ms',
+        baseline: bareFts.p50,
+        baselineLabel: 'bare FTS5 query of the same words and owner, bm25() top 8',
+        ratio: bareFts.p50 / Math.max(h.p50, 0.001),
+        target: kind === 'plain' ? 'p50 ≤ 10 ms, p99 ≤ 50 ms' : 'p50 ≤ 10 ms, p99 ≤ 50 ms, ≤ 1.5× plain',
+        met,
+        note: `${data}; p99 ${h.p99.toFixed(1)} ms; ${kind === 'plain' ? '' : `×${ratio.toFixed(2)} plain; `}in process p50 ${ip.p50.toFixed(1)} ms, p99 ${ip.p99.toFixed(1)} ms; bare FTS5 p50 ${bareFts.p50.toFixed(2)} / p99 ${bareFts.p99.toFixed(2)} ms; bare scan of the user's rows p50 ${bareScan.p50.toFixed(2)} / p99 ${bareScan.p99.toFixed(2)} ms`,
+      });
+    }
+    report.add({
+      section: 'realtext',
+      metric: `${label}: POST /memory/retrieve throughput, serve --processes 2, ${CONNECTIONS} connections`,
+      value: rate.rate,
+      unit: 'req/s',
+      target: '≥ 500 retrieves/s',
+      met: rate.rate >= 500,
+      note: `${data}; every filter kind mixed, ${seconds} s; p50 ${rate.p50} ms, p99 ${rate.p99} ms${rate.failures ? `; ${rate.failures} non-2xx or errors` : ''}`,
+    });
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+const section: Section = async (report: Report, { quick }) => {
+  const dir = dataDir();
+  const realmemDir = join(dir, 'realmem-dev');
+  const locomoFile = join(dir, 'locomo-dev.json');
+  if (!existsSync(realmemDir) || !existsSync(locomoFile)) {
+    process.stdout.write(`realtext: skipped, no ${realmemDir}/ and ${locomoFile} (give --realtext-data DIR or NC_BENCH_REALTEXT_DATA)\n`);
+    return;
+  }
+  const realmem = readRealMem(realmemDir);
+  const locomo = readLocomoCorpus(locomoFile);
+  const corpus: Corpus = { sessions: [...realmem.sessions, ...locomo.sessions], queries: [...realmem.queries, ...locomo.queries] };
+  const perKind = quick ? 60 : 200;
+  const seconds = quick ? 4 : 8;
+  await measure(report, 'as is', corpus, perKind, seconds);
+  if (quick) return;
+  await measure(report, '100k turns, copies', scaled(corpus, SCALED_TURNS, false), perKind, seconds);
+  await measure(report, '100k turns, one user', scaled(corpus, SCALED_TURNS, true), perKind, seconds);
+};
+
+export default section;
