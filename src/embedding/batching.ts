@@ -1,4 +1,4 @@
-import type { EmbedPurpose, Embedder } from '../ports/embedder.js';
+import { EmbedderUnavailableError, type EmbedPurpose, type Embedder } from '../ports/embedder.js';
 
 interface Waiter {
   text: string;
@@ -55,9 +55,14 @@ export class BatchingEmbedder implements Embedder {
     const batch = this.queue.splice(0, this.maxBatch);
     Promise.resolve()
       .then(() => this.inner.embed(batch.map((w) => w.text)))
-      .then(
+      .then<void, void>(
         (vectors) => batch.forEach((w, i) => w.resolve(vectors[i]!)),
-        (err: unknown) => batch.forEach((w) => w.reject(err)),
+        async (err: unknown) => {
+          if (batch.length === 1 || err instanceof EmbedderUnavailableError) return batch.forEach((w) => w.reject(err));
+          // one text the model refuses (too long for an embedding server, say) must not fail the jobs
+          // gathered with it: each alone, so only its own fails (a server that is down fails them all at once)
+          await Promise.all(batch.map((w) => this.inner.embed([w.text]).then(([v]) => w.resolve(v!), w.reject)));
+        },
       )
       .finally(() => {
         this.running = false;

@@ -164,6 +164,25 @@ for (const wire of ['ollama', 'openai'] as const) {
       }
     });
 
+    it('a text the server refuses fails its own job only, not the others gathered into its batch', async () => {
+      const server = await startFakeEmbeddingServer({ wire, models: [MODEL[wire]], maxChars: 500 });
+      servers.push(server);
+      const { memory, services } = await testMemory(config(wire, server, { embedding_batch_size: 16 }));
+      try {
+        await memory.ready();
+        const batch = turns(6, 's1');
+        batch[2] = { ...batch[2]!, content: `a very long turn ${'word '.repeat(200)}` };
+        await memory.addTurns(batch);
+        // the refused one is retried by its queue meanwhile, refused each time
+        await until('the five others embedded', async () => (await services.vectors.count(services.embedders.current()!)) === 5, 10_000, 50);
+        assert.equal((await services.turnLog.counts()).pending_embed, 1);
+        assert.ok(server.requests.some((r) => r.status === 400 && r.texts.length > 1), 'the batch was refused first');
+        assert.equal(services.embedders.status, 'ready', 'a refused text is no outage');
+      } finally {
+        await memory.close();
+      }
+    });
+
     it('refuses an answer of another width than the first, using nothing of it', async () => {
       const server = await serve({ dim: 64 });
       const { memory, services } = await testMemory(config(wire, server, { embedding_retries: 0 }));
