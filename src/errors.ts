@@ -17,6 +17,7 @@ export const ERROR_CATALOG = {
   unsupported_media_type: { status: 415, summary: 'the request body must be JSON (Content-Type: application/json)' },
   llm_unavailable: { status: 503, summary: 'no LLM is configured or reachable' },
   backend_unavailable: { status: 503, summary: 'a storage backend is unavailable' },
+  insufficient_storage: { status: 507, summary: "the durable store's disk is full" },
   internal: { status: 500, summary: 'an unexpected error' },
 } as const;
 
@@ -123,6 +124,26 @@ export class BackendBusyError extends BackendUnavailableError {
   constructor(backend: string, options?: ErrorOptions) {
     super(backend, 'the database is busy; retry shortly', options);
     this.name = 'BackendBusyError';
+  }
+}
+
+/** less free space than this on the SQLite file's disk is a full disk: a write of a few pages and its WAL frames no longer fits */
+export const DISK_FULL_BELOW_BYTES = 1024 * 1024;
+
+/**
+ * The disk holding the durable store is full (SQLITE_FULL): 507. The statement was rolled back, so
+ * nothing of the request was written or acknowledged; every turn acknowledged before is kept. Writes
+ * and deletes succeed again once space is freed.
+ */
+export class StorageFullError extends NeuralCleaveError {
+  constructor(path: string, options?: ErrorOptions) {
+    super(
+      'insufficient_storage',
+      `the disk holding ${path} is full: nothing was written; free space on it (or move sqlite_path to a larger disk) and retry`,
+      undefined,
+      options,
+    );
+    this.name = 'StorageFullError';
   }
 }
 

@@ -7,6 +7,7 @@ import type { JobQueue } from '../queues/queue.js';
 import type { BackendReport, BackendReports } from './backends.js';
 import type { TurnLogCounts } from './ports/turn-log.js';
 import { SERVER_WAY_OUT, wayOut } from './embedding/provider.js';
+import { DISK_FULL_BELOW_BYTES } from './errors.js';
 
 export type HealthStatus = 'ok' | 'degraded' | 'down';
 
@@ -43,6 +44,9 @@ function adviceFor(part: string, state: BackendReport['state'], backends: Backen
       ? 'Qdrant is configured but not reachable: the embedded index is used instead; start Qdrant or unset qdrant_url'
       : `Redis is configured but not reachable: the in-process ${part === 'queue' ? 'queue' : 'short-term store'} is used instead; start Redis or unset redis_url`;
   }
+  if (part === 'long_term' && state === 'failed') {
+    return 'the disk holding the SQLite file is full: writes and deletes answer 507 insufficient_storage and write nothing (every turn acknowledged before is kept); free space on that disk, or stop the service and move sqlite_path to a larger one';
+  }
   if (part === 'long_term') {
     return backends.long_term.backend === 'postgres'
       ? 'the PostgreSQL database (database_url) does not answer: turns cannot be made durable until it does; check that it runs and that this host reaches it'
@@ -73,6 +77,13 @@ export async function healthReport(s: HealthDeps, options: { turnLogCounts?: boo
     else await s.store.maintenance.ping();
   } catch (err) {
     backends.long_term = { ...backends.long_term, state: 'down', detail: (err as Error).message };
+  }
+  if (backends.long_term.state !== 'down') {
+    // a full disk answers reads and refuses every write: degraded, with the way out (adviceFor)
+    const space = await s.store.maintenance.freeSpace().catch(() => null);
+    if (space && space.bytes < DISK_FULL_BELOW_BYTES) {
+      backends.long_term = { ...backends.long_term, state: 'failed', detail: `the disk holding ${space.path} is full (${space.bytes} bytes free)` };
+    }
   }
   if (!queues) backends.queue = { ...backends.queue, state: 'down' };
   // a semantic backend that answers is no use without an embedder: one verdict, not "ok" beside "failed"

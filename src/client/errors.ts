@@ -76,6 +76,9 @@ export class LlmUnavailableError extends MemoryApiError<'llm_unavailable'> {
 export class BackendUnavailableError extends MemoryApiError<'backend_unavailable'> {
   override name = 'BackendUnavailableError';
 }
+export class InsufficientStorageError extends MemoryApiError<'insufficient_storage'> {
+  override name = 'InsufficientStorageError';
+}
 export class InternalError extends MemoryApiError<'internal'> {
   override name = 'InternalError';
 }
@@ -94,6 +97,7 @@ const BY_CODE: { [C in ErrorCode]: new (init: ApiErrorInit<C>) => MemoryApiError
   unsupported_media_type: UnsupportedMediaTypeError,
   llm_unavailable: LlmUnavailableError,
   backend_unavailable: BackendUnavailableError,
+  insufficient_storage: InsufficientStorageError,
   internal: InternalError,
 };
 
@@ -108,6 +112,7 @@ const BY_STATUS: Record<number, ErrorCode> = {
   413: 'payload_too_large',
   415: 'unsupported_media_type',
   503: 'backend_unavailable',
+  507: 'insufficient_storage',
 };
 
 const isCode = (c: unknown): c is ErrorCode => typeof c === 'string' && Object.hasOwn(BY_CODE, c);

@@ -62,6 +62,8 @@ export type UserScope = { all: true } | { all: false; users: readonly string[] }
  */
 export interface MaintenanceStore {
   ping(): Promise<void>;
+  /** bytes free to this process on the disk holding the store, with the path named; null where the service cannot see that disk (a database server) */
+  freeSpace(): Promise<{ path: string; bytes: number } | null>;
   describe(): Promise<StoreReport>;
   /** users with anything stored (every one, or those of `scope`), most recently active first, at most `limit` */
   users(scope: UserScope, limit: number): Promise<UserSummary[]>;

@@ -28,6 +28,11 @@ export class PostgresMaintenanceStore implements MaintenanceStore {
     await this.pg.query('SELECT 1');
   }
 
+  /** the database server's disks are its own: a full one answers its writes with an error, seen as backend_unavailable */
+  async freeSpace(): Promise<null> {
+    return null;
+  }
+
   async describe(): Promise<StoreReport> {
     const [db] = await this.pg.query<{ bytes: number; version: number | null; read_only: string; recovery: boolean; can_write: boolean }>(
       `SELECT pg_database_size(current_database()) AS bytes, (SELECT max(version) FROM schema_migrations) AS version,

@@ -1,4 +1,6 @@
-import { BackendBusyError, NeuralCleaveError } from '../../errors.js';
+import { statfsSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
+import { BackendBusyError, DISK_FULL_BELOW_BYTES, NeuralCleaveError, StorageFullError } from '../../errors.js';
 
 /** SQLite could not take a lock within its busy timeout: transient, the caller may retry. */
 const BUSY = new Set(['SQLITE_BUSY', 'SQLITE_LOCKED', 'SQLITE_BUSY_SNAPSHOT', 'SQLITE_BUSY_TIMEOUT', 'SQLITE_LOCKED_SHAREDCACHE']);
@@ -13,24 +15,38 @@ export function isBusy(err: unknown): boolean {
 
 /**
  * A driver error as the error catalog's: busy → `BackendBusyError` (503, Retry-After); a key held
- * already → `content_conflict` (409). Anything else is returned as it is (a bug, not a condition the
- * caller can act on).
+ * already → `content_conflict` (409); the disk full → `StorageFullError` (507, naming `path`'s disk).
+ * Anything else is returned as it is (a bug, not a condition the caller can act on).
  */
-export function sqliteError(err: unknown): unknown {
+export function sqliteError(err: unknown, path = 'the SQLite file'): unknown {
   if (err instanceof NeuralCleaveError) return err;
   if (isBusy(err)) return new BackendBusyError('sqlite', { cause: err });
   const code = (err as { code?: unknown } | null)?.code;
+  if (code === 'SQLITE_FULL' || (typeof code === 'string' && code.startsWith('SQLITE_IOERR') && diskFull(path))) return new StorageFullError(path, { cause: err });
   if (typeof code === 'string' && CONFLICT.has(code)) {
     return new NeuralCleaveError('content_conflict', 'a memory with this id is already stored; nothing was written', undefined, { cause: err });
   }
   return err;
 }
 
+/**
+ * Whether the disk holding `path` is full: SQLite reports a write that found no space as SQLITE_FULL,
+ * but growing its -shm or creating its -wal on a full disk as an I/O error.
+ */
+function diskFull(path: string): boolean {
+  try {
+    const fs = statfsSync(dirname(resolve(path)));
+    return fs.bavail * fs.bsize < DISK_FULL_BELOW_BYTES;
+  } catch {
+    return false;
+  }
+}
+
 const isPromise = (v: unknown): v is Promise<unknown> => typeof (v as { then?: unknown } | null)?.then === 'function';
 const isAsyncIterator = (v: unknown): v is AsyncIterator<unknown> & AsyncIterable<unknown> =>
   typeof (v as { next?: unknown } | null)?.next === 'function' && typeof (v as { [Symbol.asyncIterator]?: unknown })[Symbol.asyncIterator] === 'function';
 
-function mapped<T>(iterator: AsyncIterator<T> & AsyncIterable<T>): AsyncGenerator<T> {
+function mapped<T>(iterator: AsyncIterator<T> & AsyncIterable<T>, path: string | undefined): AsyncGenerator<T> {
   return (async function* () {
     try {
       for (;;) {
@@ -39,7 +55,7 @@ function mapped<T>(iterator: AsyncIterator<T> & AsyncIterable<T>): AsyncGenerato
         yield r.value;
       }
     } catch (err) {
-      throw sqliteError(err);
+      throw sqliteError(err, path);
     } finally {
       await iterator.return?.();
     }
@@ -51,7 +67,7 @@ function mapped<T>(iterator: AsyncIterator<T> & AsyncIterable<T>): AsyncGenerato
  * rejected promises and errors of returned async iterators (pages). Properties that are not methods
  * are read through.
  */
-export function mappingErrors<T extends object>(target: T): T {
+export function mappingErrors<T extends object>(target: T, path?: string): T {
   return new Proxy(target, {
     get(obj, key, receiver) {
       const value: unknown = Reflect.get(obj, key, receiver);
@@ -61,10 +77,10 @@ export function mappingErrors<T extends object>(target: T): T {
         try {
           result = (value as (...a: unknown[]) => unknown).apply(obj, args);
         } catch (err) {
-          throw sqliteError(err);
+          throw sqliteError(err, path);
         }
-        if (isPromise(result)) return result.catch((err: unknown) => Promise.reject(sqliteError(err)));
-        if (isAsyncIterator(result)) return mapped(result);
+        if (isPromise(result)) return result.catch((err: unknown) => Promise.reject(sqliteError(err, path)));
+        if (isAsyncIterator(result)) return mapped(result, path);
         return result;
       };
     },

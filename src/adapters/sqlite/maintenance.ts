@@ -1,4 +1,4 @@
-import { accessSync, constants, statSync } from 'node:fs';
+import { accessSync, constants, statfsSync, statSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import type { SessionStats, UserSummary } from '../../domain/inspection.js';
 import type { DuplicateGroup, Found, InspectedTurn, MaintenanceStore, StoreReport, UserScope } from '../../ports/maintenance.js';
@@ -34,6 +34,13 @@ export class SqliteMaintenanceStore implements MaintenanceStore {
 
   async ping(): Promise<void> {
     this.db.prepare('SELECT 1').get();
+  }
+
+  async freeSpace(): Promise<{ path: string; bytes: number } | null> {
+    if (this.path === ':memory:') return null;
+    const absolute = resolve(this.path);
+    const fs = statfsSync(dirname(absolute));
+    return { path: absolute, bytes: fs.bavail * fs.bsize };
   }
 
   async describe(): Promise<StoreReport> {

@@ -3,7 +3,7 @@ import type { DurableStore } from '../../ports/durable-store.js';
 import { SqliteArchiveStore } from './archive-store.js';
 import { openDatabase, type Db } from './db.js';
 import { SqliteErasureStore } from './erasure.js';
-import { mappingErrors } from './errors.js';
+import { mappingErrors, sqliteError } from './errors.js';
 import { SqliteExchangeStore } from './exchange.js';
 import { SqliteLongTermStore } from './long-term.js';
 import { SqliteMaintenanceStore } from './maintenance.js';
@@ -30,7 +30,12 @@ export interface SqliteStore extends DurableStore {
  * together. Every part's driver errors leave it as the error catalog's (see errors.ts).
  */
 export async function openSqliteStore(path: string, log?: Logger): Promise<SqliteStore> {
-  const db = openDatabase(path);
+  let db: Db;
+  try {
+    db = openDatabase(path);
+  } catch (err) {
+    throw sqliteError(err, path);
+  }
   const writes = new TransactionBatcher(db);
   const turnLog = new SqliteTurnLog(db, writes);
   const longTerm = new SqliteLongTermStore(db, writes);
@@ -42,12 +47,12 @@ export async function openSqliteStore(path: string, log?: Logger): Promise<Sqlit
     path,
     where: path,
     writes,
-    turnLog: mappingErrors(turnLog),
-    longTerm: mappingErrors(longTerm),
-    archives: mappingErrors(new SqliteArchiveStore(db)),
-    erasure: mappingErrors(new SqliteErasureStore(db)),
-    maintenance: mappingErrors(new SqliteMaintenanceStore(db, path)),
-    exchange: mappingErrors(new SqliteExchangeStore(db, turnLog, longTerm)),
+    turnLog: mappingErrors(turnLog, path),
+    longTerm: mappingErrors(longTerm, path),
+    archives: mappingErrors(new SqliteArchiveStore(db), path),
+    erasure: mappingErrors(new SqliteErasureStore(db), path),
+    maintenance: mappingErrors(new SqliteMaintenanceStore(db, path), path),
+    exchange: mappingErrors(new SqliteExchangeStore(db, turnLog, longTerm), path),
     async close() {
       if (closed) return;
       closed = true;
