@@ -1,4 +1,4 @@
-import { createHash, timingSafeEqual } from 'node:crypto';
+import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
 import type { NextFunction, Request, Response } from 'express';
 import type { ApiKey } from '../config/schema.js';
 import { DEFAULT_USER } from '../domain/turn.js';
@@ -39,6 +39,18 @@ export class KeyTable {
 
   get enabled(): boolean {
     return this.records.length > 0;
+  }
+
+  /**
+   * An HMAC of `value` under a secret derived from the admin keys' digests: the same in every process
+   * given the same keys (the HTTP processes of `serve --processes N`, or of several hosts), unknown to
+   * anyone without an admin key, and changed when the admin keys change. Signs the queue dashboard's
+   * session cookie, which then needs no state of any one process.
+   */
+  signAsAdmin(value: string): string {
+    const secret = createHash('sha256').update('neuralcleave admin signature\u0000');
+    for (const r of this.records) if (r.users === 'all') secret.update(r.digest);
+    return createHmac('sha256', secret.digest()).update(value, 'utf8').digest('base64url');
   }
 
   /** the principal of an `Authorization` header value; null for a missing, malformed or unknown key */

@@ -1,4 +1,4 @@
-import { randomBytes } from 'node:crypto';
+import { timingSafeEqual } from 'node:crypto';
 import { Router, type NextFunction, type Request, type Response } from 'express';
 import type { JobQueue } from '../../queues/queue.js';
 import type { Config } from '../config/schema.js';
@@ -12,7 +12,6 @@ export const BOARD_PATH = '/admin/queues';
 const COOKIE = 'nc_board';
 /** how long a dashboard session opened from the inspector lasts */
 const SESSION_MS = 60 * 60 * 1000;
-const MAX_SESSIONS = 1000;
 
 /**
  * The browser is told to load nothing from another host; bull-board's scripts and styles are its own
@@ -55,15 +54,16 @@ function cookieValue(req: Request, name: string): string | undefined {
  * Authentication: the dashboard is a page whose own scripts call its API, so they cannot send the
  * `Authorization` header a user typed into the inspector. A request is let in with that header (curl,
  * scripts) or with a short-lived cookie the inspector obtains by presenting an admin key to
- * `POST /inspect/queue-board/session`. The cookie holds a random token, never the key; it is HttpOnly,
- * SameSite=Strict and scoped to /admin/queues, and tokens live in this process only.
+ * `POST /inspect/queue-board/session`. The cookie holds its expiry time signed with a secret derived
+ * from the admin keys (KeyTable.signAsAdmin), never a key; it is HttpOnly, SameSite=Strict and scoped
+ * to /admin/queues. Being signed rather than remembered, it is valid in every HTTP process of
+ * `serve --processes N` (and of several hosts with the same keys), whichever answers the request.
  *
  * The board itself is the BullMQ adapter's (src/adapters/bullmq/board.ts): its own Redis connection,
  * opened on first use and closed with the app.
  */
 export class QueueBoard {
   readonly enabled: boolean;
-  private readonly sessions = new Map<string, number>();
   private dashboard: QueueDashboard | null = null;
 
   constructor(
@@ -78,20 +78,25 @@ export class QueueBoard {
     if (!this.enabled) throw new NeuralCleaveError('not_found', 'the queue dashboard needs Redis (redis_url): the queue runs in this process');
     if (!isAdmin(principal)) throw new NeuralCleaveError('forbidden', 'the queue dashboard needs an admin key (users ["*"])');
     if (!this.keys.enabled) return null;
-    const now = Date.now();
-    for (const [token, expires] of this.sessions) if (expires <= now) this.sessions.delete(token);
-    // a flood of sessions must not grow memory without bound: the oldest goes first
-    while (this.sessions.size >= MAX_SESSIONS) this.sessions.delete(this.sessions.keys().next().value!);
-    const token = randomBytes(32).toString('base64url');
-    this.sessions.set(token, now + SESSION_MS);
+    const expires = String(Date.now() + SESSION_MS);
+    const token = `${expires}.${this.keys.signAsAdmin(`queue-board\u0000${expires}`)}`;
     return `${COOKIE}=${token}; Path=${BOARD_PATH}; Max-Age=${SESSION_MS / 1000}; HttpOnly; SameSite=Strict${req.secure ? '; Secure' : ''}`;
   }
 
   private principalOf(req: Request): Principal | null {
     if (req.headers.authorization !== undefined || !this.keys.enabled) return this.keys.identify(req.headers.authorization);
-    const token = cookieValue(req, COOKIE);
-    const expires = token === undefined ? undefined : this.sessions.get(token);
-    return expires !== undefined && expires > Date.now() ? { kind: 'key', users: 'all', label: 'queue-board session' } : null;
+    return this.validSession(cookieValue(req, COOKIE)) ? { kind: 'key', users: 'all', label: 'queue-board session' } : null;
+  }
+
+  /** a token of openSession's, unexpired, whose signature matches (compared in constant time) */
+  private validSession(token: string | undefined): boolean {
+    const dot = token?.indexOf('.') ?? -1;
+    if (token === undefined || dot < 0) return false;
+    const expires = token.slice(0, dot);
+    if (!/^\d{1,15}$/.test(expires) || Number(expires) <= Date.now()) return false;
+    const presented = Buffer.from(token.slice(dot + 1));
+    const expected = Buffer.from(this.keys.signAsAdmin(`queue-board\u0000${expires}`));
+    return presented.length === expected.length && timingSafeEqual(presented, expected);
   }
 
   /** The routes under /admin/queues; mount before the API's authentication (they authenticate themselves). */
@@ -130,7 +135,6 @@ export class QueueBoard {
   }
 
   close(): void {
-    this.sessions.clear();
     const dashboard = this.dashboard;
     this.dashboard = null;
     void dashboard?.close();

@@ -99,11 +99,16 @@ describe('queue dashboard (/admin/queues) and failed jobs with Redis', () => {
     const session = await fetch(server.base + '/inspect/queue-board/session', { method: 'POST', headers: bearer(ADMIN) });
     assert.equal(session.status, 200);
     const cookie = session.headers.get('set-cookie') ?? '';
-    assert.match(cookie, /^nc_board=[\w-]{40,}; Path=\/admin\/queues; Max-Age=3600; HttpOnly; SameSite=Strict$/);
+    assert.match(cookie, /^nc_board=\d+\.[\w-]{40,}; Path=\/admin\/queues; Max-Age=3600; HttpOnly; SameSite=Strict$/);
     assert.ok(!cookie.includes(ADMIN));
     const pair = cookie.split(';')[0]!;
     assert.equal((await get('/admin/queues/api/queues', { cookie: pair })).status, 200);
     assert.equal((await get('/admin/queues/api/queues', { cookie: 'nc_board=forged-token' })).status, 401);
+    // the signed expiry cannot be moved, nor a signature reused for another
+    const [expires, mac] = pair.slice('nc_board='.length).split('.') as [string, string];
+    assert.equal((await get('/admin/queues/api/queues', { cookie: `nc_board=${Number(expires) + 1000}.${mac}` })).status, 401);
+    assert.equal((await get('/admin/queues/api/queues', { cookie: `nc_board=${expires}.${mac.slice(0, -2)}AA` })).status, 401);
+    assert.equal((await get('/admin/queues/api/queues', { cookie: `nc_board=${Date.now() - 1000}.${mac}` })).status, 401);
     // the cookie opens the dashboard only, not the memory API
     assert.equal((await get('/memory/recent?user_id=alice', { cookie: pair })).status, 401);
   });
