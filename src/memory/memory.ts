@@ -60,6 +60,9 @@ export type MemoryDeps = ErasureDeps &
     close(): Promise<void>;
   };
 
+/** attempts at moving a delete's old text out of the write-ahead log before leaving it to the next checkpoint */
+const LOG_SCRUB_TRIES = 10;
+
 /**
  * The memory service as a library (docs/architecture.md, retrieval): what `createMemory()` returns. Thin over the services;
  * the HTTP API and the CLI call the same methods.
@@ -141,6 +144,7 @@ export class Memory {
       if (before && before.content_hash !== updated.content_hash) await this.removeJobs(userId, id, [before.content_hash], { persist: false });
       await queue.add('embed', [embedJob(updated, updated.kind, updated.content_hash)]);
       await this.reachOthers({ kind: 'session', userId, sessionId: updated.session_id });
+      await this.scrubLog();
     }
     return updated;
   }
@@ -164,6 +168,7 @@ export class Memory {
     await vectors.delete(userId, [id]);
     await this.removeJobs(userId, id, [turn?.content_hash, entry?.content_hash].filter((h): h is string => h !== undefined));
     await this.reachOthers({ kind: 'session', userId, sessionId: held.session_id });
+    await this.scrubLog();
     return { id, removed };
   }
 
@@ -202,6 +207,7 @@ export class Memory {
     if (all.size > 0) {
       const { userId, sessionId } = criteria;
       await this.reachOthers(userId === undefined ? { kind: 'all' } : sessionId === undefined ? { kind: 'user', userId } : { kind: 'session', userId, sessionId });
+      await this.scrubLog();
     }
     return [...all.values()];
   }
@@ -232,6 +238,21 @@ export class Memory {
       for (const q of ['embed', 'persist'] as const) await this.services.queue.removeJobs(q, holds);
     } catch (err) {
       this.services.log.warn({ err: (err as Error).message }, 'could not remove the jobs of pruned memories');
+    }
+  }
+
+  /**
+   * The old text a delete, edit or prune removed leaves the write-ahead log (SQLite: zeroed in the
+   * file by secure delete, it stays in the log's page images until a checkpoint; docs/erasure.md).
+   * A reader holding the log defers it: retried every second a few times, then left to the next
+   * checkpoint. A failure is logged: the memory is gone from every store already.
+   */
+  private async scrubLog(tries = LOG_SCRUB_TRIES): Promise<void> {
+    try {
+      const { complete } = await this.services.store.erasure.scrubLog();
+      if (!complete && tries > 1) setTimeout(() => void this.scrubLog(tries - 1), 1000).unref();
+    } catch (err) {
+      this.services.log.warn({ err: (err as Error).message }, 'could not checkpoint the write-ahead log after a delete, edit or prune');
     }
   }
 

@@ -64,6 +64,12 @@ export interface ErasureStore {
   vacuum(): Promise<void>;
   /** flushes and truncates the write-ahead log after an erasure; `complete: false` when a reader prevents it now */
   scrub(): Promise<{ complete: boolean }>;
+  /**
+   * `scrub` after a delete, prune or edit, waiting only a few milliseconds for readers (it runs in
+   * the request): `complete: false` when one holds the log. PostgreSQL: nothing, its dead tuples and
+   * WAL are VACUUM's and the DBA's (docs/erasure.md).
+   */
+  scrubLog(): Promise<{ complete: boolean }>;
   /** records an erasure (or, with `settle`, a delete, edit or prune) for the other processes; returns its seq */
   signal(scope: ErasureScope, instance: string, at: number, action?: SignalAction): Promise<number>;
   /** the newest signal's seq (0 when none) */

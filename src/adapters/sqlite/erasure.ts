@@ -20,6 +20,9 @@ function scopeParams(scope: ErasureScope): Record<string, string> {
   return scope.kind === 'user' ? { user_id: scope.userId } : { user_id: scope.userId, session_id: scope.sessionId };
 }
 
+/** how long a delete's scrub of the WAL waits for a reader to let go of it (the event loop waits as long) */
+const LOG_SCRUB_WAIT_MS = 20;
+
 /**
  * Erasure on the shared SQLite file. Every connection of this service has `secure_delete` on (see
  * openDatabase), and `eraseRows` makes sure of it for its own transaction, so freed bytes are zeroed;
@@ -109,6 +112,17 @@ export class SqliteErasureStore implements ErasureStore {
   async scrub(): Promise<{ complete: boolean }> {
     const [r] = this.db.pragma('wal_checkpoint(TRUNCATE)') as Array<{ busy: number; log: number; checkpointed: number }>;
     return { complete: !r || r.busy === 0 };
+  }
+
+  async scrubLog(): Promise<{ complete: boolean }> {
+    // the checkpoint waits for readers through the busy handler, on this thread: briefly here
+    const previous = this.db.pragma('busy_timeout', { simple: true }) as number;
+    this.db.pragma(`busy_timeout = ${LOG_SCRUB_WAIT_MS}`);
+    try {
+      return await this.scrub();
+    } finally {
+      this.db.pragma(`busy_timeout = ${previous}`);
+    }
   }
 
   async signal(scope: ErasureScope, instance: string, at: number, action: SignalAction = 'erase'): Promise<number> {
