@@ -4,13 +4,15 @@
 import Database from 'better-sqlite3';
 import { ftsMatchExpression, queryTerms } from '../src/retrieval/query-terms.js';
 import { likePattern } from '../src/adapters/sqlite/long-term.js';
-import type { EvalTurn } from './dataset.js';
+import { BM25_BASELINE, LIKE_BASELINE, type SystemRanking } from './report.js';
+/** what the baselines index of a turn */
+export type BaselineTurn = { id: string; user_id: string; name: string | null; content: string; created_at: string };
 
 export class KeywordBaselines {
   private readonly db: Database.Database;
   private readonly bm25Stmt: Database.Statement;
 
-  constructor(turns: readonly EvalTurn[]) {
+  constructor(turns: readonly BaselineTurn[]) {
     this.db = new Database(':memory:');
     this.db.exec(`
       CREATE TABLE turns (id TEXT PRIMARY KEY, user_id TEXT NOT NULL, name TEXT, content TEXT NOT NULL, created_at TEXT NOT NULL);
@@ -21,7 +23,7 @@ export class KeywordBaselines {
     `);
     const insert = this.db.prepare('INSERT INTO turns (id, user_id, name, content, created_at) VALUES (@id, @user_id, @name, @content, @created_at)');
     this.db.transaction(() => {
-      for (const t of turns) insert.run(t);
+      for (const t of turns) insert.run({ id: t.id, user_id: t.user_id, name: t.name, content: t.content, created_at: t.created_at });
     })();
     this.db.exec(`INSERT INTO turns_fts (turns_fts) VALUES ('rebuild')`);
     // one column each: the content alone, and "<speaker>: <content>" as a plain indexer would store it
@@ -32,7 +34,12 @@ export class KeywordBaselines {
     this.bm25Stmt = stmt('turns_fts');
     this.contentStmt = stmt('content_fts');
     this.saidStmt = stmt('said_fts');
+    this.beforeStmt = this.db.prepare(
+      'SELECT t.id FROM content_fts CROSS JOIN turns t ON t.rowid = content_fts.rowid WHERE content_fts MATCH ? AND t.user_id = ? AND t.created_at < ? ORDER BY bm25(content_fts) LIMIT ?',
+    );
   }
+
+  private readonly beforeStmt: Database.Statement;
 
   private readonly contentStmt: Database.Statement;
   private readonly saidStmt: Database.Statement;
@@ -51,6 +58,17 @@ export class KeywordBaselines {
     const match = ftsMatchExpression(query);
     if (!match) return [];
     return (stmt.all(match, userId, k) as Array<{ id: string }>).map((r) => r.id);
+  }
+
+  /**
+   * BM25 over the content of the user's turns created before `before`, every content word of the query
+   * ORed (no cap: plain BM25 over the whole message), the filter applied before ranking as a store's
+   * WHERE clause would.
+   */
+  bm25Before(userId: string, query: string, before: string, k: number): string[] {
+    const match = ftsMatchExpression(query, Infinity);
+    if (!match) return [];
+    return (this.beforeStmt.all(match, userId, before, k) as Array<{ id: string }>).map((r) => r.id);
   }
 
   /** BM25 over content and name, equal column weights: what plain FTS5 gives. */
@@ -72,5 +90,26 @@ export class KeywordBaselines {
 
   close(): void {
     this.db.close();
+  }
+}
+
+/** BM25 and LIKE over every turn, 8 and 20 deep, for each question of the generated set. */
+export function baselineRankings(turns: readonly BaselineTurn[], questions: ReadonlyArray<{ id: string; user_id: string; query: string }>): SystemRanking[] {
+  const index = new KeywordBaselines(turns);
+  try {
+    const bm25 = new Map<string, { top8: string[]; top20: string[] }>();
+    const like = new Map<string, { top8: string[]; top20: string[] }>();
+    for (const q of questions) {
+      const b = index.bm25(q.user_id, q.query, 20);
+      const l = index.like(q.user_id, q.query, 20);
+      bm25.set(q.id, { top8: b.slice(0, 8), top20: b });
+      like.set(q.id, { top8: l.slice(0, 8), top20: l });
+    }
+    return [
+      { name: BM25_BASELINE, kind: 'baseline', lists: bm25 },
+      { name: LIKE_BASELINE, kind: 'baseline', lists: like },
+    ];
+  } finally {
+    index.close();
   }
 }

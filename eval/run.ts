@@ -1,5 +1,7 @@
 // The retrieval-quality evaluation: `npm run eval [-- --seed N] [-- --users N] [-- --embedders hash,tiny]`,
-// or on real conversations: `npm run eval -- --locomo FILE [--no-ablation] [--no-captions]` (eval/locomo/).
+// or on real conversations: `npm run eval -- --locomo FILE [--roles both-user|b-assistant] [--no-ablation] [--no-captions]` (eval/locomo/),
+// `npm run eval -- --realmem DIR [--no-ablation]` (eval/realmem/); every figure at once: `npm run eval -- --all
+// [--data DIR] [--no-ablation]` (eval/all.ts).
 // Generates the conversation set, runs the service once per offline embedder and the keyword baselines,
 // prints the tables and writes eval/out/results.{json,md}. Either form takes `--database-url URL` (or
 // NEURALCLEAVE_DATABASE_URL): the service then runs on a scratch database of that PostgreSQL server
@@ -9,16 +11,26 @@ import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { ConfigSchema } from '../src/config/schema.js';
-import { KeywordBaselines } from './baselines.js';
-import { DEFAULT_DATASET, generateDataset, type EvalDataset } from './dataset.js';
-import { BM25_BASELINE, LIKE_BASELINE, buildResults, renderMarkdown, type SystemRanking } from './report.js';
+import { baselineRankings } from './baselines.js';
+import { DEFAULT_DATASET, generateDataset } from './dataset.js';
+import { buildResults, renderMarkdown } from './report.js';
+import { SIGNALS, type Signal } from '../src/retrieval/rank.js';
+import { ROLE_CONVENTIONS, type RoleConvention } from './locomo/dataset.js';
 import { runLocomo } from './locomo/run.js';
+import { runRealmem } from './realmem/run.js';
+import { runAll } from './all.js';
 import { runService, type EmbedderChoice, type ServiceOutcome } from './service-run.js';
 import { databaseUrlArg } from './store.js';
 import { redactUrl } from '../src/adapters/postgres/pool.js';
 
 interface Args {
   locomo: string | undefined;
+  realmem: string | undefined;
+  all: boolean;
+  data: string;
+  roles: RoleConvention;
+  sample: number;
+  signals: Signal[] | undefined;
   ablation: boolean;
   captions: boolean;
   seed: number;
@@ -42,6 +54,12 @@ function parseArgs(argv: readonly string[]): Args {
   };
   return {
     locomo: value('locomo'),
+    realmem: value('realmem'),
+    all: argv.includes('--all'),
+    data: value('data') ?? join(repoRoot(), '..', 'shared', 'data'),
+    roles: roleConvention(value('roles') ?? 'both-user'),
+    sample: int('sample', 1),
+    signals: value('signals')?.split(',').map(signalArg),
     ablation: !argv.includes('--no-ablation'),
     captions: !argv.includes('--no-captions'),
     seed: int('seed', DEFAULT_DATASET.seed),
@@ -52,6 +70,16 @@ function parseArgs(argv: readonly string[]): Args {
       ? (databaseUrlArg(value('database-url'), '--database-url') ?? usage('--database-url takes a postgres:// URL'))
       : databaseUrlArg(process.env.NEURALCLEAVE_DATABASE_URL, 'NEURALCLEAVE_DATABASE_URL'),
   };
+}
+
+function signalArg(v: string): Signal {
+  if (!(SIGNALS as readonly string[]).includes(v)) throw new Error(`--signals takes some of ${SIGNALS.join(', ')}, got "${v}"`);
+  return v as Signal;
+}
+
+function roleConvention(v: string): RoleConvention {
+  if (!(ROLE_CONVENTIONS as readonly string[]).includes(v)) throw new Error(`--roles takes ${ROLE_CONVENTIONS.join(' or ')}, got "${v}"`);
+  return v as RoleConvention;
 }
 
 function usage(message: string): never {
@@ -84,29 +112,11 @@ async function tinyModel(dir: string): Promise<EmbedderChoice | { label: string;
   }
 }
 
-function baselineRankings(dataset: EvalDataset): SystemRanking[] {
-  const index = new KeywordBaselines(dataset.turns);
-  try {
-    const bm25 = new Map<string, { top8: string[]; top20: string[] }>();
-    const like = new Map<string, { top8: string[]; top20: string[] }>();
-    for (const q of dataset.questions) {
-      const b = index.bm25(q.user_id, q.query, 20);
-      const l = index.like(q.user_id, q.query, 20);
-      bm25.set(q.id, { top8: b.slice(0, 8), top20: b });
-      like.set(q.id, { top8: l.slice(0, 8), top20: l });
-    }
-    return [
-      { name: BM25_BASELINE, kind: 'baseline', lists: bm25 },
-      { name: LIKE_BASELINE, kind: 'baseline', lists: like },
-    ];
-  } finally {
-    index.close();
-  }
-}
-
 async function main(): Promise<void> {
   const args = parseArgs(process.argv.slice(2));
-  if (args.locomo !== undefined) return runLocomo(args.locomo, { out: args.out, ablation: args.ablation, captions: args.captions, databaseUrl: args.databaseUrl });
+  if (args.all) return runAll({ data: args.data, out: args.out, ablation: args.ablation, databaseUrl: args.databaseUrl });
+  if (args.realmem !== undefined) return runRealmem(args.realmem, { out: args.out, ablation: args.ablation, sample: args.sample, signals: args.signals, databaseUrl: args.databaseUrl });
+  if (args.locomo !== undefined) return runLocomo(args.locomo, { out: args.out, ablation: args.ablation, captions: args.captions, roles: args.roles, signals: args.signals, databaseUrl: args.databaseUrl });
   const log = (m: string) => process.stderr.write(`${m}\n`);
   if (args.databaseUrl) log(`store: a scratch database on the PostgreSQL server of ${redactUrl(args.databaseUrl)}`);
   const started = performance.now();
@@ -130,7 +140,7 @@ async function main(): Promise<void> {
     rmSync(modelDir, { recursive: true, force: true });
   }
   const threshold = ConfigSchema.parse({}).importance_threshold;
-  const results = buildResults(dataset, outcomes, baselineRankings(dataset), threshold);
+  const results = buildResults(dataset, outcomes, baselineRankings(dataset.turns, dataset.questions), threshold);
   const markdown = renderMarkdown(results);
   mkdirSync(args.out, { recursive: true });
   writeFileSync(join(args.out, 'results.json'), `${JSON.stringify(results, null, 2)}\n`);

@@ -22,7 +22,7 @@ export interface LocomoTurn {
   id: string;
   user_id: string;
   session_id: string;
-  role: 'user';
+  role: 'user' | 'assistant';
   name: string;
   content: string;
   created_at: string;
@@ -78,7 +78,15 @@ export function evidenceIds(raw: string): string[] | null {
 /** Seconds between consecutive turns of a session (the data gives one time per session). */
 const TURN_SPACING_MS = 30_000;
 
-export function readLocomo(path: string, o: { captions?: boolean } = {}): LocomoDataset {
+/**
+ * Who is sent as what: `both-user` (both speakers as role `user`, told apart by name) or `b-assistant`
+ * (speaker_b as role `assistant`, as a chat assistant's conversation would be stored). The same words
+ * either way: a retrieval that does not let the role decide relevance scores both alike.
+ */
+export const ROLE_CONVENTIONS = ['both-user', 'b-assistant'] as const;
+export type RoleConvention = (typeof ROLE_CONVENTIONS)[number];
+
+export function readLocomo(path: string, o: { captions?: boolean; roles?: RoleConvention } = {}): LocomoDataset {
   let parsed: unknown;
   try {
     parsed = JSON.parse(readFileSync(path, 'utf8'));
@@ -114,7 +122,7 @@ export function readLocomo(path: string, o: { captions?: boolean } = {}): Locomo
           id: `${sample.sample_id}:${t.dia_id}`,
           user_id: user,
           session_id: `${sample.sample_id}:session-${n}`,
-          role: 'user',
+          role: o.roles === 'b-assistant' && t.speaker === conv.speaker_b ? 'assistant' : 'user',
           name: t.speaker,
           content,
           created_at: new Date(start + i * TURN_SPACING_MS).toISOString(),

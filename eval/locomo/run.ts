@@ -2,27 +2,19 @@
 // normal write path as one user (one session per LoCoMo session, the speaker as the turn's `name`, the
 // session's date as `created_at`), every category 1–4 question is asked from a new session, and the
 // combined pass is scored beside keyword baselines and with each retrieval signal switched off in turn.
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import pino from 'pino';
-import { wire } from '../../src/app.js';
-import { parseConfig } from '../../src/config/load.js';
-import { Retriever } from '../../src/retrieval/retrieve.js';
 import { SIGNALS, type Signal } from '../../src/retrieval/rank.js';
-import { RetrieveRequestSchema } from '../../src/retrieval/request.js';
 import { KeywordBaselines } from '../baselines.js';
 import { KS, round, scoreRanking, summarize, type QuestionScore, type Summary } from '../metrics.js';
+import { servicePasses, type Rankings } from '../passes.js';
 import { Rand } from '../random.js';
-import { CATEGORIES, readLocomo, type Category, type LocomoDataset } from './dataset.js';
-import { evalStore } from '../store.js';
+import { CATEGORIES, readLocomo, type Category, type LocomoDataset, type RoleConvention } from './dataset.js';
 
 /** how deep every system ranks: the deepest k scored */
 const DEPTH = Math.max(...KS);
 const CATEGORY_KEYS = Object.keys(CATEGORIES).map(Number) as Category[];
 const categoryLabel = (c: Category) => `${c} ${CATEGORIES[c]}`;
-
-type Rankings = Map<string, readonly string[]>;
 
 export interface LocomoSystem {
   overall: Record<string, number>;
@@ -81,77 +73,14 @@ function baselineRankings(dataset: LocomoDataset): Record<string, Rankings> {
   return out;
 }
 
-interface ServiceRankings {
-  combined: Rankings;
-  /** the combined pass with one signal switched off */
-  ablation: Record<string, Rankings>;
-  ingestMs: number;
-  queryMsPerQuestion: number;
-  longTermEntries: number;
-  /** where the durable store was (eval/store.ts) */
-  store: string;
-}
-
-async function serviceRankings(dataset: LocomoDataset, ablate: readonly Signal[], progress: (m: string) => void, databaseUrl?: string): Promise<ServiceRankings> {
-  const dir = mkdtempSync(join(tmpdir(), 'nc-locomo-'));
-  const store = await evalStore(dir, 'locomo', databaseUrl);
-  progress(`store: ${store.label}`);
-  const config = parseConfig({
-    ...store.config,
-    log_level: 'silent',
-    embedding_model: 'hash',
-    // a busy machine must not skip a tier and make the figures unfair
-    short_term_budget_ms: 60_000,
-    semantic_budget_ms: 60_000,
-    long_term_budget_ms: 60_000,
-  });
-  const services = await wire(config, { logger: pino({ level: 'silent' }), reconcile: false, autoCompact: false }).catch(async (err: unknown) => {
-    await store.close();
-    throw err;
-  });
-  try {
-    if (!(await services.embedders.ready())) throw new Error(`the hash embedder did not load: ${services.embedders.error ?? 'unknown'}`);
-    const started = performance.now();
-    const sessions = new Map<string, typeof dataset.turns>();
-    for (const t of dataset.turns) sessions.set(t.session_id, [...(sessions.get(t.session_id) ?? []), t]);
-    for (const turns of sessions.values()) await services.writePath.addTurns(turns);
-    await services.queue.idle();
-    const ingestMs = performance.now() - started;
-    const pending = await services.turnLog.counts();
-    if (pending.pending_embed > 0 || pending.pending_persist > 0) throw new Error(`ingest left work pending: ${JSON.stringify(pending)}`);
-    progress(`ingested ${dataset.turns.length} turns in ${(ingestMs / 1000).toFixed(1)} s`);
-
-    const nowOf = new Map(dataset.conversations.map((c) => [c.user_id, Date.parse(c.now)]));
-    const run = async (retriever: Retriever): Promise<Rankings> => {
-      const out: Rankings = new Map();
-      for (const q of dataset.questions) {
-        const req = RetrieveRequestSchema.parse({ query: q.query, user_id: q.user_id, session_id: `locomo-question-${q.id}`, top_k: DEPTH });
-        const r = await retriever.retrieve(req, nowOf.get(q.user_id));
-        out.set(q.id, r.results.map((x) => x.id));
-      }
-      return out;
-    };
-    const queryStarted = performance.now();
-    const combined = await run(services.retriever);
-    const queryMsPerQuestion = (performance.now() - queryStarted) / dataset.questions.length;
-    const ablation: Record<string, Rankings> = {};
-    for (const signal of ablate) {
-      ablation[signal] = await run(new Retriever({ ...services.retrieverDeps, signals: { [signal]: false } }));
-    }
-    return { combined, ablation, ingestMs, queryMsPerQuestion, longTermEntries: await services.longTerm.count(), store: store.label };
-  } finally {
-    await services.close();
-    await store.close().finally(() => rmSync(dir, { recursive: true, force: true }));
-  }
-}
-
 const f = (x: number | undefined) => (x === undefined ? '–' : x.toFixed(3));
 
-function render(dataset: LocomoDataset, systems: Record<string, LocomoSystem>, ablation: Record<string, LocomoSystem>): string {
+export function renderLocomo(r: Omit<LocomoResult, 'rankings'>): string {
+  const { systems, ablation } = r;
   const cats = CATEGORY_KEYS.map(categoryLabel);
   const n = (c: string) => systems[COMBINED]!.categories[c]!.n;
   const lines = [
-    `LoCoMo: ${dataset.conversations.length} conversations, ${dataset.turns.length} turns, ${dataset.questions.length} questions (categories 1–4), hash embedder`,
+    `LoCoMo (${r.dataset.roles}): ${r.dataset.conversations.length} conversations, ${r.dataset.turns} turns, ${r.dataset.questions} questions (categories 1–4), hash embedder`,
     '',
     `| system | R@1 | R@5 | R@8 | R@10 | R@20 | H@8 | MRR | ${cats.map((c) => `R@8 ${c} (${n(c)})`).join(' | ')} |`,
     `| --- | ${Array(7 + cats.length).fill('---:').join(' | ')} |`,
@@ -171,7 +100,7 @@ function render(dataset: LocomoDataset, systems: Record<string, LocomoSystem>, a
         .join(' | ')} |`,
     );
   }
-  const convs = dataset.conversations.map((c) => c.sample_id);
+  const convs = r.dataset.conversations.map((c) => c.sample_id);
   lines.push('', `| R@8 per conversation | ${convs.join(' | ')} |`, `| --- | ${convs.map(() => '---:').join(' | ')} |`);
   for (const [name, s] of Object.entries(systems)) lines.push(`| ${name} | ${convs.map((c) => f(s.conversations[c]!['recall@8'])).join(' | ')} |`);
   for (const [signal, s] of Object.entries(ablation)) {
@@ -182,48 +111,71 @@ function render(dataset: LocomoDataset, systems: Record<string, LocomoSystem>, a
 
 const signed = (x: number) => `${x >= 0 ? '+' : ''}${x.toFixed(3)}`;
 
-export async function runLocomo(file: string, o: { out: string; ablation: boolean; captions: boolean; databaseUrl?: string }): Promise<void> {
-  const log = (m: string) => process.stderr.write(`${m}\n`);
-  const started = performance.now();
-  const dataset = readLocomo(file, { captions: o.captions });
+export interface LocomoResult {
+  dataset: {
+    conversations: LocomoDataset['conversations'];
+    turns: number;
+    questions: number;
+    roles: RoleConvention;
+    photo_captions: boolean;
+    evidence_repairs: { normalised: string[]; dropped: string[]; questions_without_evidence: number };
+  };
+  systems: Record<string, LocomoSystem>;
+  ablation: Record<string, LocomoSystem>;
+  against_best_lexical: Record<string, { combined: number; best_lexical: number; ok: boolean }>;
+  run: { store: string; ingest_s: number; query_ms_per_question: number; long_term_entries: number };
+  /** the combined ranking of every question (turn ids only), for reading misses beside the data file */
+  rankings: Record<string, readonly string[]>;
+}
+
+export async function evaluateLocomo(
+  file: string,
+  o: { roles: RoleConvention; captions: boolean; ablate: readonly Signal[]; databaseUrl?: string; progress: (m: string) => void },
+): Promise<LocomoResult> {
+  const dataset = readLocomo(file, { captions: o.captions, roles: o.roles });
   const { repairs } = dataset;
-  log(
-    `${file}: ${dataset.conversations.length} conversations, ${dataset.turns.length} turns, ${dataset.questions.length} questions; evidence ids normalised ${repairs.normalised.length}, dropped ${repairs.dropped.length}, questions left without evidence ${repairs.questionsWithoutEvidence}`,
+  o.progress(
+    `${file} (${o.roles}): ${dataset.conversations.length} conversations, ${dataset.turns.length} turns, ${dataset.questions.length} questions; evidence ids normalised ${repairs.normalised.length}, dropped ${repairs.dropped.length}, questions left without evidence ${repairs.questionsWithoutEvidence}`,
   );
-  const service = await serviceRankings(dataset, o.ablation ? SIGNALS : [], log, o.databaseUrl);
+  const nowOf = new Map(dataset.conversations.map((c) => [c.user_id, Date.parse(c.now)]));
+  const service = await servicePasses(dataset.turns, dataset.questions, { name: `locomo-${o.roles}`, depth: DEPTH, ablate: o.ablate, nowOf: (u) => nowOf.get(u), databaseUrl: o.databaseUrl, progress: o.progress });
   const systems: Record<string, LocomoSystem> = { [COMBINED]: score(dataset, service.combined) };
   for (const [name, r] of Object.entries(baselineRankings(dataset))) systems[name] = score(dataset, r);
   const ablation = Object.fromEntries(Object.entries(service.ablation).map(([s, r]) => [s, score(dataset, r)]));
-
   const lexical = [BASELINES.content, BASELINES.said, BASELINES.like];
-  const perCategory = Object.fromEntries(
+  const against_best_lexical = Object.fromEntries(
     CATEGORY_KEYS.map(categoryLabel).map((c) => {
       const best = Math.max(...lexical.map((b) => systems[b]!.categories[c]!['recall@8']!));
       const got = systems[COMBINED]!.categories[c]!['recall@8']!;
       return [c, { combined: got, best_lexical: best, ok: got >= best }];
     }),
   );
-  const result = {
-    generated_at: new Date().toISOString(),
-    file: resolve(file),
+  return {
     dataset: {
       conversations: dataset.conversations,
       turns: dataset.turns.length,
       questions: dataset.questions.length,
+      roles: o.roles,
       photo_captions: o.captions,
       evidence_repairs: { normalised: repairs.normalised, dropped: repairs.dropped, questions_without_evidence: repairs.questionsWithoutEvidence },
     },
     systems,
     ablation,
-    against_best_lexical: perCategory,
+    against_best_lexical,
     run: { store: service.store, ingest_s: round(service.ingestMs / 1000, 1), query_ms_per_question: round(service.queryMsPerQuestion, 2), long_term_entries: service.longTermEntries },
+    rankings: Object.fromEntries(service.combined),
   };
+}
+
+export async function runLocomo(file: string, o: { out: string; ablation: boolean; captions: boolean; roles: RoleConvention; signals?: readonly Signal[]; databaseUrl?: string }): Promise<void> {
+  const log = (m: string) => process.stderr.write(`${m}\n`);
+  const started = performance.now();
+  const { rankings, ...result } = await evaluateLocomo(file, { roles: o.roles, captions: o.captions, ablate: o.ablation ? (o.signals ?? SIGNALS) : [], databaseUrl: o.databaseUrl, progress: log });
   mkdirSync(o.out, { recursive: true });
-  writeFileSync(join(o.out, 'locomo.json'), `${JSON.stringify(result, null, 2)}\n`);
-  // the combined ranking of every question (turn ids only), for reading misses beside the data file
-  writeFileSync(join(o.out, 'locomo-rankings.json'), `${JSON.stringify(Object.fromEntries(service.combined))}\n`);
-  process.stdout.write(`${render(dataset, systems, ablation)}\n`);
-  const misses = Object.entries(perCategory).filter(([, v]) => !v.ok).map(([c]) => c);
+  writeFileSync(join(o.out, 'locomo.json'), `${JSON.stringify({ generated_at: new Date().toISOString(), file: resolve(file), ...result }, null, 2)}\n`);
+  writeFileSync(join(o.out, 'locomo-rankings.json'), `${JSON.stringify(rankings)}\n`);
+  process.stdout.write(`${renderLocomo(result)}\n`);
+  const misses = Object.entries(result.against_best_lexical).filter(([, v]) => !v.ok).map(([c]) => c);
   log(`combined vs the best lexical baseline per category: ${misses.length === 0 ? 'at or above in every category' : `below in ${misses.join(', ')}`}`);
-  log(`written ${resolve(o.out, 'locomo.json')} in ${((performance.now() - started) / 1000).toFixed(1)} s (${service.queryMsPerQuestion.toFixed(1)} ms per question)`);
+  log(`written ${resolve(o.out, 'locomo.json')} in ${((performance.now() - started) / 1000).toFixed(1)} s (${result.run.query_ms_per_question.toFixed(1)} ms per question)`);
 }

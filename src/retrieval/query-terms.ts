@@ -137,8 +137,8 @@ export function stems(text: string): readonly string[] {
  * An FTS5 MATCH expression that ORs the query's content words, each as a quoted string so that user
  * text can never be read as FTS syntax (NEAR, OR, *, -, quotes). Empty when nothing is left.
  */
-export function ftsMatchExpression(text: string): string {
-  return queryTerms(text)
+export function ftsMatchExpression(text: string, max?: number): string {
+  return queryTerms(text, max)
     .map((t) => `"${t.replace(/"/g, '""')}"`)
     .join(' OR ');
 }

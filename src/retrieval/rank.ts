@@ -3,6 +3,7 @@ import type { Explain, RetrievalResult, Tier } from '../domain/entry.js';
 import { MemoryRecordSchema, VectorPayloadSchema } from '../domain/record.js';
 import { isFiller } from '../domain/importance.js';
 import { sameSubject, stems, words } from './query-terms.js';
+import { holdersOf, sameHolder } from './subject.js';
 import { aboutPeriod, type TimeRange } from './time-range.js';
 
 /** One memory as a tier found it, before fusion: a record with its kind (as a vector's payload has it). */
@@ -287,7 +288,8 @@ export function addContext(scored: readonly Scored[], additions: readonly Contex
 /**
  * When two statements by the same person about the same subject conflict, the newer one is the
  * answer. A newer statement that announces a change ("new", "now", "moved", "switched", "no longer",
- * …) supersedes an older statement by the same speaker that shares a query word with it: the older
+ * …) supersedes an older statement by the same speaker that shares a query word with it and tells
+ * about the same holder (subject.ts: "my sister's new job" is not the speaker's own): the older
  * one, unless it scores more than SUPERSEDE_MARGIN above the newer, names it in `superseded_by` and
  * ranks just below it. Questions are never statements, memories of different speakers never supersede
  * each other, and a query naming a period asks about that time, not the current state: no supersession.
@@ -296,8 +298,10 @@ export function supersede(scored: readonly Scored[], o: RankOptions): Scored[] {
   const terms = new Set(stems(o.terms?.join(' ') ?? ''));
   if (terms.size === 0 || o.period || !(o.signals ?? ALL_SIGNALS).supersession) return [...scored];
   const statements = scored
+    .filter((s) => isStatement(s.candidate))
     .map((s) => ({ s, matched: matchedTerms(s.candidate, terms) }))
-    .filter(({ s, matched }) => matched.size > 0 && isStatement(s.candidate));
+    .filter(({ matched }) => matched.size > 0)
+    .map((x) => ({ ...x, holders: holdersOf(x.s.candidate.content, x.s.candidate.name) }));
   // newest first, so a memory's score is final before any older one is compared with it
   statements.sort((a, b) => b.s.candidate.created_at.localeCompare(a.s.candidate.created_at));
   for (let i = 0; i < statements.length; i++) {
@@ -306,7 +310,7 @@ export function supersede(scored: readonly Scored[], o: RankOptions): Scored[] {
       const newer = statements[j]!;
       if (newer.s.candidate.created_at === older.s.candidate.created_at) continue;
       if (speaker(newer.s.candidate) !== speaker(older.s.candidate) || !CHANGE.test(newer.s.candidate.content)) continue;
-      if (!sameSubject(older.matched, newer.matched)) continue;
+      if (!sameSubject(older.matched, newer.matched) || !sameHolder(older.holders, newer.holders)) continue;
       if (newer.s.score < older.s.score - SUPERSEDE_MARGIN) continue;
       if (older.s.supersededBy === null) {
         older.s.supersededBy = newer.s.candidate.id;

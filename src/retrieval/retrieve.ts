@@ -12,6 +12,7 @@ import { formatPromptBlocks } from './prompt-blocks.js';
 import { QUESTION_FRAME, changeTerms, joinedTerms, queryTerms, stems, words } from './query-terms.js';
 import { ALL_SIGNALS, CONTEXT_SHARE, LEXICAL_SEMANTIC_WEIGHT, NEIGHBOUR_SHARE, addContext, finalize, scoreCandidates, type Candidate, type ContextAddition, type RankOptions, type Scored, type Signals } from './rank.js';
 import type { RetrieveRequest } from './request.js';
+import { asksAboutSelf } from './subject.js';
 import { parseTimeRange, withoutTimeExpression, type TimeRange } from './time-range.js';
 
 export interface TierReport {
@@ -91,9 +92,10 @@ export class Retriever {
     const period = parseTimeRange(req.query, now);
     const asked = withoutTimeExpression(req.query, period);
     const text = this.signals.question_frame ? withoutWords(asked, [...QUESTION_FRAME]) : asked;
-    // a question about a state ("where do I live?") is also asked of the words that announce its
-    // change ("moved"): the newest answer often shares no word with the question
-    const changes = this.signals.supersession && period === null ? changeTerms(queryTerms(text)) : [];
+    // a question about the asker's state ("where do I live?") is also asked of the words that announce
+    // its change ("moved"): the newest answer often shares no word with the question. Not a question
+    // about someone else's ("my sister's job"): the asker's own change would answer it wrongly
+    const changes = this.signals.supersession && period === null && asksAboutSelf(asked) ? changeTerms(queryTerms(text)) : [];
     // "ice cream" is also searched as "icecream" (joinedTerms)
     const extra = [...changes, ...(this.signals.compounds ? joinedTerms(text) : [])];
     const terms = [...queryTerms(text), ...extra];

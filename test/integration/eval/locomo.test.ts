@@ -82,7 +82,7 @@ describe('LoCoMo run', () => {
     const dir = tmpDir('nc-locomo-run-');
     const file = join(dir, 'sample.json');
     writeFileSync(file, JSON.stringify(SAMPLE));
-    await runLocomo(file, { out: dir, ablation: true, captions: true });
+    await runLocomo(file, { out: dir, ablation: true, captions: true, roles: 'both-user' });
     const out = JSON.parse(readFileSync(join(dir, 'locomo.json'), 'utf8'));
     for (const name of [COMBINED, ...Object.values(BASELINES)]) {
       assert.equal(out.systems[name].overall.n, 3, name);

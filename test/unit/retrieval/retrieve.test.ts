@@ -85,6 +85,22 @@ describe('Retriever on a real store', () => {
     assert.match(r.prompt_blocks, /\[2024-09-14, latest: replaces an earlier memory, "last month" = 2024-08-01 to 2024-08-31\] user Maya: We moved to Bristol/);
   });
 
+  it("answers \"what is my sister's job?\" with the sister's job: the user's own new job replaces nothing of hers", async () => {
+    await memory.addTurns([
+      turn('sister-job', 's9', '2024-03-12T09:00:00.000Z', 'user', 'Maya', 'My sister Ana just started a new job as a nurse', 'u3'),
+      turn('own-job', 's10', '2024-07-20T09:00:00.000Z', 'user', 'Maya', 'I switched jobs, I was hired as a product manager', 'u3'),
+    ]);
+    await memory.idle();
+    const r = await memory.retrieve({ query: "What is my sister's job?", user_id: 'u3', session_id: 'new', top_k: 5 });
+    assert.equal(r.results[0]?.id, 'sister-job', r.results.map((x) => x.content).join(' | '));
+    for (const x of r.results) assert.equal(x.explain.superseded_by, null, x.id);
+    assert.doesNotMatch(r.prompt_blocks, /replace/);
+    // the user's own job, asked about, is still the newest statement of it
+    const own = await memory.retrieve({ query: 'What is my job?', user_id: 'u3', session_id: 'new', top_k: 5 });
+    assert.equal(own.results[0]?.id, 'own-job', own.results.map((x) => x.content).join(' | '));
+    assert.equal(own.results.find((x) => x.id === 'sister-job')?.explain.superseded_by ?? null, null);
+  });
+
   it('drops results below min_score and never pads with filler', async () => {
     const all = await memory.retrieve({ query: 'Which dentist do I go to?', user_id: 'u1', session_id: 's3', top_k: 10 });
     // the session's newest turns are candidates whatever the query, but "Booked, thanks!" says nothing
