@@ -75,8 +75,9 @@ export class UnauthorizedError extends NeuralCleaveError {
 
 /** The API key is valid but not bound to the user the request names. */
 export class ForbiddenError extends NeuralCleaveError {
-  constructor(userId: string) {
-    super('forbidden', `this API key may not touch the memories of user "${userId}"`);
+  /** `holder`: what grants access, as the caller knows it ("this API key", "this MCP server (--user dora)") */
+  constructor(userId: string, holder = 'this API key') {
+    super('forbidden', `${holder} may not touch the memories of user "${userId}"`);
     this.name = 'ForbiddenError';
   }
 }

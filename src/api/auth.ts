@@ -8,7 +8,8 @@ import { ForbiddenError, UnauthorizedError } from '../errors.js';
  * Who a request acts for. `open`: no api_keys are configured (the server then binds loopback only) and
  * the request names its user. `key`: a valid API key, bound to some user ids or to all of them.
  */
-export type Principal = { kind: 'open' } | { kind: 'key'; users: ReadonlySet<string> | 'all'; label: string };
+/** `holder` names what grants the access in a refusal, when it is not an API key (`mcp --user`). */
+export type Principal = { kind: 'open' } | { kind: 'key'; users: ReadonlySet<string> | 'all'; label: string; holder?: string };
 
 interface KeyRecord {
   digest: Buffer;
@@ -74,7 +75,7 @@ export const isAdmin = (p: Principal): boolean => p.kind === 'open' || p.users =
 
 /** Throws 403 unless the principal may touch the user's memories. */
 export function assertMayTouch(p: Principal, userId: string): void {
-  if (!mayTouch(p, userId)) throw new ForbiddenError(userId);
+  if (!mayTouch(p, userId)) throw new ForbiddenError(userId, p.kind === 'key' ? p.holder : undefined);
 }
 
 /**
@@ -82,8 +83,12 @@ export function assertMayTouch(p: Principal, userId: string): void {
  * one, else `"default"` (docs/architecture.md, records), which is then checked like any other.
  */
 export function defaultUserOf(p: Principal): string {
-  if (p.kind === 'key' && p.users !== 'all' && p.users.size === 1) return [...p.users][0]!;
-  return DEFAULT_USER;
+  return boundToOneUser(p) ? [...p.users][0]! : DEFAULT_USER;
+}
+
+/** A key (or `mcp --user`) that may touch exactly one user: naming no user means that one. */
+export function boundToOneUser(p: Principal): p is Principal & { kind: 'key'; users: ReadonlySet<string> } {
+  return p.kind === 'key' && p.users !== 'all' && p.users.size === 1;
 }
 
 /** Puts the principal on `res.locals`, or answers 401. Mounted after the routes that need no key. */

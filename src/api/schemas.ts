@@ -46,9 +46,18 @@ export function apiSchemas(config: Pick<Config, 'max_turn_chars'>) {
     MemoryIdQuery: z.strictObject({ user_id: listQuery.user_id }),
 
     /** the envelope of a batch; each turn is then validated by the write path */
-    TurnBatchEnvelope: z.strictObject({ turns: z.array(z.unknown()).min(1, 'must hold at least one turn').max(MAX_TURNS_PER_WRITE) }),
-    /** documented body of POST /sessions/:session_id/turns */
-    AddTurnsBody: z.union([turnInSession, z.strictObject({ turns: z.array(turnInSession).min(1).max(MAX_TURNS_PER_WRITE) })]),
+    TurnBatchEnvelope: z.strictObject({
+      user_id: UserIdSchema.optional(),
+      turns: z.array(z.unknown()).min(1, 'must hold at least one turn').max(MAX_TURNS_PER_WRITE),
+    }),
+    /** documented body of POST /sessions/:session_id/turns; a batch's `user_id` is every turn's that names none (as MCP add_turns) */
+    AddTurnsBody: z.union([
+      turnInSession,
+      z.strictObject({
+        user_id: UserIdSchema.optional().describe("the user of every turn that names none (default: the key's only user, else \"default\")"),
+        turns: z.array(turnInSession).min(1).max(MAX_TURNS_PER_WRITE),
+      }),
+    ]),
     AddTurnsResponse: z.object({
       ids: z.array(z.string()).describe('the id of every turn sent, in order'),
       accepted: z.number().int().describe('turns stored now'),

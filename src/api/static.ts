@@ -1,8 +1,8 @@
 import { existsSync } from 'node:fs';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
 import express, { Router, type NextFunction, type Request, type Response } from 'express';
 import { NeuralCleaveError } from '../errors.js';
+import { packageRoot } from '../package-info.js';
 
 /**
  * What the inspector page may load: its own files and its own API, nothing from another host (no
@@ -22,20 +22,9 @@ export const INSPECTOR_CSP = [
   "object-src 'none'",
 ].join('; ');
 
-/** The package's root: the nearest folder above this module holding package.json (src/ under tsx, dist/src/ when built). */
-function packageRoot(from: string): string {
-  let dir = from;
-  while (!existsSync(join(dir, 'package.json'))) {
-    const up = dirname(dir);
-    if (up === dir) throw new Error(`no package.json above ${from}`);
-    dir = up;
-  }
-  return dir;
-}
-
 /** Where `npm run build` (and `npm install`, through `prepare`) writes the inspector: dist/web of the package. */
 export function defaultWebRoot(): string {
-  return join(packageRoot(dirname(fileURLToPath(import.meta.url))), 'dist', 'web');
+  return join(packageRoot(), 'dist', 'web');
 }
 
 function securityHeaders(res: Response): void {

@@ -7,7 +7,6 @@ import { LlmUnavailableError, ValidationError, describeDetails } from '../errors
 import type { ChatMessage, ChatReply, LlmProvider } from '../ports/llm.js';
 import type { Logger } from '../logger.js';
 import type { WritePath } from '../memory/write-path.js';
-import { formatPromptBlocks } from '../retrieval/prompt-blocks.js';
 import type { Retriever } from '../retrieval/retrieve.js';
 import type { ShortTermStore } from '../ports/short-term.js';
 import { parseOrThrow } from '../validate.js';
@@ -156,7 +155,7 @@ export class ChatPipeline {
   private prompt(message: string, results: readonly RetrievalResult[], history: readonly Turn[]): { messages: ChatMessage[]; promptBlocks: string } {
     const { tokens, contextWindow } = this.deps;
     const inHistory = new Set(history.map((t) => t.id));
-    const promptBlocks = formatPromptBlocks(results.filter((r) => !inHistory.has(r.id)));
+    const promptBlocks = this.deps.retriever.promptBlocks(results.filter((r) => !inHistory.has(r.id)));
     const system = promptBlocks ? `${this.systemPrompt}\n\n${promptBlocks}` : this.systemPrompt;
 
     const replyReserve = Math.min(1024, Math.floor(contextWindow / 4));

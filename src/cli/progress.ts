@@ -1,18 +1,11 @@
 import cliProgress from 'cli-progress';
 
-/** A progress bar on stderr (never stdout, which carries --json output); plain lines when stderr is not a terminal. */
+/**
+ * A progress bar on stderr (never stdout, which carries --json output), only when stderr is a
+ * terminal: in a script or a log, progress lines are noise between the lines that matter.
+ */
 export function progressBar(label: string, total: number): { update(n: number): void; stop(): void } {
-  if (!process.stderr.isTTY) {
-    let last = 0;
-    return {
-      update(n) {
-        // a line every 10% keeps logs of non-interactive runs readable
-        if (total > 0 && Math.floor((n * 10) / total) > Math.floor((last * 10) / total)) process.stderr.write(`${label}: ${n}/${total}\n`);
-        last = n;
-      },
-      stop() {},
-    };
-  }
+  if (!process.stderr.isTTY) return { update() {}, stop() {} };
   const bar = new cliProgress.SingleBar(
     { stream: process.stderr, format: `${label} [{bar}] {percentage}% {value}/{total} {eta_formatted}`, hideCursor: true },
     cliProgress.Presets.shades_classic,

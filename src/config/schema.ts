@@ -190,6 +190,12 @@ export const ConfigSchema = z.strictObject({
   /** request body cap of the HTTP API */
   max_body_bytes: num(z.number().int().positive()).default(1024 * 1024),
   log_level: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  /**
+   * results whose relevance (explain.relevance, 0–1) is below this stay out of prompt blocks, though
+   * still among the results; 0 puts every result in. At 0.1 the evaluation sets keep every evidence
+   * turn found in their prompt blocks (docs/retrieval.md)
+   */
+  prompt_min_relevance: num(z.number().min(0).max(1)).default(0.1),
   /** per-tier time budgets of one retrieval pass; a tier over budget is skipped for that call */
   short_term_budget_ms: num(z.number().int().positive()).default(100),
   semantic_budget_ms: num(z.number().int().positive()).default(500),
@@ -207,6 +213,9 @@ export const ConfigSchema = z.strictObject({
   /** a turn whose jobs have not completed after this long is re-enqueued */
   reconcile_after_s: num(z.number().positive()).default(60),
 });
+
+/** keys holding a file or folder: relative values in a config file are read against that file's folder */
+export const PATH_KEYS = ['sqlite_path', 'model_dir', 'model_cache_dir'] as const satisfies readonly ConfigKey[];
 
 export type Config = Readonly<z.infer<typeof ConfigSchema>>;
 export type ConfigKey = keyof z.infer<typeof ConfigSchema>;

@@ -50,7 +50,15 @@ const FORBIDDEN_CONTROL = /[\u0000-\u0008\u000B\u000C\u000E-\u001F\u007F]/;
  * control character but tab, newline and carriage return.
  */
 export const wellFormed = (s: z.ZodString) =>
-  s.refine((v) => !LONE_SURROGATE.test(v), 'contains an unpaired UTF-16 surrogate').refine((v) => !FORBIDDEN_CONTROL.test(v), 'contains a control character');
+  s.refine((v) => !LONE_SURROGATE.test(v), 'contains an unpaired UTF-16 surrogate').superRefine((v, ctx) => {
+    // refused by every door alike (HTTP, MCP, the library, ingest, import), never dropped silently: the
+    // sender decides what the text should be; the message names the character and where it is
+    const at = v.search(FORBIDDEN_CONTROL);
+    if (at >= 0) {
+      const code = v.charCodeAt(at).toString(16).toUpperCase().padStart(4, '0');
+      ctx.addIssue({ code: 'custom', message: `contains a control character (U+${code} at character ${at + 1}; only tab, newline and carriage return are allowed)` });
+    }
+  });
 
 const text = (max: number) => wellFormed(z.string().max(max));
 
@@ -130,8 +138,16 @@ function refuseUnstorable(m: Record<string, unknown>, ctx: z.RefinementCtx): voi
 
 export const CREATED_AT_MIN = Date.UTC(1970, 0, 1);
 export const CREATED_AT_MAX_AHEAD_MS = 86_400_000;
+/** a date and time with no offset: the one mistake worth its own message, since the fix is one character */
+const NO_OFFSET = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d+)?)?$/;
 const createdAtSchema = z.iso
-  .datetime({ offset: true })
+  .datetime({
+    offset: true,
+    error: (issue) =>
+      typeof issue.input === 'string' && NO_OFFSET.test(issue.input)
+        ? `has no time zone offset: add Z for UTC (${issue.input}Z) or the offset it was said in (${issue.input}+02:00)`
+        : 'must be an ISO 8601 date and time with an offset, like 2024-05-02T18:30:00Z',
+  })
   .refine((v) => {
     const t = Date.parse(v);
     return Number.isFinite(t) && t >= CREATED_AT_MIN && t <= Date.now() + CREATED_AT_MAX_AHEAD_MS;

@@ -2,7 +2,6 @@ import type { MemoryEntry, RetrievalResult } from '../domain/entry.js';
 import { contentHash } from '../domain/hash.js';
 import { embedJob, memoryJobIds } from '../../queues/producers.js';
 import { NotFoundError } from '../errors.js';
-import { formatPromptBlocks } from '../retrieval/prompt-blocks.js';
 import { RetrieveRequestSchema, type RetrieveRequestInput } from '../retrieval/request.js';
 import type { Retriever, RetrieveResponse } from '../retrieval/retrieve.js';
 import type { EntryPatch, MemoryRef, PruneCriteria } from '../ports/long-term.js';
@@ -52,7 +51,7 @@ export type MemoryDeps = ErasureDeps &
     turnLog: TurnLog;
     longTerm: LongTermStore;
     writePath: Pick<WritePath, 'addTurns'>;
-    retriever: Pick<Retriever, 'retrieve'>;
+    retriever: Pick<Retriever, 'retrieve' | 'promptBlocks'>;
     compactor: Pick<ConversationCompactor, 'compact'>;
     /** marks of deleted texts for embed workers without the durable store (null: no Redis) */
     tombstones: Tombstones | null;
@@ -90,7 +89,7 @@ export class Memory {
   }
 
   formatPromptBlocks(results: readonly RetrievalResult[]): string {
-    return formatPromptBlocks(results);
+    return this.services.retriever.promptBlocks(results);
   }
 
   /** long-term substring search; `%`, `_` and `\` match literally */

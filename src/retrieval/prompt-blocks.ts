@@ -34,9 +34,13 @@ export function replacingIds(results: readonly RetrievalResult[]): Set<string> {
 
 /**
  * Serializes retrieval results into the text the chat pipeline prepends to the LLM call: one block per
- * tier, best result first within each, an empty string when nothing was retrieved.
+ * tier, best result first within each, an empty string when nothing was retrieved. Results whose
+ * relevance (`explain.relevance`, 0–1) is below `minRelevance` stay out of the text, not out of the
+ * results: a model reads every line it is given as something it remembers, so a line that does not
+ * bear on the question ("assistant: Noted!") is noise it may act on (config prompt_min_relevance).
  */
-export function formatPromptBlocks(results: readonly RetrievalResult[]): string {
+export function formatPromptBlocks(all: readonly RetrievalResult[], minRelevance = 0): string {
+  const results = all.filter((r) => r.explain.relevance >= minRelevance);
   if (results.length === 0) return '';
   const replacing = replacingIds(results);
   const blocks: string[] = [];

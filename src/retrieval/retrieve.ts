@@ -44,6 +44,8 @@ export interface RetrieverDeps {
   embedders: EmbedderProvider;
   log: Logger;
   budgets: Record<Tier, number>;
+  /** results less relevant than this stay out of prompt blocks (config prompt_min_relevance; default 0: all) */
+  promptMinRelevance?: number;
   /** neighbouring turns of hits; without it no context is added */
   context?: ContextSource;
   /** signals switched off (the evaluation's ablation); all on when absent */
@@ -84,6 +86,11 @@ export class Retriever {
 
   constructor(private readonly deps: RetrieverDeps) {
     this.signals = { ...ALL_SIGNALS, ...deps.signals };
+  }
+
+  /** The prompt text of these results, without those under the relevance floor (see formatPromptBlocks). */
+  promptBlocks(results: readonly RetrievalResult[]): string {
+    return formatPromptBlocks(results, this.deps.promptMinRelevance ?? 0);
   }
 
   async retrieve(req: RetrieveRequest, now = Date.now()): Promise<RetrieveResponse> {
@@ -132,7 +139,7 @@ export class Retriever {
     // question ranks low itself but leads to the named person's answer
     if (deps.context && sig.context) scored = addContext(scored, await this.context(req, [...scored].sort((a, b) => b.relevance - a.relevance).slice(0, CONTEXT_HITS)), options);
     const results = finalize(scored, options);
-    return { results, prompt_blocks: formatPromptBlocks(results), tiers };
+    return { results, prompt_blocks: this.promptBlocks(results), tiers };
   }
 
   /**

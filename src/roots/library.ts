@@ -161,6 +161,7 @@ export async function wire(config: Config, options: WireOptions = {}): Promise<S
     embedders,
     log: log.child({ component: 'retrieval' }),
     budgets: { short_term: config.short_term_budget_ms, semantic: config.semantic_budget_ms, long_term: config.long_term_budget_ms },
+    promptMinRelevance: config.prompt_min_relevance,
     context: turnLog,
     onTier: (tier, report) => events.tier.forEach((listener) => listener(tier, report)),
   };

@@ -1,5 +1,7 @@
 import { wire, type Services, type WireOptions } from './library.js';
-import { configFrom, type GlobalOptions } from '../cli/context.js';
+import { CommandFailed, configFrom, type GlobalOptions } from '../cli/context.js';
+import { describeConfigSource, findConfigFile } from '../config/load.js';
+import { missingStore } from './where.js';
 import { createCliLogger } from '../logger.js';
 import { Memory } from '../memory/memory.js';
 
@@ -15,9 +17,20 @@ export type CliServices = Pick<
  * closed when the command is done. `wireOptions` turns off what a command does not use (the
  * reconciler, the in-process workers).
  */
+export interface CommandOptions extends WireOptions {
+  /** the command only reads: a SQLite file that does not exist is reported (exit 1), never created empty */
+  readOnly?: boolean;
+}
+
 /** Builds the services for one command, runs it, and always closes them. */
-export async function withMemory<T>(opts: GlobalOptions, wireOptions: WireOptions, fn: (m: Memory, s: CliServices) => Promise<T>): Promise<T> {
+export async function withMemory<T>(opts: GlobalOptions, wireOptions: CommandOptions, fn: (m: Memory, s: CliServices) => Promise<T>): Promise<T> {
   const config = configFrom(opts);
+  const missing = wireOptions.readOnly ? missingStore(config) : null;
+  if (missing) {
+    throw new CommandFailed(
+      `no database at ${missing}: nothing is stored there yet, and a command that only reads does not create it (configuration: ${describeConfigSource(findConfigFile(opts.config ? { file: opts.config } : {}))})`,
+    );
+  }
   // CLI logs: warnings and up, on stderr as lines for a person, so that stdout carries only results
   const logger = createCliLogger(config.log_level === 'info' ? 'warn' : config.log_level);
   const services = await wire(config, { logger, ...wireOptions });

@@ -1,12 +1,13 @@
 import { Router, type Response } from 'express';
 import type { RetrieveResponse } from '../../retrieval/retrieve.js';
 import { actingUser, ownedEntry } from '../access.js';
-import { assertMayTouch, principalOf, type Principal } from '../auth.js';
+import { assertMayTouch, boundToOneUser, principalOf, type Principal } from '../auth.js';
+import { ValidationError } from '../../errors.js';
 import type { RouteContext } from '../context.js';
 import { methodNotAllowed } from '../errors.js';
 import type { RouteDoc } from '../openapi.js';
 import { DEFAULT_LIMIT, type ApiSchemas } from '../schemas.js';
-import { parseRequest, withDefaultUser } from '../validate.js';
+import { isPlainObject, parseRequest, withDefaultUser } from '../validate.js';
 
 /** The user a route acts for (see actingUser): ids are that user's own. */
 const userFor = (res: Response, named: string | undefined): string => actingUser(principalOf(res), named);
@@ -54,9 +55,15 @@ export function memoryRouter(ctx: RouteContext): Router {
   router
     .route('/memory/prune')
     .post(async (req, res) => {
-      const body = parseRequest(s.PruneBody, withDefaultUser(req.body, principalOf(res)), 'body');
+      const principal = principalOf(res);
+      const body = parseRequest(s.PruneBody, withDefaultUser(req.body, principal), 'body');
+      // a destructive call acts on the user it names: only a key bound to one user names its user by itself
+      // (with no keys, or an admin key, a missing user_id would silently prune "default")
+      if (!(isPlainObject(req.body) && Object.hasOwn(req.body, 'user_id')) && !boundToOneUser(principal)) {
+        throw new ValidationError('prune needs user_id', [{ path: 'user_id', message: 'required: the user whose memories to prune (a key bound to one user may leave it out)' }]);
+      }
       const userId = body.user_id!; // filled by withDefaultUser when absent
-      assertMayTouch(principalOf(res), userId);
+      assertMayTouch(principal, userId);
       const refs = await memory.prune({
         userId,
         ...(body.session_id !== undefined ? { sessionId: body.session_id } : {}),
@@ -124,7 +131,8 @@ export function memoryDocs(s: ApiSchemas): RouteDoc[] {
       summary: "delete one user's unpinned memories by age, importance and/or session, from every tier",
       description:
         'At least one criterion is required; criteria combine with AND. Matching long-term entries and logged turns go with their ' +
-        'short-term copies and vectors (nothing pruned comes back, not even after `memory reindex --force`). Pinned memories are never pruned. Always scoped to one user.',
+        'short-term copies and vectors (nothing pruned comes back, not even after `memory reindex --force`). Pinned memories are never pruned. Always scoped to one user, ' +
+        'which the body names (`user_id`): leaving it out is a 400, except with a key bound to one user, which names its user.',
       body: s.PruneBody,
       responses: { 200: { description: 'the deleted ids', schema: s.PruneResponse } },
       errors: ['forbidden'],

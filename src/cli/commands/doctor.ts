@@ -1,5 +1,6 @@
 import type { Command } from 'commander';
 import { CommandFailed, configFrom, printJson, type GlobalOptions } from '../context.js';
+import { describeConfigSource, findConfigFile } from '../../config/load.js';
 import { embeddingSetup, loadEmbedder } from '../../embedding/load.js';
 import { withMemory } from '../../roots/maintenance.js';
 import { checkIntegrity, type Finding, type IntegrityReport } from '../../memory/integrity.js';
@@ -40,13 +41,15 @@ export function registerDoctor(program: Command, globals: () => GlobalOptions): 
         // so is stored data that must not exist (left by a delete racing a job in older builds)
         if (!store.writable || report.status !== 'ok' || integrity.problems > 0) process.exitCode = EXIT.failure;
         // the store's description under the name of what it is: `sqlite` (the file) or `database` (PostgreSQL)
-        if (o.json) return printJson({ ...report, llm, [pg ? 'database' : 'sqlite']: store, archival, integrity });
+        const source = findConfigFile(globals().config ? { file: globals().config } : {});
+        if (o.json) return printJson({ ...report, config_file: source.file, llm, [pg ? 'database' : 'sqlite']: store, archival, integrity });
         const what = pg ? 'the PostgreSQL database' : 'the SQLite file';
         // the first line is the verdict the exit code gives: never "ok" above a PROBLEM line
         const verdict = report.status !== 'ok' ? report.status : !store.writable || integrity.problems > 0 ? 'problem' : 'ok';
         const why = [...(store.writable ? [] : [`${what} is not writable by this process`]), ...(integrity.problems > 0 ? [`${count(integrity.problems, 'integrity problem')} (below)`] : [])];
         const out: string[] = [`status      ${verdict}${why.length > 0 ? `${verdict === 'problem' ? ':' : ';'} ${why.join('; ')}` : ''}`];
         for (const p of report.problems) out.push(`  ${p.part} ${p.state}: ${p.advice}`);
+        out.push(`config      ${describeConfigSource(source)}`);
         for (const [part, b] of Object.entries(report.backends)) out.push(`${part.padEnd(11)} ${b.backend} (${b.state})${b.detail ? ` — ${b.detail}` : ''}`);
         out.push(`embedding   ${embeddingSetup(s.config).summary}`);
         out.push(`llm         ${llm.summary}${llm.reachable === null ? '' : llm.reachable ? ' (reachable)' : ' (not reachable)'}`);

@@ -1,6 +1,5 @@
 import { once } from 'node:events';
-import { createReadStream, createWriteStream, renameSync, rmSync } from 'node:fs';
-import { createInterface } from 'node:readline';
+import { createWriteStream, renameSync, rmSync } from 'node:fs';
 import type { Writable } from 'node:stream';
 import type { Command } from 'commander';
 import { UserIdSchema } from '../../domain/turn.js';
@@ -9,6 +8,7 @@ import type { ExportHeader } from '../../memory/export.js';
 import { parseOrThrow } from '../../validate.js';
 import { UsageError, printJson, type GlobalOptions } from '../context.js';
 import { withMemory } from '../../roots/maintenance.js';
+import { jsonLines } from '../jsonl.js';
 import { progressBar } from '../progress.js';
 import { count } from '../plural.js';
 
@@ -25,7 +25,7 @@ export function registerExport(program: Command, globals: () => GlobalOptions): 
     .argument('[file]', 'the file to write (default: stdout); written whole or not at all')
     .action(async (file: string | undefined, o: { user: string }) => {
       const user = parseOrThrow(UserIdSchema, o.user, '--user');
-      await withMemory(globals(), { reconcile: false, runWorkers: false }, async (m) => {
+      await withMemory(globals(), { reconcile: false, runWorkers: false, readOnly: true }, async (m) => {
         // to a temporary file renamed at the end: an interrupted export leaves no file that looks whole;
         // owner-only, since it holds someone's conversations
         const tmp = file ? `${file}.partial-${process.pid}` : null;
@@ -67,17 +67,11 @@ export function registerExport(program: Command, globals: () => GlobalOptions): 
       const values: unknown[] = [];
       const lines: number[] = [];
       try {
-        const rl = createInterface({ input: createReadStream(file), crlfDelay: Infinity });
-        let line = 0;
-        for await (const text of rl) {
-          line++;
-          if (text.trim() === '') continue;
-          try {
-            values.push(JSON.parse(text));
-          } catch (err) {
-            throw new ValidationError(`${file}:${line}: not valid JSON (${(err as Error).message})`, [{ path: `line ${line}`, message: 'not valid JSON' }]);
-          }
-          lines.push(line);
+        // the same byte rules as ingest: a leading BOM is skipped, a line of invalid UTF-8 is refused
+        for await (const l of jsonLines(file)) {
+          if (l.problem) throw new ValidationError(`${file}:${l.line}: ${l.problem}`, [{ path: `line ${l.line}`, message: l.problem }]);
+          values.push(l.value);
+          lines.push(l.line);
         }
       } catch (err) {
         if ((err as NodeJS.ErrnoException).code === 'ENOENT') throw new UsageError(`no such file: ${file}`);

@@ -33,7 +33,7 @@ export function registerMcp(program: Command, globals: () => GlobalOptions): voi
       const users = (opts.user ?? []).map((u) => parseOrThrow(UserIdSchema, u, '--user'));
       // a local process that can open the SQLite file could read it whole: --user narrows what the
       // assistant may reach, it is not a security boundary (the HTTP door's API keys are)
-      const principal: Principal = users.length > 0 ? { kind: 'key', users: new Set(users), label: '--user' } : { kind: 'open' };
+      const principal: Principal = users.length > 0 ? { kind: 'key', users: new Set(users), label: '--user', holder: `this MCP server (started with --user ${users.join(' ')})` } : { kind: 'open' };
       const services = await wire(config, { logger: log, scheduleArchival: false });
       const memory = new Memory(services);
       const server = createMcpServer({ memory, services, principal, schemas: apiSchemas(config), log: log.child({ component: 'mcp' }) });

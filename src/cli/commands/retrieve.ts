@@ -1,10 +1,9 @@
-import { createReadStream } from 'node:fs';
-import { createInterface } from 'node:readline';
 import type { Command } from 'commander';
 import { ValidationError } from '../../errors.js';
 import { replacingIds, status, whenMentioned } from '../../retrieval/prompt-blocks.js';
 import type { RetrieveResponse } from '../../retrieval/retrieve.js';
 import { UsageError, parseIntOption, printJson, type GlobalOptions } from '../context.js';
+import { jsonLines } from '../jsonl.js';
 import { withMemory } from '../../roots/maintenance.js';
 
 interface RetrieveOptions {
@@ -98,7 +97,7 @@ export function registerRetrieve(program: Command, globals: () => GlobalOptions)
       if (opts.batch && filters) throw new UsageError('with --batch, give filters on each line ("filters": {...}), not as flags');
       if (!opts.batch && !query) throw new UsageError('a query is required (or --batch FILE)');
       if (!opts.batch && !opts.user) throw new UsageError('--user is required');
-      await withMemory(globals(), { reconcile: false }, async (memory, s) => {
+      await withMemory(globals(), { reconcile: false, readOnly: true }, async (memory, s) => {
         // a one-shot run waits for the model, or its semantic tier would always be skipped
         await s.embedders.ready();
         if (!opts.batch) {
@@ -107,17 +106,8 @@ export function registerRetrieve(program: Command, globals: () => GlobalOptions)
           else printHuman(r);
           return;
         }
-        const rl = createInterface({ input: createReadStream(opts.batch), crlfDelay: Infinity });
-        let line = 0;
-        for await (const text of rl) {
-          line++;
-          if (text.trim() === '') continue;
-          let request: unknown;
-          try {
-            request = JSON.parse(text);
-          } catch {
-            throw new ValidationError(`${opts.batch}:${line}: not valid JSON`, [{ path: `line ${line}`, message: 'not valid JSON' }]);
-          }
+        for await (const { line, value: request, problem } of jsonLines(opts.batch)) {
+          if (problem) throw new ValidationError(`${opts.batch}:${line}: ${problem}`, [{ path: `line ${line}`, message: problem }]);
           try {
             const r = await memory.retrieve(request as Parameters<typeof memory.retrieve>[0]);
             printJson({ results: r.results, prompt_blocks: r.prompt_blocks, tiers: r.tiers });

@@ -237,11 +237,11 @@ describe('memory routes', () => {
         turn('new and dull', { importance: 0.35 }),
       ]);
       const before = await counts(api);
-      const r = await api.request('POST', '/memory/prune', { body: { session_id: 'prune', older_than_days: 30, below_importance: 0.5 } });
+      const r = await api.request('POST', '/memory/prune', { body: { user_id: 'default', session_id: 'prune', older_than_days: 30, below_importance: 0.5 } });
       assert.equal(r.status, 200, r.text);
       assert.deepEqual(r.json, { deleted: 1, ids: [ids[0]] });
       assert.equal((await counts(api)).entries, before.entries - 1);
-      const bySession = await api.request('POST', '/memory/prune', { body: { session_id: 'prune' } });
+      const bySession = await api.request('POST', '/memory/prune', { body: { user_id: 'default', session_id: 'prune' } });
       assert.deepEqual(bySession.json.ids.sort(), [ids[2], ids[3]].sort());
       assert.ok(await api.services.longTerm.get('default', ids[1]!), 'the pinned entry stays');
     });

@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
-import { writeFileSync } from 'node:fs';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
-import { loadConfig } from '../../../src/config/load.js';
+import { findConfigFile, loadConfig } from '../../../src/config/load.js';
 import { ConfigError } from '../../../src/errors.js';
 import { tmpDir } from '../../helpers/tmp.js';
 
@@ -82,4 +82,22 @@ describe('loadConfig', () => {
     writeFileSync(file, 'port = = 3\n');
     assert.throws(() => loadConfig({ env: {}, file, cwd: dir }), (e: unknown) => e instanceof ConfigError && /not valid TOML/.test(e.message));
   });
+
+  it("reads relative paths of the file, and the default paths, against the file's folder; those of variables against the working folder", () => {
+    const project = join(dir, 'project');
+    const elsewhere = join(dir, 'elsewhere');
+    mkdirSync(join(project, 'sub'), { recursive: true });
+    mkdirSync(elsewhere, { recursive: true });
+    writeFileSync(join(project, 'neuralcleave.toml'), 'model_dir = "models"\n');
+    const fromSub = loadConfig({ env: {}, cwd: join(project, 'sub') });
+    assert.equal(fromSub.model_dir, join(project, 'models'));
+    assert.equal(fromSub.sqlite_path, join(project, 'data', 'neuralcleave.db'), 'the default, beside the file');
+    assert.equal(fromSub.model_cache_dir, join(project, 'data', 'models'));
+    const viaEnv = loadConfig({ env: { NEURALCLEAVE_CONFIG: join(project, 'neuralcleave.toml'), NEURALCLEAVE_SQLITE_PATH: './mine.db' }, cwd: elsewhere });
+    assert.equal(viaEnv.model_dir, join(project, 'models'));
+    assert.equal(viaEnv.sqlite_path, './mine.db', 'a variable is relative to where it was typed');
+    assert.equal(findConfigFile({ env: {}, cwd: join(project, 'sub') }).found_by, 'folder above the current one');
+    assert.equal(findConfigFile({ env: { HOME: join(dir, 'nohome') }, cwd: elsewhere }).file, null);
+  });
 });
+

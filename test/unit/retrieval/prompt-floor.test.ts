@@ -1,0 +1,46 @@
+import assert from 'node:assert/strict';
+import { describe, test } from 'node:test';
+import { testMemory } from '../../helpers/services.js';
+
+/** The README's library example: what lands in the prompt is what answers the question (issue 27, item 7). */
+describe('prompt blocks leave out results under the relevance floor (prompt_min_relevance)', () => {
+  const example = [
+    { user_id: 'alice', session_id: 'trip', role: 'user', content: 'My sister Ana is a dentist in Porto.' },
+    { user_id: 'alice', session_id: 'trip', role: 'assistant', content: 'Noted!' },
+  ];
+  const ask = { query: "what is my sister's job?", user_id: 'alice', session_id: 'new-chat' };
+
+  test('by default: the answer is in the prompt, "Noted!" only among the results', async () => {
+    const { memory } = await testMemory();
+    try {
+      await memory.addTurns(example);
+      await memory.idle();
+      const { prompt_blocks, results } = await memory.retrieve(ask);
+      const noted = results.find((r) => r.content === 'Noted!');
+      assert.ok(noted, 'still a result, with its score');
+      assert.ok(noted.explain.relevance < 0.1, `relevance ${noted.explain.relevance}`);
+      assert.match(prompt_blocks, /user: My sister Ana is a dentist in Porto\./);
+      assert.doesNotMatch(prompt_blocks, /Noted!/);
+      assert.doesNotMatch(prompt_blocks, /Related earlier conversation/, 'no heading left without lines');
+      assert.equal(memory.formatPromptBlocks(results), prompt_blocks, 'the library formats with the same floor');
+    } finally {
+      await memory.close();
+    }
+  });
+
+  test('prompt_min_relevance = 0 puts every result in; 1 leaves the prompt empty', async () => {
+    for (const [floor, noted, empty] of [[0, true, false], [1, false, true]] as const) {
+      const { memory } = await testMemory({ prompt_min_relevance: floor });
+      try {
+        await memory.addTurns(example);
+        await memory.idle();
+        const { prompt_blocks, results } = await memory.retrieve(ask);
+        assert.equal(results.length, 2);
+        assert.equal(/Noted!/.test(prompt_blocks), noted, `floor ${floor}`);
+        assert.equal(prompt_blocks === '', empty, `floor ${floor}`);
+      } finally {
+        await memory.close();
+      }
+    }
+  });
+});
