@@ -119,7 +119,6 @@ export function registerIngest(program: Command, globals: () => GlobalOptions): 
           accepted,
           duplicates,
           ...(bad.length > 0 ? { invalid: bad.length, rejected_file: rejectedFile } : {}),
-          ...(old > 0 ? { sessions_due_for_archival: old } : {}),
           waited: Boolean(opts.wait),
         };
         if (opts.json) process.stdout.write(`${JSON.stringify(summary)}\n`);
@@ -127,6 +126,7 @@ export function registerIngest(program: Command, globals: () => GlobalOptions): 
           process.stderr.write(`ingested ${count(good, 'turn')} from ${file}: ${accepted} new, ${duplicates} already stored\n`);
           if (bad.length > 0) process.stderr.write(`skipped ${count(bad.length, 'invalid line')}: written, as they were, to ${rejectedFile}\n`);
         }
+        // on stderr also with --json: a note for the person, not a field of the summary
         if (old > 0) process.stderr.write(archivalNote(s.config, old));
       });
     });
