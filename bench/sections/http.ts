@@ -46,6 +46,23 @@ const CHILD_ENV = 'NC_BENCH_HTTP_CHILD';
 /** the admin key every bench server is configured with (and `cannon` sends) */
 export const KEY = 'bench-admin-key-0123456789abcdef';
 
+/** The services a bench process measures: a SQLite file in `dir`, the hash embedder, the admin key. */
+export async function benchServices(dir: string): Promise<{ services: Services; memory: Memory }> {
+  const config = parseConfig({
+    sqlite_path: join(dir, 'bench.db'),
+    embedding_model: 'hash',
+    log_level: 'silent',
+    api_keys: [{ key: KEY, users: ['*'] }],
+    // a long-term tier of 100k rows, or of long real texts, can exceed the default 300 ms budget on a
+    // loaded machine; the figure wanted is the cost of a full pass, not of a pass cut short
+    short_term_budget_ms: 5000,
+    semantic_budget_ms: 5000,
+    long_term_budget_ms: 5000,
+  });
+  const services = await wire(config, { logger: pino({ level: 'silent' }), reconcile: false });
+  return { services, memory: new Memory(services) };
+}
+
 interface ChildArgs {
   dir: string;
   turns: number;
@@ -212,19 +229,7 @@ export function queries(sessions: ReturnType<typeof generate>['sessions'], n: nu
 // child: seed, measure in process, serve
 
 async function child(args: ChildArgs): Promise<void> {
-  const config = parseConfig({
-    sqlite_path: join(args.dir, 'bench.db'),
-    embedding_model: 'hash',
-    log_level: 'silent',
-    api_keys: [{ key: KEY, users: ['*'] }],
-    // the long-term tier at 100k rows can exceed the default 300 ms budget on a loaded machine; the
-    // figure wanted is the cost of a full pass, not of a pass cut short
-    short_term_budget_ms: 5000,
-    semantic_budget_ms: 5000,
-    long_term_budget_ms: 5000,
-  });
-  const services = await wire(config, { logger: pino({ level: 'silent' }), reconcile: false });
-  const memory = new Memory(services);
+  const { services, memory } = await benchServices(args.dir);
   const started = performance.now();
   const { sessions, users } = await seed(services, args.turns);
   const seededMs = performance.now() - started;

@@ -15,18 +15,14 @@
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import pino from 'pino';
-import { wire } from '../../src/app.js';
-import { parseConfig } from '../../src/config/load.js';
 import { contentHash } from '../../src/domain/hash.js';
 import type { RecordFilterInput } from '../../src/domain/filters.js';
 import type { Turn } from '../../src/domain/turn.js';
-import { Memory } from '../../src/memory/memory.js';
 import { ftsMatchExpression } from '../../src/retrieval/query-terms.js';
 import { readLocomo } from '../../eval/locomo/dataset.js';
 import { percentile, type Report, type Section } from '../report.js';
 import { sqliteOf } from '../sqlite.js';
-import { cannon, KEY, seedSessions, startCluster } from './http.js';
+import { benchServices, cannon, KEY, seedSessions, startCluster } from './http.js';
 
 const MAX_TURN_CHARS = 32_000;
 const SCALED_TURNS = 100_000;
@@ -174,17 +170,7 @@ async function stop(proc: import('node:child_process').ChildProcess): Promise<vo
 async function measure(report: Report, label: string, corpus: Corpus, queriesPerKind: number, seconds: number): Promise<void> {
   const dir = mkdtempSync(join(tmpdir(), 'nc-bench-realtext-'));
   try {
-    const config = parseConfig({
-      sqlite_path: join(dir, 'bench.db'),
-      embedding_model: 'hash',
-      log_level: 'silent',
-      api_keys: [{ key: KEY, users: ['*'] }],
-      short_term_budget_ms: 5000,
-      semantic_budget_ms: 5000,
-      long_term_budget_ms: 5000,
-    });
-    const services = await wire(config, { logger: pino({ level: 'silent' }), reconcile: false });
-    const memory = new Memory(services);
+    const { services, memory } = await benchServices(dir);
     const t0 = performance.now();
     await seedSessions(services, corpus.sessions);
     const turns = corpus.sessions.reduce((n, s) => n + s.turns.length, 0);

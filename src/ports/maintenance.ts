@@ -84,8 +84,6 @@ export interface MaintenanceStore {
   duplicateContent(limit?: number): Promise<{ groups: number; sample: DuplicateGroup[] }>;
   /** whether the user holds the memory in the turn log or the long-term store */
   live(userId: string, id: string): Promise<boolean>;
-  /** every user with a turn or an entry */
-  everyUser(): Promise<string[]>;
   /** an entry of kind turn takes its turn's text again, and the turn is marked for re-embedding */
   realign(userId: string, id: string): Promise<void>;
   /** a memory whose vector was removed (stale) is to be embedded again by the reconciler */

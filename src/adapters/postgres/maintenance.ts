@@ -142,11 +142,6 @@ export class PostgresMaintenanceStore implements MaintenanceStore {
     return rows.length > 0;
   }
 
-  async everyUser(): Promise<string[]> {
-    const rows = await this.pg.query<{ user_id: string }>('SELECT user_id FROM (SELECT user_id FROM turns UNION SELECT user_id FROM entries) u ORDER BY user_id COLLATE "C"');
-    return rows.map((r) => r.user_id);
-  }
-
   async realign(userId: string, id: string): Promise<void> {
     await this.pg.tx(async (tx) => {
       await tx.run(

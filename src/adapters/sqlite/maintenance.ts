@@ -200,11 +200,6 @@ export class SqliteMaintenanceStore implements MaintenanceStore {
     );
   }
 
-  /** every user with a turn or an entry (whose short-term sessions the check reads) */
-  async everyUser(): Promise<string[]> {
-    return (this.db.prepare('SELECT user_id FROM turns UNION SELECT user_id FROM entries ORDER BY 1').all() as Array<{ user_id: string }>).map((r) => r.user_id);
-  }
-
   /** An entry of kind turn takes its turn's text again; the turn is marked for re-embedding. */
   async realign(userId: string, id: string): Promise<void> {
     this.db.transaction(() => {
