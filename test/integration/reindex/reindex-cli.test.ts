@@ -1,11 +1,13 @@
 import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
 import { join } from 'node:path';
 import { before, describe, it } from 'node:test';
 import type { ReindexReport } from '../../../src/memory/reindex.js';
 import { openDatabase } from '../../../src/adapters/sqlite/db.js';
 import { EmbeddedVectorIndex } from '../../../src/adapters/embedded/vector-index.js';
 import { writeTinyModel } from '../../fixtures/tiny-model.js';
-import { runCli, startCli, stop } from '../../helpers/cli.js';
+import { CLI, runCli, stop } from '../../helpers/cli.js';
+import { until } from '../../helpers/until.js';
 import { testMemory } from '../../helpers/services.js';
 import { tmpDir } from '../../helpers/tmp.js';
 
@@ -44,8 +46,10 @@ describe('neuralcleave memory reindex (the built CLI)', () => {
   });
 
   it('killed with SIGKILL mid-way, a second run finishes without embedding a finished turn again, while a service on the same file keeps answering', async () => {
-    const first = await startCli(['memory', 'reindex', '--batch-size', '50'], env, /reindex \S+: \d+\/\d+/, 120_000);
-    await stop(first.child, 'SIGKILL');
+    // killed once its first batches are written (it prints no progress lines: stderr is not a terminal)
+    const first = spawn(process.execPath, [CLI, 'memory', 'reindex', '--batch-size', '50'], { env: { PATH: process.env.PATH ?? '', ...env }, stdio: 'ignore' });
+    await until('the first run to write vectors', async () => (await tinyVectors(sqlitePath)) > 0, 120_000, 5);
+    await stop(first, 'SIGKILL');
     const finished = await tinyVectors(sqlitePath);
     assert.ok(finished > 0 && finished < N, `the first run was killed part-way (${finished} of ${N + 1} embedded)`);
 

@@ -5,6 +5,7 @@ import type { MemoryEntry } from '../../../../src/domain/entry.js';
 import { contentHash } from '../../../../src/domain/hash.js';
 import { openDatabase, type Db } from '../../../../src/adapters/sqlite/db.js';
 import { SqliteLongTermStore } from '../../../../src/adapters/sqlite/long-term.js';
+import { MIGRATIONS } from '../../../../src/adapters/sqlite/migrations.js';
 import { tmpDir } from '../../../helpers/tmp.js';
 
 const entry = (user: string, i: number, content: string, name: string | null = null): MemoryEntry => {
@@ -37,11 +38,11 @@ describe('SQLite text_stats', () => {
     const path = join(tmpDir(), 'old.db');
     let db = openDatabase(path);
     await new SqliteLongTermStore(db, undefined, { textSearchThread: false }).upsert([entry('ann', 1, 'one two'), entry('bob', 2, 'three', 'Bob'), entry('ann', 3, 'four')]);
-    // the file as version 8 left it: no table, no triggers
-    db.exec('DROP TRIGGER entries_stats_ai; DROP TRIGGER entries_stats_ad; DROP TRIGGER entries_stats_au; DROP TABLE text_stats; PRAGMA user_version = 8');
+    // the file as version 8 left it: no table, no triggers (and none of the later migrations' changes)
+    db.exec('DROP TRIGGER entries_stats_ai; DROP TRIGGER entries_stats_ad; DROP TRIGGER entries_stats_au; DROP TABLE text_stats; ALTER TABLE erasures DROP COLUMN action; PRAGMA user_version = 8');
     db.close();
     db = openDatabase(path);
-    assert.equal(db.pragma('user_version', { simple: true }), 9);
+    assert.equal(db.pragma('user_version', { simple: true }), MIGRATIONS.at(-1)!.version);
     assert.deepEqual(kept(db), recomputed(db));
     assert.equal(kept(db).length, 2);
     const hits = await new SqliteLongTermStore(db, undefined, { textSearchThread: false }).searchText('ann', 'four', { limit: 5 });
