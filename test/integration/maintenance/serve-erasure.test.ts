@@ -22,6 +22,15 @@ interface Retrieved {
  * server's copy: after the command, the server retrieves nothing of what was erased, and keeps what
  * was not.
  */
+/** POSTs JSON to the server at `base`, asserting a 2xx answer, and returns its body. */
+function poster(base: string): (path: string, body: unknown) => Promise<unknown> {
+  return async (path, body) => {
+    const res = await fetch(`${base}${path}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+    assert.ok(res.ok, `${path}: ${res.status} ${await res.clone().text()}`);
+    return res.json() as Promise<unknown>;
+  };
+}
+
 describe('erasures reach a running serve process (no Redis)', () => {
   const dir = tmpDir();
   const env = queueEnv({ sqlitePath: join(dir, 'nc.db'), extra: { NEURALCLEAVE_PORT: '0' } });
@@ -32,11 +41,7 @@ describe('erasures reach a running serve process (no Redis)', () => {
     const serve = await startCli(['serve'], env, /listening on (http:\/\/\S+)/);
     children.add(serve.child);
     const base = serve.match[1]!;
-    const post = async (path: string, body: unknown) => {
-      const res = await fetch(`${base}${path}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
-      assert.ok(res.ok, `${path}: ${res.status} ${await res.clone().text()}`);
-      return res.json() as Promise<unknown>;
-    };
+    const post = poster(base);
     const shortTerm = async (user: string, session: string) =>
       ((await post('/memory/retrieve', { query: 'ferry seats Lisbon', user_id: user, session_id: session, top_k: 50 })) as Retrieved).results.filter((r) => r.tier === 'short_term');
 
@@ -70,11 +75,7 @@ describe('erasures reach a running serve process (no Redis)', () => {
     const serve = await startCli(['serve'], env, /listening on (http:\/\/\S+)/);
     children.add(serve.child);
     const base = serve.match[1]!;
-    const post = async (path: string, body: unknown) => {
-      const res = await fetch(`${base}${path}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
-      assert.ok(res.ok, `${path}: ${res.status} ${await res.clone().text()}`);
-      return res.json() as Promise<unknown>;
-    };
+    const post = poster(base);
     const shortTerm = async (session: string) =>
       ((await post('/memory/retrieve', { query: 'locker code ferry', user_id: 'dee', session_id: session, top_k: 50 })) as Retrieved).results
         .filter((r) => r.tier === 'short_term')
