@@ -40,3 +40,21 @@ export const FILTER_CASES: ReadonlyArray<{ name: string; filter: RecordFilter; m
   const filter = RetrieveFiltersSchema.parse(input);
   return { name, filter, matching: FILTER_RECORDS.filter((r) => matchesFilter(r, filter)) };
 });
+
+/**
+ * For the query-plan tests (every backend's filtered text search): each filter kind alone — the
+ * shared cases test created_after and created_before only together — and every kind at once. A
+ * planner may drive a search from a different index for each of them (user and time from either
+ * side, user and session, user and kind), so each is looked at on its own.
+ */
+export const PLAN_FILTER_CASES: ReadonlyArray<{ name: string; filter: RecordFilter }> = [
+  ...FILTER_CASES,
+  ...([
+    ['created_after alone', { created_after: '2026-01-03T00:00:00Z' }],
+    ['created_before alone', { created_before: '2026-01-11T00:00:00Z' }],
+    ['kinds, turns only', { kinds: ['turn'] }],
+    ['every kind at once', {
+      metadata: { topic: 'home' }, session_ids: ['s1', 's2'], roles: ['assistant'], kinds: ['turn'], created_after: '2026-01-02T00:00:00Z', created_before: '2026-01-12T00:00:00Z',
+    }],
+  ] as Array<[string, RecordFilterInput]>).map(([name, input]) => ({ name, filter: RetrieveFiltersSchema.parse(input) })),
+];

@@ -119,18 +119,25 @@ export class PostgresLongTermStore implements LongTermStore {
     const terms = await this.terms(userId, stats, query, new Set(o.speakerTerms ?? []));
     if (terms.length === 0) return [];
     const f = filterSql(o.where, 11, 'e.');
+    // The matches are read as the plain search reads them, and the filter is applied to them: the
+    // subquery with OFFSET 0 is never merged with the outer query nor given its conditions (PostgreSQL
+    // does not push a condition into a subquery with a LIMIT or OFFSET), so the planner cannot drive
+    // the search from a B-tree of entries (user and time, user and kind, user and session) and test
+    // every row of the user in range against the tsquery. It chose that on a table not yet analyzed,
+    // or whenever it guessed the tsquery to match more than it does: 3,000 rows of a user read for 12
+    // matches (test/unit/adapters/postgres/long-term-filter-plan.test.ts).
     // tf: a name hit counts twice, a content hit once; a speaker's word counts in the name only
     const rows = await this.pg.query<Record<string, unknown> & { score: number }>(
       `WITH q AS (SELECT * FROM unnest($2::text[], $3::float8[], $10::bool[]) AS q(lex, idf, name_only))
-       SELECT ${entrySelect('e.')}, s.score FROM entries e
+       SELECT ${entrySelect('e.')}, s.score
+       FROM (SELECT ${entrySelect()}, seq, tsv FROM entries WHERE user_id = $1 AND tsv @@ $5::tsquery OFFSET 0) e
        CROSS JOIN LATERAL (
          SELECT sum(q.idf * (x.tf * ${K1 + 1}) / (x.tf + ${K1} * (${1 - B} + ${B} * length(e.tsv) / $4::float8))) AS score
          FROM (SELECT u.lexeme, cardinality(array_positions(u.weights, 'A')) AS name_hits, cardinality(u.weights) AS hits FROM unnest(e.tsv) u) h
          JOIN q ON q.lex = h.lexeme
          CROSS JOIN LATERAL (SELECT CASE WHEN q.name_only THEN 2 * h.name_hits ELSE h.hits + h.name_hits END AS tf) x
        ) s
-       WHERE e.user_id = $1 AND e.tsv @@ $5::tsquery
-         AND ($6::text IS NULL OR e.session_id = $6)
+       WHERE ($6::text IS NULL OR e.session_id = $6)
          AND ($7::timestamptz IS NULL OR e.created_at >= $7) AND ($8::timestamptz IS NULL OR e.created_at < $8)${f.sql}
        ORDER BY s.score DESC, e.seq DESC LIMIT $9`,
       [
