@@ -3,6 +3,7 @@ import { CommandFailed, configFrom, printJson, type GlobalOptions } from '../con
 import { describeConfigSource, findConfigFile } from '../../config/load.js';
 import { embeddingSetup, loadEmbedder } from '../../embedding/load.js';
 import { withMemory } from '../../roots/maintenance.js';
+import { missingStore } from '../../roots/where.js';
 import { checkIntegrity, type Finding, type IntegrityReport } from '../../memory/integrity.js';
 import { healthReport } from '../../health.js';
 import { nextArchival } from '../../archival/schedule.js';
@@ -18,6 +19,9 @@ export function registerDoctor(program: Command, globals: () => GlobalOptions): 
     .option('--embed <text>', 'only embed this text with the configured provider and print the width, the time and the first values')
     .action(async (o: { json?: boolean; repair?: boolean; embed?: string }) => {
       if (o.embed !== undefined) return embedOnce(globals(), o.embed, o.json === true);
+      // opening a SQLite file that is not there would create an empty one, wherever the command ran
+      const missing = missingStore(configFrom(globals()));
+      if (missing) return noDatabase(globals(), missing, o.json === true);
       // without Redis the re-enqueued jobs run here (the in-process queue); with Redis the workers run them
       const runWorkers = o.repair === true && configFrom(globals()).redis_url === undefined;
       await withMemory(globals(), { reconcile: false, runWorkers }, async (_m, s) => {
@@ -74,6 +78,26 @@ export function registerDoctor(program: Command, globals: () => GlobalOptions): 
         process.stdout.write(`${out.join('\n')}\n`);
       });
     });
+}
+
+/**
+ * doctor where no SQLite file exists yet: a read-only command creates no database (issue 27), so it
+ * says where it looked and which configuration sent it there, and exits 1 like the other read-only
+ * commands. The embedder is not loaded here (a download is no check); `--embed` checks it alone.
+ */
+function noDatabase(globals: GlobalOptions, path: string, json: boolean): void {
+  process.exitCode = EXIT.failure;
+  const source = findConfigFile(globals.config ? { file: globals.config } : {});
+  const advice = 'any command that writes (`serve`, `ingest`, `import`) creates it; `doctor --embed TEXT` checks the embedder without it';
+  if (json) return printJson({ status: 'no_database', config_file: source.file, sqlite: { path, exists: false }, advice });
+  process.stdout.write(
+    [
+      `status      no database: nothing is stored at ${path} yet, and doctor does not create it`,
+      `config      ${describeConfigSource(source)}`,
+      `sqlite      ${path} — does not exist; ${advice}`,
+      `embedding   ${embeddingSetup(configFrom(globals)).summary}`,
+    ].join('\n') + '\n',
+  );
 }
 
 /**

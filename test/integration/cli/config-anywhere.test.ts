@@ -55,6 +55,23 @@ describe('one configuration file, found from anywhere', () => {
     assert.equal(existsSync(join(deeper, 'data')), false, 'nothing in the working folder either');
   });
 
+  it('doctor before anything is stored reports where it looked and creates no database', async () => {
+    const db = join(project, 'data', 'neuralcleave.db');
+    for (const args of [['doctor'], ['doctor', '--repair']]) {
+      const r = await runCli(args, bare, undefined, deeper);
+      assert.equal(r.code, EXIT.failure, `${args.join(' ')}: ${r.stdout}${r.stderr}`);
+      assert.match(r.stdout, new RegExp(`^status +no database: nothing is stored at ${db} yet`, 'm'));
+      assert.match(r.stdout, new RegExp(`^config +${join(project, 'neuralcleave.toml')} `, 'm'));
+      assert.match(r.stdout, new RegExp(`^sqlite +${db} — does not exist`, 'm'));
+    }
+    const json = await runCli(['doctor', '--json'], bare, undefined, deeper);
+    assert.equal(json.code, EXIT.failure);
+    const report = JSON.parse(json.stdout) as { status: string; config_file: string; sqlite: { path: string; exists: boolean } };
+    assert.deepEqual([report.status, report.config_file, report.sqlite.path, report.sqlite.exists], ['no_database', join(project, 'neuralcleave.toml'), db, false]);
+    assert.equal(existsSync(join(project, 'data')), false, 'no folder, no empty database');
+    assert.equal(existsSync(join(deeper, 'data')), false, 'nothing in the working folder either');
+  });
+
   it('a command in a subfolder uses the file above it, with its paths read against the file\'s folder', async () => {
     const r = await runCli(['ingest', turns, '--wait'], bare, undefined, deeper);
     assert.equal(r.code, EXIT.ok, r.stderr);
@@ -80,6 +97,7 @@ describe('one configuration file, found from anywhere', () => {
     const r = await runCli(['doctor'], { XDG_CONFIG_HOME: xdg }, undefined, '/');
     assert.match(r.stdout, new RegExp(`^config +${join(xdg, 'neuralcleave', 'neuralcleave.toml')} \\(found in the user config folder\\)$`, 'm'));
     assert.match(r.stdout, new RegExp(`^sqlite +${join(xdg, 'neuralcleave', 'data', 'neuralcleave.db')} `, 'm'));
+    assert.equal(existsSync(join(xdg, 'neuralcleave', 'data')), false, 'doctor created no database');
   });
 
   it('--help and doctor say which file and which database are in use', async () => {
