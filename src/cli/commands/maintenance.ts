@@ -134,10 +134,14 @@ export function registerMaintenance(memory: Command, globals: () => GlobalOption
     .option('--older-than-days <n>', 'created more than N days ago', num('--older-than-days', 0, 36_500))
     .option('--below-importance <x>', 'importance below X', num('--below-importance', 0, 1))
     .option('--session <id>', 'only this session')
-    .option('--user <id>', 'only this user (default: every user)')
+    .option('--user <id>', 'the user whose memories are pruned (this or --all-users is required)')
+    .option('--all-users', "prune every user's memories (a retention policy over the whole store)")
     .option('--yes', 'do not ask for confirmation')
-    .option('--json', 'print {deleted, ids} as JSON')
-    .action(async (o: { olderThanDays?: number; belowImportance?: number; session?: string; user?: string; yes?: boolean; json?: boolean }) => {
+    .option('--json', 'print {deleted, ids} as JSON (with --all-users also memories: [{user_id, id}])')
+    .action(async (o: { olderThanDays?: number; belowImportance?: number; session?: string; user?: string; allUsers?: boolean; yes?: boolean; json?: boolean }) => {
+      // every user is never the silent default of a destructive command: it is named, like POST /memory/prune's user_id
+      if (o.user !== undefined && o.allUsers) throw new UsageError('give --user or --all-users, not both');
+      if (o.user === undefined && !o.allUsers) throw new UsageError("prune acts on one user: give --user U, or --all-users to prune every user's memories");
       const body = parseOrThrow(
         apiSchemas(configFrom(globals())).PruneBody,
         {

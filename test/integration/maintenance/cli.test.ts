@@ -26,7 +26,7 @@ describe('memory edit/delete/prune/clear, archive --dry-run, doctor', () => {
     return JSON.parse(r.stdout) as T;
   };
 
-  it('edits, deletes and prunes with confirmation, printing what changed', { timeout: 60_000 }, async () => {
+  it('edits, deletes and prunes with confirmation, printing what changed', { timeout: 180_000 }, async () => {
     const file = join(dir, 'turns.jsonl');
     const old = new Date(Date.now() - 50 * 86_400_000).toISOString();
     writeFileSync(
@@ -65,10 +65,20 @@ describe('memory edit/delete/prune/clear, archive --dry-run, doctor', () => {
     assert.deepEqual(dry.sessions.map((s) => [s.session_id, s.status]), [['old', 'would_archive']]);
 
     assert.equal((await cli(['memory', 'prune', '--user', 'ann'])).code, 2, 'prune needs a criterion');
+    // no --user would act on every user: refused before anything is touched, naming both ways out
+    const everyone = await cli(['memory', 'prune', '--below-importance', '0.99', '--yes']);
+    assert.equal(everyone.code, 2, everyone.stderr);
+    assert.match(everyone.stderr, /^neuralcleave: prune acts on one user: give --user U, or --all-users to prune every user's memories\n$/);
+    const both = await cli(['memory', 'prune', '--user', 'ann', '--all-users', '--below-importance', '0.99', '--yes']);
+    assert.equal(both.code, 2, both.stderr);
+    assert.match(both.stderr, /--user or --all-users, not both/);
     const pruned = await json<{ deleted: number; ids: string[] }>(['memory', 'prune', '--user', 'ann', '--older-than-days', '40', '--yes', '--json']);
     assert.deepEqual(pruned, { deleted: 1, ids: ['m3'] });
     const list = await json<Entry[]>(['memory', 'list', '--user', 'ann', '--json']);
     assert.deepEqual(list.map((e) => e.id), ['m1'], 'the pinned edit stays; m2 deleted; m3 pruned');
+    // --all-users says it: bob's unpinned memory goes, ann's pinned one stays
+    const all = await json<{ deleted: number; ids: string[]; memories: Array<{ user_id: string; id: string }> }>(['memory', 'prune', '--all-users', '--below-importance', '0.99', '--yes', '--json']);
+    assert.deepEqual(all, { deleted: 1, ids: ['m4'], memories: [{ user_id: 'bob', id: 'm4' }] });
 
     const doctor = await json<{ sqlite: { writable: boolean; schema_version: number; latest_version: number; path: string }; archival: { cron: string; next_run: string; last_run: { dry_run: boolean } } }>(['doctor', '--json']);
     assert.equal(doctor.sqlite.writable, true);
@@ -85,7 +95,7 @@ describe('memory edit/delete/prune/clear, archive --dry-run, doctor', () => {
     assert.equal((await cli(['memory', 'clear'])).code, 2, 'clear needs --session or --all');
     const cleared = await cli(['memory', 'clear', '--all', '--yes']);
     assert.equal(cleared.code, 0, cleared.stderr);
-    assert.match(cleared.stdout, /^erased all memories:\n {2}long-term {3}2 turns, 0 summaries, 0 archives\n {2}turn log {4}2 turns\n {2}short-term {2}0 sessions\n/);
+    assert.match(cleared.stdout, /^erased all memories:\n {2}long-term {3}1 turn, 0 summaries, 0 archives\n {2}turn log {4}1 turn\n {2}short-term {2}0 sessions\n/);
     assert.deepEqual(
       readDb(dbPath, (db) => ['turns', 'entries', 'vectors'].map((t) => (db.prepare(`SELECT count(*) AS n FROM ${t}`).get() as { n: number }).n)),
       [0, 0, 0],
