@@ -259,6 +259,20 @@ export const MIGRATIONS: readonly Migration[] = [
       ALTER TABLE erasures ADD COLUMN action text NOT NULL DEFAULT 'erase' CHECK (action IN ('erase', 'settle'));
     `,
   },
+  {
+    version: 7,
+    name: "a filtered vector search reads the filter's columns from an index, not from the vectors' rows",
+    sql: `
+      -- A filtered search of the embedded index first lists the user's vectors the filter allows
+      -- (PostgresVectorStore.matching): with (embedder, user_id) alone that read each row of the user
+      -- (its vector and text: a few rows a page) or the whole table. This index carries the columns
+      -- the filter kinds other than metadata compare (an index-only scan once VACUUM has marked the
+      -- pages all-visible); metadata stays in the rows: a jsonb of any size cannot go into an index
+      -- entry. Same key as the index it replaces, so the other readers (counts per user) keep it.
+      CREATE INDEX vectors_embedder_user_filter ON vectors (embedder, user_id) INCLUDE (seq, session_id, role, kind, created_at);
+      DROP INDEX vectors_embedder_user;
+    `,
+  },
 ];
 
 export const LATEST_VERSION = MIGRATIONS[MIGRATIONS.length - 1]!.version;
