@@ -110,19 +110,26 @@ export class SqliteErasureStore implements ErasureStore {
   }
 
   async scrub(): Promise<{ complete: boolean }> {
-    const [r] = this.db.pragma('wal_checkpoint(TRUNCATE)') as Array<{ busy: number; log: number; checkpointed: number }>;
-    return { complete: !r || r.busy === 0 };
+    return this.checkpoint();
   }
 
   async scrubLog(): Promise<{ complete: boolean }> {
-    // the checkpoint waits for readers through the busy handler, on this thread: briefly here
+    // the checkpoint waits for readers through the busy handler, on this thread: briefly here. The
+    // connection's timeout is put back before anything else can run on it: with an `await` between
+    // (as it was), the statements of other requests resumed in that microtask gap ran with the 20 ms
+    // wait and answered 503 busy under contention (issue 26; test/unit/adapters/sqlite/scrub-log.test.ts)
     const previous = this.db.pragma('busy_timeout', { simple: true }) as number;
     this.db.pragma(`busy_timeout = ${LOG_SCRUB_WAIT_MS}`);
     try {
-      return await this.scrub();
+      return this.checkpoint();
     } finally {
       this.db.pragma(`busy_timeout = ${previous}`);
     }
+  }
+
+  private checkpoint(): { complete: boolean } {
+    const [r] = this.db.pragma('wal_checkpoint(TRUNCATE)') as Array<{ busy: number; log: number; checkpointed: number }>;
+    return { complete: !r || r.busy === 0 };
   }
 
   async signal(scope: ErasureScope, instance: string, at: number, action: SignalAction = 'erase'): Promise<number> {
