@@ -165,9 +165,9 @@ export class Memory {
     const long_term = (await longTerm.delete(userId, [id])) > 0;
     const removed = { long_term, turn_log, short_term: (await shortTerm.remove(userId, held.session_id, [id])) > 0, semantic };
     await vectors.delete(userId, [id]);
-    // its jobs are not removed here: removing them by id made concurrent deletes answer 503 (database
-    // busy) in test/faults/integrity.test.ts defect 1 (cause not found yet); a completed job is removed
-    // on completion (FORGOTTEN_ON_COMPLETE), a waiting one re-checks the turn log when it runs
+    // its jobs still waiting, delayed or failed hold its text, name and metadata (a running one is
+    // removed on completion, FORGOTTEN_ON_COMPLETE, after finding the memory gone)
+    await this.removeJobs(userId, id, [turn?.content_hash, entry?.content_hash].filter((h): h is string => h !== undefined));
     await this.reachOthers({ kind: 'session', userId, sessionId: held.session_id });
     await this.scrubLog();
     return { id, removed };

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { Memory } from '../../../src/memory/memory.js';
+import type { Embedder } from '../../../src/ports/embedder.js';
 import { keysHolding } from '../../helpers/redis-scan.js';
 import { startRedis, type RedisHandle } from '../../helpers/redis.js';
 import { testMemory } from '../../helpers/services.js';
@@ -68,5 +69,79 @@ describe('Redis: no erased text stays in a key; a re-added id is processed at on
     await memory.delete('ann', 'r1');
     assert.equal((await memory.addTurns(turn('r1', 'a third text of r1'))).accepted, 1, 'no conflict with a job of the deleted turn');
     await until('the third text to be persisted', async () => (await memory.get('ann', 'r1'))?.content === 'a third text of r1', 10_000, 50);
+  });
+});
+
+/**
+ * Issue 26, defect 4, for the jobs that have not completed: an embed job still waiting (no embed
+ * worker runs) or failed (the embedder refuses every text) keeps the text it was given; a delete,
+ * prune or edit must remove it too.
+ */
+describe('Redis: no erased text stays in a job still waiting or failed', () => {
+  let redis: RedisHandle;
+  const opened: Memory[] = [];
+
+  before(async () => {
+    redis = await startRedis();
+  });
+  after(async () => {
+    for (const m of opened) await m.close();
+    await redis.stop(true);
+  });
+
+  const turn = (id: string, content: string, session: string) => ({ id, user_id: 'ann', session_id: session, role: 'user', name: `name-${id}`, content, importance: 0.9, metadata: { note: `meta-${id}` } });
+
+  /** a service whose embed jobs stay waiting: only the persist queue is consumed */
+  async function persistOnly(prefix: string): Promise<Memory> {
+    const { memory } = await testMemory({ redis_url: redis.url, redis_prefix: prefix, reconcile_interval_s: 3600 }, { runWorkers: true, workerQueues: ['persist'] });
+    opened.push(memory);
+    return memory;
+  }
+
+  /** the turn persisted, its embed job waiting with the text in Redis */
+  async function waiting(memory: Memory, prefix: string, id: string, content: string, session: string): Promise<void> {
+    await memory.addTurns(turn(id, content, session));
+    await until('the turn to be persisted', async () => (await memory.get('ann', id)) !== null, 10_000, 50);
+    const keys = await keysHolding(redis.url, content);
+    assert.ok(keys.some((k) => k.startsWith(`${prefix}:bull:embed:`) && k.endsWith('(hash)')), `the waiting embed job holds the text: ${keys.join(', ')}`);
+  }
+
+  it('delete of a memory whose embed job is waiting', async () => {
+    const memory = await persistOnly('wait-d');
+    await waiting(memory, 'wait-d', 'wd1', 'MARKER-wait-delete-6120', 'sd');
+    await memory.delete('ann', 'wd1');
+    assert.deepEqual(await keysHolding(redis.url, 'MARKER-wait-delete-6120'), []);
+    assert.deepEqual(await keysHolding(redis.url, 'meta-wd1'), [], 'nor its metadata');
+    assert.deepEqual(await keysHolding(redis.url, 'name-wd1'), [], 'nor its name');
+  });
+
+  it('prune of a memory whose embed job is waiting', async () => {
+    const memory = await persistOnly('wait-p');
+    await waiting(memory, 'wait-p', 'wp1', 'MARKER-wait-prune-4471', 'sp');
+    await memory.prune({ userId: 'ann', sessionId: 'sp' });
+    assert.deepEqual(await keysHolding(redis.url, 'MARKER-wait-prune-4471'), []);
+  });
+
+  it('edit of a memory whose embed job is waiting: the old text', async () => {
+    const memory = await persistOnly('wait-e');
+    await waiting(memory, 'wait-e', 'we1', 'MARKER-wait-edit-8832', 'se');
+    await memory.edit('ann', 'we1', { content: 'the new text of we1' });
+    assert.deepEqual(await keysHolding(redis.url, 'MARKER-wait-edit-8832'), []);
+  });
+
+  it('delete of a memory whose embed job failed', { timeout: 60_000 }, async () => {
+    const refusing: Embedder = { id: 'refusing:4', dim: 4, embed: () => Promise.reject(new Error('the embedder refuses every text')), close: async () => {} };
+    const { memory } = await testMemory(
+      { redis_url: redis.url, redis_prefix: 'fail-d', reconcile_interval_s: 3600 },
+      { runWorkers: true, loadEmbedder: async () => refusing },
+    );
+    opened.push(memory);
+    await memory.addTurns(turn('fd1', 'MARKER-failed-delete-2290', 'sf'));
+    // five attempts, 1 + 2 + 4 + 8 s apart
+    await until('the embed job to fail for good', async () => (await memory.failedJobs('embed', 10)).length === 1, 45_000, 200);
+    assert.ok((await keysHolding(redis.url, 'MARKER-failed-delete-2290')).length > 0, 'the failed job holds the text');
+    await memory.delete('ann', 'fd1');
+    assert.deepEqual(await keysHolding(redis.url, 'MARKER-failed-delete-2290'), []);
+    assert.deepEqual(await memory.failedJobs('embed', 10), [], 'nor is it listed as failed');
   });
 });
