@@ -1,6 +1,7 @@
 import type { PersistJob } from '../queues/payloads.js';
 import type { JobOutcome } from '../queues/queue.js';
 import { scoreImportance } from '../src/domain/importance.js';
+import { entryOfTurn } from '../src/domain/entry.js';
 import type { Turn } from '../src/domain/turn.js';
 import type { LongTermStore } from '../src/ports/long-term.js';
 import type { TurnLog } from '../src/ports/turn-log.js';
@@ -51,22 +52,7 @@ async function persistOne(turn: Turn | null, deps: PersistDeps): Promise<Persist
   const importance = turn.importance ?? scoreImportance(turn.content, turn.role);
   let stored = turn.pinned || importance >= deps.importanceThreshold;
   if (stored) {
-    stored = await deps.longTerm.persistTurn({
-      id: turn.id,
-      user_id: turn.user_id,
-      session_id: turn.session_id,
-      role: turn.role,
-      name: turn.name,
-      kind: 'turn',
-      content: turn.content,
-      content_hash: turn.content_hash,
-      importance,
-      pinned: turn.pinned,
-      metadata: turn.metadata,
-      covers: null,
-      created_at: turn.created_at,
-      updated_at: turn.created_at,
-    });
+    stored = await deps.longTerm.persistTurn(entryOfTurn(turn, importance));
     if (!stored) return null; // deleted or edited while it was read (an edit enqueues its own jobs)
   }
   await deps.turnLog.markPersisted(turn.user_id, turn.id, importance);

@@ -16,9 +16,9 @@ export function actingUser(p: Principal, named: string | undefined): string {
   return user;
 }
 
-/** The long-term entry `id` of the user named (see actingUser); 404 when that user holds none. */
+/** The memory `id` of the user named (see actingUser, Memory.find); 404 when that user holds none. */
 export async function ownedEntry(memory: Memory, p: Principal, named: string | undefined, id: string): Promise<MemoryEntry> {
-  const entry = await memory.get(actingUser(p, named), id);
+  const entry = await memory.find(actingUser(p, named), id);
   if (!entry) throw new NotFoundError(`memory ${id}`);
   return entry;
 }

@@ -1,5 +1,7 @@
 import { z } from 'zod';
+import { scoreImportance } from './importance.js';
 import { KindSchema, MemoryRecordSchema } from './record.js';
+import type { Turn } from './turn.js';
 
 export { KINDS, KindSchema, type Kind } from './record.js';
 
@@ -13,6 +15,29 @@ export const MemoryEntrySchema = MemoryRecordSchema.extend({
   updated_at: z.string(),
 });
 export type MemoryEntry = z.infer<typeof MemoryEntrySchema>;
+
+/**
+ * A logged turn as the long-term entry the persist job writes of it: its own importance, else the
+ * score the job gives it (`importance`, when the caller scored it already).
+ */
+export function entryOfTurn(turn: Turn, importance = turn.importance ?? scoreImportance(turn.content, turn.role)): MemoryEntry {
+  return {
+    id: turn.id,
+    user_id: turn.user_id,
+    session_id: turn.session_id,
+    role: turn.role,
+    name: turn.name,
+    kind: 'turn',
+    content: turn.content,
+    content_hash: turn.content_hash,
+    importance,
+    pinned: turn.pinned,
+    metadata: turn.metadata,
+    covers: null,
+    created_at: turn.created_at,
+    updated_at: turn.created_at,
+  };
+}
 
 export const TIERS = ['short_term', 'semantic', 'long_term'] as const;
 export const TierSchema = z.enum(TIERS);

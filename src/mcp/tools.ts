@@ -153,7 +153,7 @@ export function mcpTools(s: ApiSchemas): ToolDef[] {
     tool({
       name: 'get_memory',
       title: 'Read one memory',
-      description: 'Read one long-term memory by its id (from retrieve or search_memory): full text, speaker, session, importance, pinned state, times.',
+      description: 'Read one memory by its id (from retrieve or search_memory): full text, speaker, session, importance, pinned state, times.',
       input: z.strictObject({ id: StoredIdSchema.describe('the memory id'), user_id: USER }),
       output: s.EntryResponse,
       kind: 'read',

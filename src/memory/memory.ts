@@ -1,4 +1,4 @@
-import type { MemoryEntry, RetrievalResult } from '../domain/entry.js';
+import { entryOfTurn, type MemoryEntry, type RetrievalResult } from '../domain/entry.js';
 import { contentHash } from '../domain/hash.js';
 import { embedJob, memoryJobIds } from '../../queues/producers.js';
 import { NotFoundError } from '../errors.js';
@@ -106,14 +106,30 @@ export class Memory {
     return this.services.longTerm.get(userId, id);
   }
 
+  /**
+   * The memory `id` of the user wherever retrieval can find it: its long-term entry, else its logged
+   * turn as the entry it would be (a turn under the importance threshold, or not persisted yet, has
+   * none, yet the short-term and semantic tiers return it). What GET /memory/:id answers.
+   */
+  async find(userId: string, id: string): Promise<MemoryEntry | null> {
+    const entry = await this.services.longTerm.get(userId, id);
+    if (entry) return entry;
+    const turn = await this.services.turnLog.get(userId, id);
+    return turn ? entryOfTurn(turn) : null;
+  }
+
   /** Whether the user holds a memory with this id in the long-term store or the turn log. */
   async exists(userId: string, id: string): Promise<boolean> {
     return (await this.services.longTerm.get(userId, id)) !== null || (await this.services.turnLog.get(userId, id)) !== null;
   }
 
-  /** Edits a long-term entry; a changed text is re-embedded. */
+  /**
+   * Edits a memory (see find); a changed text is re-embedded. A logged turn without a long-term entry
+   * (under the importance threshold) is kept there from now on, with the importance it has.
+   */
   async edit(userId: string, id: string, patch: EntryPatch): Promise<MemoryEntry> {
     const { longTerm, turnLog, shortTerm, queue, tombstones } = this.services;
+    await this.keepTurn(userId, id);
     const before = patch.content !== undefined ? await longTerm.get(userId, id) : null;
     if (before && patch.content !== undefined) {
       const hash = contentHash(patch.content);
@@ -146,6 +162,20 @@ export class Memory {
       await this.scrubLog();
     }
     return updated;
+  }
+
+  /**
+   * Writes the long-term entry of a logged turn that has none (see edit): the persist job's write,
+   * checked against the turn log in its own transaction, so a concurrent delete or edit wins. Nothing
+   * when the entry exists or the turn is unknown (the edit then answers 404).
+   */
+  private async keepTurn(userId: string, id: string): Promise<void> {
+    const { longTerm, turnLog } = this.services;
+    if (await longTerm.get(userId, id)) return;
+    const turn = await turnLog.get(userId, id);
+    if (!turn) return;
+    const entry = entryOfTurn(turn);
+    if (await longTerm.persistTurn(entry)) await turnLog.markPersisted(userId, id, entry.importance);
   }
 
   /** Deletes a memory of the user from every tier that holds it. */

@@ -140,8 +140,9 @@ export function memoryDocs(s: ApiSchemas): RouteDoc[] {
     {
       method: 'get',
       path: '/memory/:id',
-      summary: 'one long-term entry',
-      description: "The memory of the user named (`user_id`, default: the key's only user, else \"default\") with this id: ids are per user. 403 for a user the key may not touch, whatever the id.",
+      summary: 'one memory, as retrieve can return it',
+      description:
+        "The memory of the user named (`user_id`, default: the key's only user, else \"default\") with this id: ids are per user. Its long-term entry, else its logged turn (a turn under the importance threshold, or not persisted yet). 403 for a user the key may not touch, whatever the id.",
       params: s.MemoryIdParams,
       query: s.MemoryIdQuery,
       responses: { 200: { description: 'the entry', schema: s.EntryResponse } },

@@ -118,8 +118,8 @@ export function registerMaintenance(memory: Command, globals: () => GlobalOption
       const user = parseOrThrow(UserIdSchema, o.user, '--user');
       parseOrThrow(apiSchemas(configFrom(globals())).MemoryIdParams, { id }, 'memory id');
       await withMemory(globals(), { ...quiet, runWorkers: false }, async (m) => {
-        const entry = await m.get(user, id);
-        if (!(await m.exists(user, id))) throw new NotFoundError(`memory ${id} of user "${user}"`);
+        const entry = await m.find(user, id);
+        if (!entry) throw new NotFoundError(`memory ${id} of user "${user}"`);
         await confirmDestructive(`delete memory ${id} of user "${user}"${entry ? ` ("${entry.content.slice(0, 60)}${entry.content.length > 60 ? '…' : ''}")` : ''}`, o.yes);
         const r = await m.delete(user, id);
         if (o.json) return printJson(r);

@@ -218,6 +218,41 @@ describe('memory routes', () => {
       assert.equal((await api.request('DELETE', `/memory/${id}`)).status, 404);
     });
 
+    test('GET and PATCH find a turn below the importance threshold, as retrieve does (issue 26, item 10)', async () => {
+      const [id] = await write(api, 'under', [{ role: 'user', content: 'my canoe is called Wobbly Otter', importance: 0.05 }]);
+      assert.equal(await api.services.longTerm.get('default', id!), null, 'below the threshold: no long-term entry');
+      const retrieved = await api.request('POST', '/memory/retrieve', { body: { query: 'canoe Wobbly Otter', session_id: 'under' } });
+      assert.ok(retrieved.json.results.some((x: { id: string }) => x.id === id), 'retrieve returns it');
+
+      const got = await api.request('GET', `/memory/${id}`);
+      assert.equal(got.status, 200, got.text);
+      assert.deepEqual(
+        { id: got.json.id, content: got.json.content, kind: got.json.kind, importance: got.json.importance, pinned: got.json.pinned, session_id: got.json.session_id },
+        { id, content: 'my canoe is called Wobbly Otter', kind: 'turn', importance: 0.05, pinned: false, session_id: 'under' },
+      );
+
+      const patched = await api.request('PATCH', `/memory/${id}`, { body: { content: 'my kayak is called Brave Heron' } });
+      assert.equal(patched.status, 200, patched.text);
+      assert.equal(patched.json.content, 'my kayak is called Brave Heron');
+      assert.equal(patched.json.importance, 0.05, 'the importance it had');
+      await api.memory.idle();
+      assert.equal((await api.request('GET', `/memory/${id}`)).json.content, 'my kayak is called Brave Heron');
+      assert.equal((await api.services.turnLog.get('default', id!))?.content, 'my kayak is called Brave Heron');
+      const after = await api.request('POST', '/memory/retrieve', { body: { query: 'canoe Wobbly Otter kayak Brave Heron', session_id: 'under' } });
+      const texts = after.json.results.filter((x: { id: string }) => x.id === id).map((x: { content: string }) => x.content);
+      assert.ok(texts.length > 0 && texts.every((t: string) => t === 'my kayak is called Brave Heron'), `retrieve returns only the new text: ${JSON.stringify(texts)}`);
+      const embedder = (await api.services.embedders.ready())!;
+      const [q] = await embedder.embed(['kayak Brave Heron']);
+      const hits = await api.services.vectors.search(embedder, q!, { user_id: 'default' }, 3);
+      assert.equal(hits.find((h) => h.id === id)?.payload.content, 'my kayak is called Brave Heron', 're-embedded');
+
+      const pinned = await api.request('PATCH', `/memory/${id}`, { body: { pinned: true } });
+      assert.equal(pinned.status, 200, pinned.text);
+      assert.equal(pinned.json.pinned, true);
+      assert.equal((await api.request('DELETE', `/memory/${id}`)).status, 200);
+      assert.equal((await api.request('GET', `/memory/${id}`)).status, 404);
+    });
+
     test('DELETE of a turn below the importance threshold (turn log only) works too', async () => {
       const [id] = await write(api, 'low', [{ role: 'user', content: 'ok', importance: 0.01 }]);
       assert.equal(await api.services.longTerm.get('default', id!), null);
