@@ -129,19 +129,23 @@ describe('Redis: no erased text stays in a job still waiting or failed', () => {
     assert.deepEqual(await keysHolding(redis.url, 'MARKER-wait-edit-8832'), []);
   });
 
-  it('delete of a memory whose embed job failed', { timeout: 60_000 }, async () => {
+  it('delete, prune and edit of memories whose embed jobs failed', { timeout: 60_000 }, async () => {
     const refusing: Embedder = { id: 'refusing:4', dim: 4, embed: () => Promise.reject(new Error('the embedder refuses every text')), close: async () => {} };
     const { memory } = await testMemory(
       { redis_url: redis.url, redis_prefix: 'fail-d', reconcile_interval_s: 3600 },
       { runWorkers: true, loadEmbedder: async () => refusing },
     );
     opened.push(memory);
-    await memory.addTurns(turn('fd1', 'MARKER-failed-delete-2290', 'sf'));
+    const markers = { fd1: 'MARKER-failed-delete-2290', fp1: 'MARKER-failed-prune-7154', fe1: 'MARKER-failed-edit-3808' };
+    await memory.addTurns([turn('fd1', markers.fd1, 'sf'), turn('fp1', markers.fp1, 'sfp'), turn('fe1', markers.fe1, 'sf')]);
     // five attempts, 1 + 2 + 4 + 8 s apart
-    await until('the embed job to fail for good', async () => (await memory.failedJobs('embed', 10)).length === 1, 45_000, 200);
-    assert.ok((await keysHolding(redis.url, 'MARKER-failed-delete-2290')).length > 0, 'the failed job holds the text');
+    await until('the embed jobs to fail for good', async () => (await memory.failedJobs('embed', 10)).length === 3, 45_000, 200);
+    for (const m of Object.values(markers)) assert.ok((await keysHolding(redis.url, m)).length > 0, `the failed job holds ${m}`);
     await memory.delete('ann', 'fd1');
-    assert.deepEqual(await keysHolding(redis.url, 'MARKER-failed-delete-2290'), []);
-    assert.deepEqual(await memory.failedJobs('embed', 10), [], 'nor is it listed as failed');
+    await memory.prune({ userId: 'ann', sessionId: 'sfp' });
+    await memory.edit('ann', 'fe1', { content: 'the new text of fe1' });
+    for (const m of Object.values(markers)) assert.deepEqual(await keysHolding(redis.url, m), [], m);
+    // the edit's job of its new text is retried meanwhile, not failed for good yet
+    assert.equal((await memory.failedJobs('embed', 10)).length, 0, 'none is listed as failed');
   });
 });
