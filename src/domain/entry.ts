@@ -80,10 +80,16 @@ export const ExplainSchema = z.object({
 });
 export type Explain = z.infer<typeof ExplainSchema>;
 
+/** the part of a long turn that matched the query: `content.slice(start, end)` (retrieval/passage.ts) */
+export const PassageSchema = z.object({ start: z.number().int().nonnegative(), end: z.number().int().nonnegative(), text: z.string() });
+export type Passage = z.infer<typeof PassageSchema>;
+
 export const RetrievalResultSchema = MemoryRecordSchema.omit({ content_hash: true }).extend({
   kind: KindSchema,
   tier: TierSchema,
   score: z.number(),
+  /** a memory longer than 1,000 characters: its best-matching window of at most 600; prompt blocks quote it instead of the whole turn */
+  passage: PassageSchema.optional(),
   explain: ExplainSchema,
 });
 export type RetrievalResult = z.infer<typeof RetrievalResultSchema>;

@@ -1,4 +1,5 @@
 import type { RetrievalResult } from '../domain/entry.js';
+import { quoted } from './passage.js';
 import { mentionedDate } from './time-range.js';
 
 const HEADINGS = {
@@ -10,7 +11,7 @@ const HEADINGS = {
 function line(r: RetrievalResult, replacing: ReadonlySet<string>): string {
   const who = r.name ? `${r.role} ${r.name}` : r.role;
   const kind = r.kind === 'turn' ? '' : ` ${r.kind}`;
-  return `- [${r.created_at.slice(0, 10)}${kind}${status(r, replacing)}${whenMentioned(r)}] ${who}: ${r.content.replace(/\s*\n\s*/g, ' ')}`;
+  return `- [${r.created_at.slice(0, 10)}${kind}${status(r, replacing)}${whenMentioned(r)}] ${who}: ${quoted(r.content, r.passage).replace(/\s*\n\s*/g, ' ')}`;
 }
 
 /** `, "yesterday" = 2023-05-07` when the memory dates its event relative to when it was said. */

@@ -83,8 +83,15 @@ export function joinedTerms(text: string): string[] {
   return [...out];
 }
 
+/**
+ * The most words of a query searched: a chat message used as the query (RealMem: p50 19 content
+ * words, p90 45) is searched by its first 32. Each word is one more posting list to score; past 32
+ * the gain is small (BM25 alone on RealMem dev: 16 words 0.558 session R@8, 32 words 0.596, all 0.604).
+ */
+export const MAX_QUERY_TERMS = 32;
+
 /** The distinct content words of a query, at most `max`, in first-seen order. */
-export function queryTerms(text: string, max = 16): string[] {
+export function queryTerms(text: string, max = MAX_QUERY_TERMS): string[] {
   const seen = new Set<string>();
   for (const w of words(text)) {
     if (w.length < 2 || STOPWORDS.has(w)) continue;

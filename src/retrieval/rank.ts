@@ -3,6 +3,7 @@ import type { Explain, RetrievalResult, Tier } from '../domain/entry.js';
 import { MemoryRecordSchema, VectorPayloadSchema } from '../domain/record.js';
 import { isFiller } from '../domain/importance.js';
 import { sameSubject, stems, words } from './query-terms.js';
+import { matchedPassage } from './passage.js';
 import { holdersOf, sameHolder } from './subject.js';
 import { aboutPeriod, type TimeRange } from './time-range.js';
 
@@ -74,6 +75,15 @@ export const BRIEF_FLOOR = 0.5;
  * neighbours that only react: what is left of a neighbour is mostly the rest of what the hit tells)
  */
 export const NEIGHBOUR_SHARE = 0.6;
+/**
+ * A turn of at most this many content words says one thing: its neighbours complete it (the retrieval
+ * pass reads them as context) and a newer statement on its subject may replace it (supersession). A
+ * longer one (an assistant's plan, a report) stands on its own: on RealMem dev, where assistant replies
+ * run to hundreds of words, reading their neighbours cost 0.041 session R@8 and letting them supersede
+ * each other 0.010, while on LoCoMo, whose turns are short, the bound changes nothing (+0.002).
+ */
+export const SHORT_TURN_WORDS = 30;
+
 /**
  * Supersession only reorders near ties: an older statement is moved below a newer one on the same
  * subject when the newer scores at most this much less (with RRF_K 5: a rank or two lower in the
@@ -287,7 +297,7 @@ export function addContext(scored: readonly Scored[], additions: readonly Contex
 
 /**
  * When two statements by the same person about the same subject conflict, the newer one is the
- * answer. A newer statement that announces a change ("new", "now", "moved", "switched", "no longer",
+ * answer. A newer short statement (SHORT_TURN_WORDS) that announces a change ("new", "now", "moved", "switched", "no longer",
  * …) supersedes an older statement by the same speaker that shares a query word with it and tells
  * about the same holder (subject.ts: "my sister's new job" is not the speaker's own): the older
  * one, unless it scores more than SUPERSEDE_MARGIN above the newer, names it in `superseded_by` and
@@ -298,7 +308,7 @@ export function supersede(scored: readonly Scored[], o: RankOptions): Scored[] {
   const terms = new Set(stems(o.terms?.join(' ') ?? ''));
   if (terms.size === 0 || o.period || !(o.signals ?? ALL_SIGNALS).supersession) return [...scored];
   const statements = scored
-    .filter((s) => isStatement(s.candidate))
+    .filter((s) => isStatement(s.candidate) && isShort(s.candidate.content))
     .map((s) => ({ s, matched: matchedTerms(s.candidate, terms) }))
     .filter(({ matched }) => matched.size > 0)
     .map((x) => ({ ...x, holders: holdersOf(x.s.candidate.content, x.s.candidate.name) }));
@@ -328,10 +338,11 @@ export function supersede(scored: readonly Scored[], o: RankOptions): Scored[] {
  * pets?" / "yes"), and results below `minScore` are dropped.
  */
 export function finalize(scored: readonly Scored[], o: RankOptions): RetrievalResult[] {
+  const wanted = new Set(stems((o.terms ?? []).join(' ')));
   return supersede(scored, o)
     .filter((s) => s.score >= (o.minScore ?? 0) && (s.answers || !isFiller(s.candidate.content)))
     .slice(0, o.topK)
-    .map((s) => toResult(s, o.signals ?? ALL_SIGNALS));
+    .map((s) => toResult(s, o.signals ?? ALL_SIGNALS, wanted));
 }
 
 
@@ -416,6 +427,11 @@ function speaker(c: Candidate): string {
 const CHANGE =
   /\b(new|now|no longer|anymore|any more|switched|switching|moved|moving|changed|changing|instead|replaced|quit|sold|traded|gave up|as of|from now on|these days|update|updated)\b/i;
 
+/** A turn that says one thing (SHORT_TURN_WORDS). */
+export function isShort(content: string): boolean {
+  return stems(content).length <= SHORT_TURN_WORDS;
+}
+
 function isStatement(c: Candidate): boolean {
   return c.kind === 'turn' && !c.content.includes('?');
 }
@@ -426,8 +442,9 @@ function matchedTerms(c: Candidate, terms: ReadonlySet<string>): Set<string> {
   return out;
 }
 
-function toResult(s: Scored, sig: Signals): RetrievalResult {
+function toResult(s: Scored, sig: Signals, wanted: ReadonlySet<string>): RetrievalResult {
   const c = s.candidate;
+  const passage = matchedPassage(c.content, wanted);
   const explain: Explain = {
     similarity: s.similarity,
     bm25: s.bm25,
@@ -456,6 +473,7 @@ function toResult(s: Scored, sig: Signals): RetrievalResult {
     score: round(s.score),
     created_at: c.created_at,
     metadata: c.metadata ?? null,
+    ...(passage ? { passage } : {}),
     explain,
   };
 }

@@ -10,7 +10,7 @@ import type { VectorIndex } from '../ports/vector-index.js';
 import { withBudget, type TierStatus } from './budget.js';
 import { formatPromptBlocks } from './prompt-blocks.js';
 import { QUESTION_FRAME, changeTerms, joinedTerms, queryTerms, stems, words } from './query-terms.js';
-import { ALL_SIGNALS, CONTEXT_SHARE, LEXICAL_SEMANTIC_WEIGHT, NEIGHBOUR_SHARE, addContext, finalize, scoreCandidates, type Candidate, type ContextAddition, type RankOptions, type Scored, type Signals } from './rank.js';
+import { ALL_SIGNALS, CONTEXT_SHARE, LEXICAL_SEMANTIC_WEIGHT, NEIGHBOUR_SHARE, addContext, isShort, finalize, scoreCandidates, type Candidate, type ContextAddition, type RankOptions, type Scored, type Signals } from './rank.js';
 import type { RetrieveRequest } from './request.js';
 import { asksAboutSelf } from './subject.js';
 import { parseTimeRange, withoutTimeExpression, type TimeRange } from './time-range.js';
@@ -68,6 +68,9 @@ const PARTICIPANT_CACHE_MS = 60_000;
 const PARTICIPANT_CACHE_USERS = 10_000;
 /** the best hits whose neighbouring turns are read (a fixed number: top_k does not change what is found) */
 const CONTEXT_HITS = 8;
+/** a neighbour that is not an answer is read only when it holds this many content words */
+const NEIGHBOUR_MIN_WORDS = 3;
+
 
 interface LongTermLists {
   text: Candidate[];
@@ -232,41 +235,43 @@ export class Retriever {
   }
 
   /**
-   * The turns just before and after a hit in its session, whoever the two speakers are (a user and an
-   * assistant, or two people). A question and its answer are one piece of context, and often only one
-   * of the two shares words with the query ("What are their names?" / "Luna and Oliver!"): the other
-   * speaker's turn after a hit that asks something, or the other speaker's question before a hit, gets
-   * CONTEXT_SHARE of the hit's relevance; any other neighbour NEIGHBOUR_SHARE (the answer is often
-   * spread over two turns). A follow-up exchange is read both ways: the hit's speaker's answer to the
-   * other's follow-up question after the hit (CONTEXT_SHARE), and, when the hit itself answers such a
-   * question, the statement of its speaker that the question followed up (NEIGHBOUR_SHARE: "I went to
-   * a pride parade last week" / "How was it?" / the hit "So much love, I felt at home"). Best effort:
-   * a failing lookup adds no context and never fails the pass.
+   * The turns just before and after a hit in its session, whoever the speakers are: a user and an
+   * assistant, or two people, are read alike (the same conversation with its roles relabelled ranks the
+   * same). A question and its answer are one piece of context, and often only one of the two shares
+   * words with the query ("What are their names?" / "Luna and Oliver!"): the other speaker's turn after a
+   * hit that asks something, or the other speaker's question before a hit, gets CONTEXT_SHARE of the
+   * hit's relevance; any other neighbour NEIGHBOUR_SHARE (the answer is often spread over two turns). A
+   * follow-up exchange is read both ways: the hit's speaker's answer to the other's follow-up question
+   * after the hit (CONTEXT_SHARE), and, when the hit itself answers such a question, the statement of its
+   * speaker that the question followed up (NEIGHBOUR_SHARE: "I went to a pride parade last week" / "How
+   * was it?" / the hit "So much love, I felt at home"). Only hits that matched the query are read (not
+   * the period's entries listed by importance alone), and only short ones (SHORT_TURN_WORDS): a long
+   * turn says what it means on its own, and its neighbours would push other matches out. Best effort: a
+   * failing lookup adds no context and never fails the pass.
    */
   private async context(req: RetrieveRequest, hits: readonly Scored[]): Promise<ContextAddition[]> {
     const out: ContextAddition[] = [];
     try {
       for (const hit of hits) {
         const h = hit.candidate;
-        if (h.kind !== 'turn') continue;
+        if (h.kind !== 'turn' || Object.keys(hit.ranks).length === 0 || !isShort(h.content)) continue;
         const around = await this.deps.context!.neighbours(h.user_id, h.id, 2, 2);
         if (!around) continue;
         const add = (t: Turn | undefined, pairs: boolean) => {
           if (!t || t.user_id !== req.user_id || !matchesFilter(turnCandidate(t), req.filters)) return;
-          if (pairs) out.push({ parent: hit, turn: turnCandidate(t), share: CONTEXT_SHARE });
-          else if (t.role !== 'assistant') out.push({ parent: hit, turn: turnCandidate(t), share: NEIGHBOUR_SHARE });
+          // "Noted!" beside a statement completes nothing; "yes" after a question does
+          if (!pairs && stems(t.content).length < NEIGHBOUR_MIN_WORDS) return;
+          out.push({ parent: hit, turn: turnCandidate(t), share: pairs ? CONTEXT_SHARE : NEIGHBOUR_SHARE });
         };
         const next = around.after[0];
         // oldest first: the turn just before the hit is the last one
         const prev = around.before.at(-1);
-        // an assistant's reply to the user's question, or any assistant turn beside a hit, is not what
-        // the user told: only a person's answer (and the question before it) is pulled in
-        add(next, next !== undefined && speakerOf(next) !== speakerOf(h) && isQuestion(h.content) && next.role !== 'assistant');
-        add(prev, prev !== undefined && speakerOf(prev) !== speakerOf(h) && isQuestion(prev.content) && h.role !== 'assistant');
+        add(next, next !== undefined && speakerOf(next) !== speakerOf(h) && isQuestion(h.content));
+        add(prev, prev !== undefined && speakerOf(prev) !== speakerOf(h) && isQuestion(prev.content));
         // the other speaker asks a follow-up ("What did you have?") and the hit's speaker answers it
         // in the turn after: that answer belongs to the hit as much as an answer to the hit itself
         const then = around.after[1];
-        if (next && then && speakerOf(next) !== speakerOf(h) && isQuestion(next.content) && speakerOf(then) === speakerOf(h) && then.role !== 'assistant') add(then, true);
+        if (next && then && speakerOf(next) !== speakerOf(h) && isQuestion(next.content) && speakerOf(then) === speakerOf(h)) add(then, true);
         // and backwards: the hit answers the other speaker's follow-up question, which asked about what
         // the hit's speaker said just before it; that statement often holds the words the hit lacks
         const earlier = around.before.at(-2);

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { after, describe, it } from 'node:test';
 import Database from 'better-sqlite3';
 import fc from 'fast-check';
-import { ftsMatchExpression, joinedTerms, queryTerms, stem, stems } from '../../../src/retrieval/query-terms.js';
+import { MAX_QUERY_TERMS, ftsMatchExpression, joinedTerms, queryTerms, stem, stems } from '../../../src/retrieval/query-terms.js';
 
 describe('joinedTerms', () => {
   it('joins every two adjacent content words, stopwords and short words aside', () => {
@@ -23,7 +23,8 @@ describe('queryTerms', () => {
 
   it('caps the number of terms', () => {
     const many = Array.from({ length: 40 }, (_, i) => `word${i}`).join(' ');
-    assert.equal(queryTerms(many).length, 16);
+    assert.equal(queryTerms(many).length, MAX_QUERY_TERMS);
+    assert.deepEqual(queryTerms(many).slice(-1), [`word${MAX_QUERY_TERMS - 1}`], 'the first ones');
     assert.equal(queryTerms(many, 3).length, 3);
   });
 });

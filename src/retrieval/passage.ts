@@ -1,0 +1,73 @@
+import type { Passage } from '../domain/entry.js';
+import { STOPWORDS, stem } from './query-terms.js';
+
+/** a turn longer than this is reported with the passage that matched, and quoted by it */
+export const LONG_TURN_CHARS = 1_000;
+/** the longest passage quoted of a long turn (about 120 tokens of English) */
+export const PASSAGE_CHARS = 600;
+
+const WORD = /[\p{L}\p{N}][\p{L}\p{N}'_-]*/gu;
+
+/**
+ * The part of a long turn that matched the query: the PASSAGE_CHARS-long window holding the most
+ * distinct query words (then the most occurrences), widened to whole words. A turn of any length is
+ * searched whole (full-text search reads every word of it); this says which part of it a reader needs.
+ * Linear in the turn: one pass over its words, one over its matches. Null for a turn that is not long,
+ * and for one where no query word occurs (the window would be arbitrary): the turn's start is quoted.
+ */
+export function matchedPassage(content: string, queryStems: ReadonlySet<string>): Passage | null {
+  if (content.length <= LONG_TURN_CHARS || queryStems.size === 0) return null;
+  const hits: Array<{ at: number; end: number; stem: string }> = [];
+  for (const m of content.matchAll(WORD)) {
+    const w = m[0].toLowerCase().replace(/'s$/, '');
+    if (w.length < 2 || STOPWORDS.has(w)) continue;
+    const s = stem(w);
+    if (queryStems.has(s)) hits.push({ at: m.index, end: m.index + m[0].length, stem: s });
+  }
+  if (hits.length === 0) return null;
+  // two pointers over the matches: every window starting at a match and ending within PASSAGE_CHARS
+  const inWindow = new Map<string, number>();
+  let best = { from: 0, to: 0, distinct: 0, count: 0 };
+  for (let i = 0, j = 0; i < hits.length; i++) {
+    for (; j < hits.length && hits[j]!.end - hits[i]!.at <= PASSAGE_CHARS; j++) inWindow.set(hits[j]!.stem, (inWindow.get(hits[j]!.stem) ?? 0) + 1);
+    const count = j - i;
+    if (inWindow.size > best.distinct || (inWindow.size === best.distinct && count > best.count)) best = { from: i, to: j - 1, distinct: inWindow.size, count };
+    const s = hits[i]!.stem;
+    const n = inWindow.get(s)! - 1;
+    if (n === 0) inWindow.delete(s);
+    else inWindow.set(s, n);
+  }
+  // centre the matched span in the window, then widen it to whole words
+  const spanStart = hits[best.from]!.at;
+  const spanEnd = hits[best.to]!.end;
+  const slack = Math.max(0, PASSAGE_CHARS - (spanEnd - spanStart));
+  let start = Math.max(0, spanStart - Math.floor(slack / 2));
+  let end = Math.min(content.length, start + PASSAGE_CHARS);
+  start = Math.max(0, end - PASSAGE_CHARS);
+  if (start > 0) start = Math.min(spanStart, wordStartAfter(content, start));
+  if (end < content.length) end = Math.max(spanEnd, wordEndBefore(content, end));
+  return { start, end, text: content.slice(start, end) };
+}
+
+/**
+ * What a prompt block quotes of a memory: a turn of at most LONG_TURN_CHARS whole; a longer one by
+ * its matched passage, or its first PASSAGE_CHARS when none matched, with "…" where text was left out.
+ */
+export function quoted(content: string, passage: Passage | undefined): string {
+  if (content.length <= LONG_TURN_CHARS) return content;
+  const { start, end } = passage ?? { start: 0, end: wordEndBefore(content, PASSAGE_CHARS) || PASSAGE_CHARS };
+  return `${start > 0 ? '… ' : ''}${content.slice(start, end).trim()}${end < content.length ? ' …' : ''}`;
+}
+
+/** a cut moves at most this far to fall between words (a text without spaces is cut where it is) */
+const WORD_REACH = 40;
+
+function wordStartAfter(text: string, i: number): number {
+  for (let j = i; j < Math.min(text.length, i + WORD_REACH); j++) if (/\s/.test(text[j - 1]!)) return j;
+  return i;
+}
+
+function wordEndBefore(text: string, i: number): number {
+  for (let j = i; j > Math.max(0, i - WORD_REACH); j--) if (/\s/.test(text[j]!)) return j;
+  return i;
+}
