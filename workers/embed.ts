@@ -71,8 +71,10 @@ export async function processEmbedBatch(jobs: readonly EmbedJob[], deps: EmbedDe
     else if (now.value?.content_hash !== job.content_hash) done(i, { skipped: 'deleted or edited since it was enqueued' });
     else active.push({ i, job, payload: payloadOf(job) });
   });
+  // jobs whose text the embedder refused or could not embed: failed, unless their memory is gone
+  const unembedded: Array<{ a: Active; error: unknown }> = [];
   for (let round = 0; round < ROUNDS && active.length > 0; round++) {
-    const vectors = await Promise.all(active.map((a) => embedder.embedOne(a.payload.content).then((v) => v, (error: unknown) => (fail(a.i, error), null))));
+    const vectors = await Promise.all(active.map((a) => embedder.embedOne(a.payload.content).then((v) => v, (error: unknown) => (unembedded.push({ a, error }), null))));
     const embedded = active.flatMap((a, k) => (vectors[k] ? [{ a, point: { id: a.job.turn_id, vector: vectors[k]!, payload: a.payload } }] : []));
     const written = await deps.vectors.upsert(embedder, embedded.map((e) => e.point)).then(
       () => embedded.map((e) => e.a),
@@ -107,7 +109,29 @@ export async function processEmbedBatch(jobs: readonly EmbedJob[], deps: EmbedDe
     active = next;
   }
   for (const a of active) done(a.i, { skipped: 'edited again while it was embedded; left to the edit\'s own job and the reconciler' });
+  await settleUnembedded(unembedded, deps, done, fail);
   return out.map((o) => o ?? { ok: false, error: new Error('embed job left unsettled') });
+}
+
+/**
+ * A job whose text could not be embedded (no vector written) fails, to be retried, unless its memory
+ * was deleted or edited meanwhile: its retry would find that and do nothing, so it completes now.
+ * A job failed for good keeps its payload, the text included, in the queue (Redis); one whose memory
+ * a delete, prune or edit removed while it ran would otherwise outlive the erasure there.
+ */
+async function settleUnembedded(
+  unembedded: ReadonlyArray<{ a: Active; error: unknown }>,
+  deps: EmbedDeps,
+  done: (i: number, value: EmbedResult) => void,
+  fail: (i: number, error: unknown) => void,
+): Promise<void> {
+  if (unembedded.length === 0) return;
+  const now = await currentMany(unembedded.map((u) => u.a.job), deps).catch(() => null);
+  unembedded.forEach((u, k) => {
+    const c = now?.[k];
+    if (c?.ok && c.value?.content_hash !== u.a.job.content_hash) done(u.a.i, { skipped: 'deleted or edited while it was embedded' });
+    else fail(u.a.i, u.error);
+  });
 }
 
 function payloadOf(job: EmbedJob): VectorPayload {

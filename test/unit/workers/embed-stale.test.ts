@@ -34,6 +34,29 @@ describe('embed processor and concurrent deletes/edits', () => {
     await memory.close();
   });
 
+  it('completes (no failed job to keep its text) when the embedder fails after the turn was deleted; fails when the turn is still there', async () => {
+    const { memory, services: s } = await testMemory({}, { runWorkers: false, reconcile: false });
+    const embedder = (await s.embedders.ready())!;
+    const { ids } = await memory.addTurns([
+      { id: 'gone', user_id: 'ann', session_id: 's', role: 'user', content: 'My safe code is 1234' },
+      { id: 'kept', user_id: 'ann', session_id: 's', role: 'user', content: 'My gym code is 5678' },
+    ]);
+    const jobOf = async (id: string) => {
+      const turn = (await s.turnLog.get('ann', id))!;
+      return { turn_id: id, user_id: 'ann', session_id: 's', role: 'user' as const, name: null, kind: 'turn' as const, content: turn.content, content_hash: turn.content_hash, created_at: turn.created_at };
+    };
+    const [gone, kept] = [await jobOf(ids[0]!), await jobOf(ids[1]!)];
+    embedder.embedOne = async (text: string) => {
+      // the delete lands while the embedding server fails
+      if (text === gone.content) await memory.delete('ann', 'gone');
+      throw new Error('the embedding server is down');
+    };
+    assert.deepEqual(await processEmbed(gone, s.processorDeps), { skipped: 'deleted or edited while it was embedded' });
+    await assert.rejects(processEmbed(kept, s.processorDeps), /the embedding server is down/);
+    assert.equal(await s.vectors.count(undefined, { user_id: 'ann' }), 0);
+    await memory.close();
+  });
+
   it("an edit landing while the model runs ends with the new text's vector, even when the edit's job wrote it first", async () => {
     const { memory, services: s } = await testMemory({}, { runWorkers: false, reconcile: false });
     const embedder = (await s.embedders.ready())!;
