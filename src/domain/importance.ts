@@ -27,9 +27,11 @@ export function isFiller(content: string): boolean {
 
 /** Greetings and thanks, with at most one name among them ("hey Nova"). */
 function isPleasantry(content: string): boolean {
-  const words = content.match(WORD) ?? [];
+  // a ninth word settles it: a long reply is never split into all of its words (ranking asks this of
+  // every candidate, assistant replies of thousands of words among them)
+  const words: string[] = [];
+  for (const m of content.matchAll(WORD)) if (words.push(m[0]) > 8) return false;
   if (words.length === 0) return !/[\p{L}\p{N}]/u.test(content); // emoji and punctuation only
-  if (words.length > 8) return false;
   let names = 0;
   for (const w of words) {
     if (PLEASANTRIES.has(w.toLowerCase())) continue;
