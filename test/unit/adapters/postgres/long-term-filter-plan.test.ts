@@ -6,6 +6,7 @@ import { matchesFilter, type RecordFilter } from '../../../../src/domain/filters
 import { PostgresLongTermStore } from '../../../../src/adapters/postgres/long-term.js';
 import type { Postgres } from '../../../../src/adapters/postgres/pool.js';
 import { FILTER_RECORDS, PLAN_FILTER_CASES } from '../../../contract/filter-cases.js';
+import { readsOf, type Reads } from '../../../helpers/pg-plan.js';
 import { sharedPostgres } from '../../../helpers/postgres.js';
 
 const database = sharedPostgres();
@@ -23,43 +24,6 @@ function prose(seed: number): string {
   return Array.from({ length: 60 + (next() % 20) }, () => word(next() % 1500)).join(' ');
 }
 
-/** What a statement read of `entries`, from its EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON). */
-interface Reads {
-  /** index entries of entries' indexes and heap rows of entries, every loop counted */
-  rows: number;
-  /** shared buffers the statement touched */
-  buffers: number;
-  plan: string[];
-}
-
-interface PlanNode {
-  'Node Type': string;
-  'Relation Name'?: string;
-  'Index Name'?: string;
-  'Actual Rows': number;
-  'Actual Loops': number;
-  'Rows Removed by Filter'?: number;
-  'Rows Removed by Index Recheck'?: number;
-  'Shared Hit Blocks': number;
-  'Shared Read Blocks': number;
-  Plans?: PlanNode[];
-}
-
-function readsOf(root: PlanNode): Reads {
-  const out: Reads = { rows: 0, buffers: root['Shared Hit Blocks'] + root['Shared Read Blocks'], plan: [] };
-  const walk = (n: PlanNode) => {
-    const table = n['Relation Name'] === 'entries';
-    // a bitmap index scan names only its index; every other scan of entries names the table (its rows are those the index gave)
-    if (table || (n['Node Type'] === 'Bitmap Index Scan' && n['Index Name']?.startsWith('entries'))) {
-      out.rows += (n['Actual Rows'] + (n['Rows Removed by Filter'] ?? 0) + (n['Rows Removed by Index Recheck'] ?? 0)) * n['Actual Loops'];
-      out.plan.push(`${n['Node Type']}${n['Index Name'] ? ` ${n['Index Name']}` : ''}`);
-    }
-    for (const c of n.Plans ?? []) walk(c);
-  };
-  walk(root);
-  return out;
-}
-
 /** Runs the store's search and EXPLAINs (with ANALYZE) the text-search statement it sent, with its values. */
 async function searchReads(pg: Postgres, store: PostgresLongTermStore, user: string, where: RecordFilter | undefined): Promise<{ hits: number; reads: Reads }> {
   const sent: Array<{ sql: string; values: readonly unknown[] }> = [];
@@ -75,8 +39,7 @@ async function searchReads(pg: Postgres, store: PostgresLongTermStore, user: str
     pg.query = query;
   }
   assert.equal(sent.length, 1, 'one text-search statement');
-  const [row] = await pg.query<{ 'QUERY PLAN': Array<{ Plan: PlanNode }> }>(`EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) ${sent[0]!.sql}`, sent[0]!.values);
-  return { hits, reads: readsOf(row!['QUERY PLAN'][0]!.Plan) };
+  return { hits, reads: await readsOf(pg, 'entries', sent[0]!.sql, sent[0]!.values) };
 }
 
 /**

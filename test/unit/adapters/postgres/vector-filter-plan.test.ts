@@ -2,43 +2,14 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { matchesFilter } from '../../../../src/domain/filters.js';
 import { PostgresVectorStore } from '../../../../src/adapters/postgres/vector-store.js';
-import type { Postgres } from '../../../../src/adapters/postgres/pool.js';
 import type { EmbedderTag, VectorPoint } from '../../../../src/ports/vector-index.js';
 import { contentHash } from '../../../../src/domain/hash.js';
 import { FILTER_RECORDS, PLAN_FILTER_CASES } from '../../../contract/filter-cases.js';
+import { readsOf } from '../../../helpers/pg-plan.js';
 import { sharedPostgres } from '../../../helpers/postgres.js';
 
 const database = sharedPostgres();
 const TAG = { id: 'plan-test', dim: 128 } as EmbedderTag;
-
-interface PlanNode {
-  'Node Type': string;
-  'Relation Name'?: string;
-  'Index Name'?: string;
-  'Actual Rows': number;
-  'Actual Loops': number;
-  'Rows Removed by Filter'?: number;
-  'Rows Removed by Index Recheck'?: number;
-  'Shared Hit Blocks': number;
-  'Shared Read Blocks': number;
-  Plans?: PlanNode[];
-}
-
-/** rows of `vectors` (or entries of its indexes) a statement read, every loop counted; the buffers it touched; its scans */
-async function readsOf(pg: Postgres, sql: string, values: readonly unknown[]): Promise<{ rows: number; buffers: number; plan: string[] }> {
-  const [row] = await pg.query<{ 'QUERY PLAN': Array<{ Plan: PlanNode }> }>(`EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) ${sql}`, values);
-  const root = row!['QUERY PLAN'][0]!.Plan;
-  const out = { rows: 0, buffers: root['Shared Hit Blocks'] + root['Shared Read Blocks'], plan: [] as string[] };
-  const walk = (n: PlanNode) => {
-    if (n['Relation Name'] === 'vectors' || (n['Node Type'] === 'Bitmap Index Scan' && n['Index Name']?.startsWith('vectors'))) {
-      out.rows += (n['Actual Rows'] + (n['Rows Removed by Filter'] ?? 0) + (n['Rows Removed by Index Recheck'] ?? 0)) * n['Actual Loops'];
-      out.plan.push(`${n['Node Type']}${n['Index Name'] ? ` ${n['Index Name']}` : ''}`);
-    }
-    for (const c of n.Plans ?? []) walk(c);
-  };
-  walk(root);
-  return out;
-}
 
 /**
  * A filtered search of the embedded index over PostgreSQL first lists the user's vectors the filter
@@ -76,7 +47,7 @@ describe('PostgreSQL vector store: the rows a filter allows are read from an ind
     const query = pg.query.bind(pg);
     for (const state of ['not vacuumed', 'vacuumed']) {
       if (state === 'vacuumed') await pg.run('VACUUM ANALYZE vectors');
-      const count = await readsOf(pg, 'SELECT count(*) FROM vectors WHERE embedder = $1 AND user_id = $2', [TAG.id, 'big']);
+      const count = await readsOf(pg, 'vectors', 'SELECT count(*) FROM vectors WHERE embedder = $1 AND user_id = $2', [TAG.id, 'big']);
       for (const c of PLAN_FILTER_CASES) {
         sent.length = 0;
         pg.query = (async (sql: string, values?: readonly unknown[]) => (sent.push({ sql, values: values ?? [] }), query(sql, values))) as typeof pg.query;
@@ -88,7 +59,7 @@ describe('PostgreSQL vector store: the rows a filter allows are read from an ind
         }
         assert.equal(allowed.size, points.filter((p) => p.payload.user_id === 'big' && matchesFilter(p.payload, c.filter)).length, `${state}, ${c.name}: allowed`);
         assert.equal(sent.length, 1, 'one statement');
-        const reads = await readsOf(pg, sent[0]!.sql, sent[0]!.values);
+        const reads = await readsOf(pg, 'vectors', sent[0]!.sql, sent[0]!.values);
         const seen = `${state}, ${c.name}: ${reads.rows} rows, ${reads.buffers} buffers (${reads.plan.join(', ')}); count ${count.rows} rows, ${count.buffers} buffers (${count.plan.join(', ')})`;
         if (c.filter.metadata) {
           // metadata is in the rows only: at most a page for each of the user's rows (or the whole
