@@ -174,8 +174,10 @@ for (const wire of ['ollama', 'openai'] as const) {
         batch[2] = { ...batch[2]!, content: `a very long turn ${'word '.repeat(200)}` };
         await memory.addTurns(batch);
         // the refused one is retried by its queue meanwhile, refused each time
-        await until('the five others embedded', async () => (await services.vectors.count(services.embedders.current()!)) === 5, 10_000, 50);
+        // a vector is written before its turn is marked embedded: wait for both
+        await until('the five others embedded', async () => (await services.vectors.count(services.embedders.current()!)) === 5 && (await services.turnLog.counts()).pending_embed === 1, 10_000, 50);
         assert.equal((await services.turnLog.counts()).pending_embed, 1);
+        assert.equal(await services.vectors.count(services.embedders.current()!), 5);
         assert.ok(server.requests.some((r) => r.status === 400 && r.texts.length > 1), 'the batch was refused first');
         assert.equal(services.embedders.status, 'ready', 'a refused text is no outage');
       } finally {
