@@ -300,9 +300,10 @@ export function addContext(scored: readonly Scored[], additions: readonly Contex
  * answer. A newer short statement (SHORT_TURN_WORDS) that announces a change ("new", "now", "moved",
  * "switched", "no longer", …) supersedes an older short statement by the same speaker that shares a
  * query word with it and tells about the same holder (subject.ts: "my sister's new job" is not the
- * speaker's own): the older one, unless it scores more than SUPERSEDE_MARGIN above the newer, names it in `superseded_by` and
- * ranks just below it. Questions are never statements, memories of different speakers never supersede
- * each other, and a query naming a period asks about that time, not the current state: no supersession.
+ * speaker's own): the older one, unless it scores more than SUPERSEDE_MARGIN above the newer, names
+ * it in `superseded_by` and ranks just below it. Questions are never statements, memories of different
+ * speakers never supersede each other, and a query naming a period asks about that time, not the
+ * current state: no supersession.
  */
 export function supersede(scored: readonly Scored[], o: RankOptions): Scored[] {
   const terms = new Set(stems(o.terms?.join(' ') ?? ''));
