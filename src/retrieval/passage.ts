@@ -1,12 +1,10 @@
 import type { Passage } from '../domain/entry.js';
-import { STOPWORDS, stem } from './query-terms.js';
+import { contentStem, wordsAt } from './query-terms.js';
 
 /** a turn longer than this is reported with the passage that matched, and quoted by it */
 export const LONG_TURN_CHARS = 1_000;
 /** the longest passage quoted of a long turn (about 120 tokens of English) */
 export const PASSAGE_CHARS = 600;
-
-const WORD = /[\p{L}\p{N}][\p{L}\p{N}'_-]*/gu;
 
 /**
  * The part of a long turn that matched the query: the PASSAGE_CHARS-long window holding the most
@@ -18,11 +16,9 @@ const WORD = /[\p{L}\p{N}][\p{L}\p{N}'_-]*/gu;
 export function matchedPassage(content: string, queryStems: ReadonlySet<string>): Passage | null {
   if (content.length <= LONG_TURN_CHARS || queryStems.size === 0) return null;
   const hits: Array<{ at: number; end: number; stem: string }> = [];
-  for (const m of content.matchAll(WORD)) {
-    const w = m[0].toLowerCase().replace(/'s$/, '');
-    if (w.length < 2 || STOPWORDS.has(w)) continue;
-    const s = stem(w);
-    if (queryStems.has(s)) hits.push({ at: m.index, end: m.index + m[0].length, stem: s });
+  for (const { word, at, end } of wordsAt(content)) {
+    const s = contentStem(word);
+    if (s !== null && queryStems.has(s)) hits.push({ at, end, stem: s });
   }
   if (hits.length === 0) return null;
   // two pointers over the matches: every window starting at a match and ending within PASSAGE_CHARS

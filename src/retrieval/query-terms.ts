@@ -68,6 +68,16 @@ export function words(text: string): string[] {
   return (text.toLowerCase().match(WORD) ?? []).map((w) => w.replace(/'s$/, ''));
 }
 
+/** The words of a text where they stand in it (offsets into the text), each as `words` gives it. */
+export function* wordsAt(text: string): Generator<{ word: string; at: number; end: number }> {
+  for (const m of text.matchAll(WORD)) yield { word: m[0].toLowerCase().replace(/'s$/, ''), at: m.index, end: m.index + m[0].length };
+}
+
+/** The stem `stems` keeps of a word as `words` gives it; null for a stopword or a one-character word. */
+export function contentStem(word: string): string | null {
+  return word.length < 2 || STOPWORDS.has(word) ? null : stem(word);
+}
+
 /**
  * Words people write both apart and together ("ice cream" / "icecream", "road trip" / "roadtrip"):
  * every two adjacent content words of the query, joined, are searched too. A joined pair that is no
@@ -133,7 +143,10 @@ export function stems(text: string): readonly string[] {
   let hit = stemsOf.get(text);
   if (hit) return hit;
   const out = new Set<string>();
-  for (const w of words(text)) if (w.length >= 2 && !STOPWORDS.has(w)) out.add(stem(w));
+  for (const w of words(text)) {
+    const s = contentStem(w);
+    if (s !== null) out.add(s);
+  }
   hit = [...out];
   if (stemsOf.size >= STEMS_CACHE || cachedChars + text.length > STEMS_CACHE_CHARS) (stemsOf.clear(), (cachedChars = 0));
   if (text.length <= STEMS_CACHE_CHARS) (stemsOf.set(text, hit), (cachedChars += text.length));
