@@ -120,7 +120,7 @@ export class Memory {
 
   /** Whether the user holds a memory with this id in the long-term store or the turn log. */
   async exists(userId: string, id: string): Promise<boolean> {
-    return (await this.services.longTerm.get(userId, id)) !== null || (await this.services.turnLog.get(userId, id)) !== null;
+    return (await this.find(userId, id)) !== null;
   }
 
   /**
@@ -129,8 +129,8 @@ export class Memory {
    */
   async edit(userId: string, id: string, patch: EntryPatch): Promise<MemoryEntry> {
     const { longTerm, turnLog, shortTerm, queue, tombstones } = this.services;
-    await this.keepTurn(userId, id);
-    const before = patch.content !== undefined ? await longTerm.get(userId, id) : null;
+    const held = await this.keepTurn(userId, id);
+    const before = patch.content !== undefined ? held : null;
     if (before && patch.content !== undefined) {
       const hash = contentHash(patch.content);
       // before the vectors go: an embed worker without the turn log checks these (docs/architecture.md, embed workers without the durable store)
@@ -165,17 +165,20 @@ export class Memory {
   }
 
   /**
-   * Writes the long-term entry of a logged turn that has none (see edit): the persist job's write,
-   * checked against the turn log in its own transaction, so a concurrent delete or edit wins. Nothing
-   * when the entry exists or the turn is unknown (the edit then answers 404).
+   * The long-term entry of the memory, written first for a logged turn that has none (see edit): the
+   * persist job's write, checked against the turn log in its own transaction, so a concurrent delete or
+   * edit wins. Null when there is no such memory (the edit then answers 404).
    */
-  private async keepTurn(userId: string, id: string): Promise<void> {
+  private async keepTurn(userId: string, id: string): Promise<MemoryEntry | null> {
     const { longTerm, turnLog } = this.services;
-    if (await longTerm.get(userId, id)) return;
+    const held = await longTerm.get(userId, id);
+    if (held) return held;
     const turn = await turnLog.get(userId, id);
-    if (!turn) return;
+    if (!turn) return null;
     const entry = entryOfTurn(turn);
-    if (await longTerm.persistTurn(entry)) await turnLog.markPersisted(userId, id, entry.importance);
+    if (!(await longTerm.persistTurn(entry))) return longTerm.get(userId, id); // persisted meanwhile, or gone
+    await turnLog.markPersisted(userId, id, entry.importance);
+    return entry;
   }
 
   /** Deletes a memory of the user from every tier that holds it. */

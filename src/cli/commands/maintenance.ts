@@ -120,7 +120,7 @@ export function registerMaintenance(memory: Command, globals: () => GlobalOption
       await withMemory(globals(), { ...quiet, runWorkers: false }, async (m) => {
         const entry = await m.find(user, id);
         if (!entry) throw new NotFoundError(`memory ${id} of user "${user}"`);
-        await confirmDestructive(`delete memory ${id} of user "${user}"${entry ? ` ("${entry.content.slice(0, 60)}${entry.content.length > 60 ? '…' : ''}")` : ''}`, o.yes);
+        await confirmDestructive(`delete memory ${id} of user "${user}" ("${entry.content.slice(0, 60)}${entry.content.length > 60 ? '…' : ''}")`, o.yes);
         const r = await m.delete(user, id);
         if (o.json) return printJson(r);
         const tiers = Object.entries(r.removed).filter(([, v]) => v).map(([k]) => k);
