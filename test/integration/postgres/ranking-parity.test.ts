@@ -9,6 +9,7 @@ import { after, before, describe, it } from 'node:test';
 import { generateDataset } from '../../../eval/dataset.js';
 import { Rand } from '../../../eval/random.js';
 import { openDatabase } from '../../../src/adapters/sqlite/db.js';
+import { LONG_ROW_TOKENS } from '../../../src/adapters/sqlite/bm25.js';
 import { SqliteLongTermStore } from '../../../src/adapters/sqlite/long-term.js';
 import { PostgresLongTermStore } from '../../../src/adapters/postgres/long-term.js';
 import type { Postgres } from '../../../src/adapters/postgres/pool.js';
@@ -73,6 +74,7 @@ describe('long-term ranking: PostgreSQL beside SQLite', () => {
     const filler = 'morning weather coffee train office lunch walk garden market evening dinner weekend call email plan'.split(' ');
     const at = (i: number) => new Date(Date.UTC(2025, 0, 1) + i * 3_600_000).toISOString();
     const docs: Doc[] = [];
+    const prose = Array.from({ length: LONG_ROW_TOKENS }, (_, i) => filler[(i * 7) % filler.length]).join(' ');
     // background: "harbour" in about six entries of ten, so its idf is small for any statistics
     for (let i = 0; i < 160; i++) {
       const body = Array.from({ length: r.int(6, 14) }, () => r.pick(filler));
@@ -83,8 +85,10 @@ describe('long-term ranking: PostgreSQL beside SQLite', () => {
     docs.push(
       c('rare', 'a falcon circled the lunch market'),
       c('frequent', 'harbour harbour harbour traffic on the harbour'),
-      c('tf3', 'otter otter otter swam past the garden'),
-      c('tf1', 'one otter swam past the garden today'),
+      // word frequencies count in long entries (SQLite counts a word once in an entry under
+      // LONG_ROW_TOKENS words: src/adapters/sqlite/bm25.ts)
+      c('tf3', `otter otter otter swam past the garden ${prose}`),
+      c('tf1', `one otter swam past the garden today ${prose}`),
       c('short', 'kestrel nest'),
       c('long', `kestrel ${Array.from({ length: 30 }, (_, i) => filler[i % filler.length]).join(' ')}`),
       c('said', 'the lantern festival starts at dusk', 'Maya'),

@@ -5,6 +5,7 @@ import type { MemoryEntry } from '../../../../src/domain/entry.js';
 import { contentHash } from '../../../../src/domain/hash.js';
 import { matchesFilter, RetrieveFiltersSchema, type RecordFilter } from '../../../../src/domain/filters.js';
 import { openDatabase } from '../../../../src/adapters/sqlite/db.js';
+import { LONG_ROW_TOKENS } from '../../../../src/adapters/sqlite/bm25.js';
 import { SqliteLongTermStore } from '../../../../src/adapters/sqlite/long-term.js';
 import { mulberry32 } from '../../../fixtures/random.js';
 import { tmpDir } from '../../../helpers/tmp.js';
@@ -18,15 +19,18 @@ const NAMES = [null, 'Ann', 'Bob'];
  * BM25 as the store defines it, written out over one user's entries: k1 1.2, b 0.75, idf
  * ln(1 + (N − df + 0.5)/(df + 0.5)) with N and df counted among the user's entries, a row's length
  * the UTF-8 bytes of its content and name over the user's mean, tf a word's hits in the content plus
- * twice its hits in the name (a speaker's word: in the name only). The filter picks the rows ranked,
- * not the statistics.
+ * twice its hits in the name (a speaker's word: in the name only) in a row whose content holds
+ * LONG_ROW_TOKENS words or more, and in a shorter row the word's weight once (1, a speaker's 2). The
+ * filter picks the rows ranked, not the statistics.
  */
 function reference(all: readonly MemoryEntry[], user: string, words: readonly string[], speakers: ReadonlySet<string>, filter?: RecordFilter): Array<[string, number]> {
   const mine = all.map((e, rowid) => ({ e, rowid })).filter(({ e }) => e.user_id === user);
   const bytes = (e: MemoryEntry) => Buffer.byteLength(e.content) + Buffer.byteLength(e.name ?? '');
   const avgdl = mine.reduce((n, { e }) => n + bytes(e), 0) / mine.length;
   const hits = (t: string | null, w: string) => (t ?? '').toLowerCase().split(/[^\p{L}\p{N}]+/u).filter((x) => x === w).length;
-  const tfOf = (e: MemoryEntry, w: string) => (speakers.has(w) ? 0 : hits(e.content, w)) + 2 * hits(e.name, w);
+  const counted = (e: MemoryEntry, w: string) => (speakers.has(w) ? 0 : hits(e.content, w)) + 2 * hits(e.name, w);
+  const long = (e: MemoryEntry) => e.content.split(/[^\p{L}\p{N}]+/u).filter(Boolean).length >= LONG_ROW_TOKENS;
+  const tfOf = (e: MemoryEntry, w: string) => (long(e) || counted(e, w) === 0 ? counted(e, w) : speakers.has(w) ? 2 : 1);
   const scores = new Map<number, number>();
   for (const w of words) {
     const holding = mine.filter(({ e }) => tfOf(e, w) > 0);
@@ -58,7 +62,9 @@ describe("long-term text search: BM25 over the user's own entries", () => {
         // "big" holds 2,500 rows (above COMMON_TERM_DOCS), a rare word in a few of them, a word in all
         const user = i < 3000 ? USERS[i % USERS.length]! : 'big';
         const rare = user !== 'big' ? '' : i % 97 === 0 ? ' narwhal everyday' : ' everyday';
-        const content = Array.from({ length: 1 + Math.floor(rnd() * 12) }, () => WORDS[Math.floor(rnd() * WORDS.length)]!).join(' ') + rare;
+        // every seventh row long, its frequencies counted
+        const length = i % 7 === 0 ? LONG_ROW_TOKENS + Math.floor(rnd() * 60) : 1 + Math.floor(rnd() * 12);
+        const content = Array.from({ length }, () => WORDS[Math.floor(rnd() * WORDS.length)]!).join(' ') + rare;
         const at = new Date(Date.UTC(2024, 0, 1) + i * 60_000).toISOString();
         entries.push({ id: `e${i}`, user_id: user, session_id: `s${i % 3}`, role: i % 2 ? 'user' : 'assistant', name: NAMES[i % NAMES.length]!, kind: 'turn', content, content_hash: contentHash(`${i} ${content}`), importance: 0.5, pinned: false, metadata: null, covers: null, created_at: at, updated_at: at });
       }
