@@ -99,6 +99,12 @@ export class UserBm25 {
     return { docs: row?.[0] ?? 0, bytes: row?.[1] ?? 0 };
   }
 
+  /** the rows of the whole text index (its averages record), 0 while it is empty */
+  tableRows(): number {
+    const block = this.averages.get(AVERAGES_ID) as Uint8Array | undefined;
+    return block ? (varints(block)[0] ?? 0) : 0;
+  }
+
   /**
    * [rowid, score] of the user's entries holding any of `phrases` and meeting `where`, unsorted.
    * `owner` narrows each match to a superset of the user's rows (entries.user_id decides). With

@@ -103,4 +103,29 @@ describe("long-term text search: BM25 over the user's own entries", () => {
       db.close();
     }
   });
+
+  it('matches without the owner clause for a user holding half the table or more, scoring the same', async () => {
+    const db = openDatabase(join(tmpDir(), 'bm25-most.db'));
+    try {
+      const store = new SqliteLongTermStore(db, undefined, { textSearchThread: false });
+      const rnd = mulberry32(3);
+      const entries: MemoryEntry[] = Array.from({ length: 400 }, (_, i) => {
+        const content = Array.from({ length: 1 + Math.floor(rnd() * 10) }, () => WORDS[Math.floor(rnd() * WORDS.length)]!).join(' ');
+        const at = new Date(Date.UTC(2024, 0, 1) + i * 60_000).toISOString();
+        return { id: `m${i}`, user_id: i % 4 === 0 ? 'user-few' : 'user-most', session_id: 's', role: 'user', name: null, kind: 'turn', content, content_hash: contentHash(`${i} ${content}`), importance: 0.5, pinned: false, metadata: null, covers: null, created_at: at, updated_at: at };
+      });
+      store.upsertSync(entries);
+      const ownerOf = (u: string) => (store as unknown as { matchFor(u: string, q: string, s: ReadonlySet<string>): { owner: string | null } }).matchFor(u, 'ramen', new Set()).owner;
+      assert.equal(ownerOf('user-most'), null, 'three rows of four: no narrowing clause');
+      assert.equal(ownerOf('user-few'), 'user_id : "few"');
+      for (const user of ['user-most', 'user-few']) {
+        for (const words of [['harbour'], ['ramen', 'violin'], ['puppy', 'garden', 'dock']]) {
+          const got = (await store.searchText(user, words.join(' '), { limit: 8 })).map((h) => [h.entry.id, h.bm25.toFixed(9)]);
+          assert.deepEqual(got, reference(entries, user, words, new Set()).slice(0, 8).map(([id, x]) => [id, x.toFixed(9)]), `${user}: ${words.join(' ')}`);
+        }
+      }
+    } finally {
+      db.close();
+    }
+  });
 });
