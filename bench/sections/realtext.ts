@@ -11,8 +11,17 @@
 // the bare scan of the same user's rows (every entry's text read) in the same run. Then every kind
 // mixed at 16 connections against `serve --processes 2`. The turns are written straight into the
 // tiers as the http section's seeding does (hash embedder).
+// Both sides are warmed alike before they are timed: one plain pass over the sampled queries (every
+// user), in process and on the fresh `serve` (its first passes load each user's vectors, fill SQLite's
+// page cache and the stems cache, compile: ~40% more CPU a request than later, which the in-process
+// side, having seeded the file, never pays); the cluster over 16 connections, so that every HTTP process
+// is warm, not only the one a single connection reaches. Requests go over one keep-alive node:http
+// connection (fetch's own CPU, ~2-4 ms a request here, is the client's, not the service's). Beside the
+// wall times: CPU per request of each serve process from /proc (it hardly moves with the machine's load)
+// against the in-process CPU per retrieve.
 // Takes: --quick (the corpus as is only, fewer queries). Adds rows to the report.
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { Agent, request } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { contentHash } from '../../src/domain/hash.js';
@@ -20,6 +29,7 @@ import type { RecordFilterInput } from '../../src/domain/filters.js';
 import type { Turn } from '../../src/domain/turn.js';
 import { ftsMatchExpression } from '../../src/retrieval/query-terms.js';
 import { readLocomo } from '../../eval/locomo/dataset.js';
+import { childrenOf, processCpuSeconds } from '../proc-cpu.js';
 import { percentile, type Report, type Section } from '../report.js';
 import { sqliteOf } from '../sqlite.js';
 import { benchServices, cannon, KEY, seedSessions, startCluster } from './http.js';
@@ -151,15 +161,33 @@ async function timed(n: number, one: (i: number) => Promise<unknown> | unknown):
   return { p50: percentile(ms, 50), p99: percentile(ms, 99) };
 }
 
-async function post(port: number, body: unknown): Promise<void> {
-  const res = await fetch(`http://127.0.0.1:${port}/memory/retrieve`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json', authorization: `Bearer ${KEY}` },
-    body: JSON.stringify(body),
+/** one keep-alive connection: the one-at-a-time requests reuse it, as a chat backend's client would */
+const agent = new Agent({ keepAlive: true, maxSockets: 1 });
+
+/** POST /memory/retrieve over node:http (see the header: fetch's CPU is left out of the service's figures) */
+function post(port: number, body: unknown): Promise<void> {
+  const data = JSON.stringify(body);
+  return new Promise((resolve, reject) => {
+    const req = request(
+      { host: '127.0.0.1', port, path: '/memory/retrieve', method: 'POST', agent, headers: { 'content-type': 'application/json', authorization: `Bearer ${KEY}`, 'content-length': Buffer.byteLength(data) } },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('end', () => (res.statusCode === 200 ? resolve() : reject(new Error(`POST /memory/retrieve answered ${res.statusCode}: ${Buffer.concat(chunks).toString().slice(0, 300)}`))));
+        res.on('error', reject);
+      },
+    );
+    req.on('error', reject);
+    req.end(data);
   });
-  if (res.status !== 200) throw new Error(`POST /memory/retrieve answered ${res.status}: ${(await res.text()).slice(0, 300)}`);
-  await res.arrayBuffer();
 }
+
+/** CPU ms (utime + stime, every thread) of each pid */
+const cpuMsOf = (pids: readonly number[]) => pids.map((p) => (processCpuSeconds(p) ?? NaN) * 1000);
+const ownCpuMs = () => {
+  const u = process.cpuUsage();
+  return (u.user + u.system) / 1000;
+};
 
 async function stop(proc: import('node:child_process').ChildProcess): Promise<void> {
   const stopped = new Promise<void>((r) => proc.once('exit', () => r()));
@@ -167,7 +195,7 @@ async function stop(proc: import('node:child_process').ChildProcess): Promise<vo
   await stopped;
 }
 
-async function measure(report: Report, label: string, corpus: Corpus, queriesPerKind: number, seconds: number): Promise<void> {
+async function measure(report: Report, label: string, corpus: Corpus, queriesPerKind: number, seconds: number, quick: boolean): Promise<void> {
   const dir = mkdtempSync(join(tmpdir(), 'nc-bench-realtext-'));
   try {
     const { services, memory } = await benchServices(dir);
@@ -177,10 +205,12 @@ async function measure(report: Report, label: string, corpus: Corpus, queriesPer
     const users = new Set(corpus.sessions.map((s) => s.user)).size;
     process.stdout.write(`${label}: seeded ${turns} turns of ${users} users in ${((performance.now() - t0) / 1000).toFixed(1)} s\n`);
     const qs = sample(corpus.queries, queriesPerKind);
-    for (const q of qs.slice(0, 20)) await memory.retrieve(bodyOf(q, 'plain')); // warm-up
+    for (const q of qs) await memory.retrieve(bodyOf(q, 'plain')); // warm-up, as the server's below
 
     const inProcess: Record<string, { p50: number; p99: number }> = {};
+    const ipCpu0 = ownCpuMs();
     for (const kind of Object.keys(KINDS)) inProcess[kind] = await timed(qs.length, (i) => memory.retrieve(bodyOf(qs[i]!, kind)));
+    const ipCpu = (ownCpuMs() - ipCpu0) / (qs.length * Object.keys(KINDS).length);
     const db = sqliteOf(services).db;
     const fts = db.prepare('SELECT rowid, bm25(entries_fts) AS r FROM entries_fts WHERE entries_fts MATCH ? ORDER BY r LIMIT 8');
     const scan = db.prepare('SELECT content FROM entries WHERE user_id = ?').pluck();
@@ -198,9 +228,16 @@ async function measure(report: Report, label: string, corpus: Corpus, queriesPer
     // over HTTP, one request at a time, `serve` with one process
     const one = await startCluster(dir, 1);
     const http: Record<string, { p50: number; p99: number }> = {};
+    let serveCpu: number;
+    let clientCpu: number;
     try {
-      for (const q of qs.slice(0, 20)) await post(one.port, bodyOf(q, 'plain'));
+      for (const q of qs) await post(one.port, bodyOf(q, 'plain')); // warm-up, as in process above
+      const [s0] = cpuMsOf([one.proc.pid!]);
+      const c0 = ownCpuMs();
       for (const kind of Object.keys(KINDS)) http[kind] = await timed(qs.length, (i) => post(one.port, bodyOf(qs[i]!, kind)));
+      const n = qs.length * Object.keys(KINDS).length;
+      serveCpu = (cpuMsOf([one.proc.pid!])[0]! - s0!) / n;
+      clientCpu = (ownCpuMs() - c0) / n;
     } finally {
       await stop(one.proc);
     }
@@ -208,12 +245,22 @@ async function measure(report: Report, label: string, corpus: Corpus, queriesPer
     // every kind mixed, 16 connections, `serve --processes 2`
     const two = await startCluster(dir, 2);
     let rate: { rate: number; p50: number; p99: number; failures: number };
+    let clusterCpu: string;
     try {
       const bodies = qs.flatMap((q) => Object.keys(KINDS).map((kind) => JSON.stringify(bodyOf(q, kind))));
-      // warm-up, answered before the run starts: both processes' first searches load their indexes
-      for (const q of qs.slice(0, 20)) await post(two.port, bodyOf(q, 'plain'));
+      // warm-up over 16 connections, so that both HTTP processes answer some (one connection reaches
+      // one of them): each process's first passes load its indexes and caches
+      let w = 0;
+      await cannon(two.port, CONNECTIONS, quick ? 2 : 4, '/memory/retrieve', () => bodies[w++ % bodies.length]!);
+      const pids = [two.proc.pid!, ...childrenOf(two.proc.pid!)];
+      const s0 = cpuMsOf(pids);
+      const c0 = ownCpuMs();
       let k = 0;
       const r = await cannon(two.port, CONNECTIONS, seconds, '/memory/retrieve', () => bodies[k++ % bodies.length]!);
+      const s1 = cpuMsOf(pids);
+      const per = (ms: number) => (ms / Math.max(1, r['2xx'])).toFixed(2);
+      const cpu = pids.map((_, i) => s1[i]! - s0[i]!);
+      clusterCpu = `CPU per request: primary ${per(cpu[0]!)} ms, HTTP processes ${cpu.slice(1).map(per).join(' + ')} ms, autocannon ${per(ownCpuMs() - c0)} ms (cores busy: ${(cpu.reduce((a, b) => a + b, 0) / 1000 / r.duration).toFixed(2)} of serve, ${((ownCpuMs() - c0) / 1000 / r.duration).toFixed(2)} of autocannon)`;
       rate = { rate: r['2xx'] / r.duration, p50: r.latency.p50, p99: r.latency.p99, failures: r.non2xx + r.errors };
     } finally {
       await stop(two.proc);
@@ -236,7 +283,7 @@ async function measure(report: Report, label: string, corpus: Corpus, queriesPer
         ratio: bareFts.p50 / Math.max(h.p50, 0.001),
         target: kind === 'plain' ? 'p50 ≤ 10 ms, p99 ≤ 50 ms' : 'p50 ≤ 10 ms, p99 ≤ 50 ms, ≤ 1.5× plain',
         met,
-        note: `${data}; p99 ${h.p99.toFixed(1)} ms; ${kind === 'plain' ? '' : `×${ratio.toFixed(2)} plain; `}in process p50 ${ip.p50.toFixed(1)} ms, p99 ${ip.p99.toFixed(1)} ms; bare FTS5 p50 ${bareFts.p50.toFixed(2)} / p99 ${bareFts.p99.toFixed(2)} ms; bare scan of the user's rows p50 ${bareScan.p50.toFixed(2)} / p99 ${bareScan.p99.toFixed(2)} ms`,
+        note: `${data}; p99 ${h.p99.toFixed(1)} ms; ${kind === 'plain' ? `CPU per request, every kind: serve ${serveCpu.toFixed(2)} ms, in process ${ipCpu.toFixed(2)} ms a retrieve, the client ${clientCpu.toFixed(2)} ms; ` : `×${ratio.toFixed(2)} plain; `}in process p50 ${ip.p50.toFixed(1)} ms, p99 ${ip.p99.toFixed(1)} ms; bare FTS5 p50 ${bareFts.p50.toFixed(2)} / p99 ${bareFts.p99.toFixed(2)} ms; bare scan of the user's rows p50 ${bareScan.p50.toFixed(2)} / p99 ${bareScan.p99.toFixed(2)} ms`,
       });
     }
     report.add({
@@ -246,7 +293,7 @@ async function measure(report: Report, label: string, corpus: Corpus, queriesPer
       unit: 'req/s',
       target: '≥ 500 retrieves/s',
       met: rate.rate >= 500,
-      note: `${data}; every filter kind mixed, ${seconds} s; p50 ${rate.p50} ms, p99 ${rate.p99} ms${rate.failures ? `; ${rate.failures} non-2xx or errors` : ''}`,
+      note: `${data}; every filter kind mixed, ${seconds} s; p50 ${rate.p50} ms, p99 ${rate.p99} ms; ${clusterCpu}${rate.failures ? `; ${rate.failures} non-2xx or errors` : ''}`,
     });
   } finally {
     rmSync(dir, { recursive: true, force: true });
@@ -266,10 +313,10 @@ const section: Section = async (report: Report, { quick }) => {
   const corpus: Corpus = { sessions: [...realmem.sessions, ...locomo.sessions], queries: [...realmem.queries, ...locomo.queries] };
   const perKind = quick ? 60 : 200;
   const seconds = quick ? 4 : 8;
-  await measure(report, 'as is', corpus, perKind, seconds);
+  await measure(report, 'as is', corpus, perKind, seconds, quick);
   if (quick) return;
-  await measure(report, '100k turns, copies', scaled(corpus, SCALED_TURNS, false), perKind, seconds);
-  await measure(report, '100k turns, one user', scaled(corpus, SCALED_TURNS, true), perKind, seconds);
+  await measure(report, '100k turns, copies', scaled(corpus, SCALED_TURNS, false), perKind, seconds, quick);
+  await measure(report, '100k turns, one user', scaled(corpus, SCALED_TURNS, true), perKind, seconds, quick);
 };
 
 export default section;
