@@ -1,6 +1,7 @@
 import type { MemoryEntry } from '../../domain/entry.js';
 import { fingerprintOf, type ArchiveRun, type ArchiveStore, type RunOutcome, type RunTrigger, type SessionContents, type SessionRef } from '../../ports/archive-store.js';
 import type { Db } from './db.js';
+import { EntryRepeats } from './repeats.js';
 import { ARCHIVE_RUN_COLUMNS, rowToRun, type ArchiveRunRow } from './rows/archive-runs.js';
 import { ENTRY_COLUMNS, ENTRY_VALUES, entryParams, rowToEntry, type EntryRow } from './rows/entries.js';
 import { rowToTurn, TURN_COLUMNS, type TurnRow } from './rows/turns.js';
@@ -14,7 +15,10 @@ const PROTECTED = `(SELECT id FROM turns WHERE user_id = @user_id AND session_id
 export class SqliteArchiveStore implements ArchiveStore {
   private readonly s;
 
+  private readonly repeats: EntryRepeats;
+
   constructor(private readonly db: Db) {
+    this.repeats = new EntryRepeats(db);
     this.s = {
       candidates: db.prepare(
         `WITH activity AS (
@@ -111,7 +115,8 @@ export class SqliteArchiveStore implements ArchiveStore {
         if (expected.previous) this.s.deleteEntry.run(user, expected.previous.id);
 
         const final = archive;
-        this.s.insertEntry.run(entryParams(final));
+        const info = this.s.insertEntry.run(entryParams(final));
+        this.repeats.inserted(info.lastInsertRowid, final.content, final.name);
         const at = Date.now();
         for (const id of removed) if (id !== final.id) this.s.queueVectorDelete.run(user, id, at);
         return { archive: final, removed: [...removed] };

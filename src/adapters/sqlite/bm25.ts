@@ -1,5 +1,6 @@
 import type { Statement } from 'better-sqlite3';
 import type { Db } from './db.js';
+import { repeatCount } from './repeats.js';
 
 // BM25 over one user's entries with that user's statistics only. FTS5's bm25() takes the row count,
 // the average length and each word's document frequency from the whole table, so one tenant's scores
@@ -9,32 +10,27 @@ import type { Db } from './db.js';
 // the PostgreSQL store's (k1 1.2, b 0.75, idf ln(1 + (N − df + 0.5)/(df + 0.5)); a content hit
 // counts 1, a name hit 2), so both stores rank alike.
 //
-// A word's frequency in a row comes from FTS5's index, not from the row's text (highlight()
-// re-tokenised every matched row: tens of microseconds per long assistant turn, most of a real-text
-// query's time). bm25() of a one-word match is idf·tf(k1+1)/(tf+K) with K = k1(1−b+b·D/avgdl) from
-// table-wide inputs; the same with every weight doubled is idf·2tf(k1+1)/(2tf+K). Their ratio r gives
-// x = tf/K = (2−r)/(2(r−1)) whatever the idf, and K follows from the row's token count (the docsize
-// table) and the table's average (its averages record), read in the same snapshot: tf = x·K, a whole
-// number (weighted hits). Only the frequency is taken from bm25(); none of its table-wide statistics
-// reaches the score.
-//
-// Only for long rows (content of LONG_ROW_TOKENS tokens or more); a shorter row counts each word it
-// holds once, at its phrase's weight. bm25()'s first call in a statement counts every row of the table
-// holding each phrase of the match, the owner's too: a user holding 100k short rows paid ~5 ms per
-// query word for frequencies that are 1 in nearly every short row (templated retrieve, 100k turns of
-// one user: FTS CPU 8.3 → 4.5 ms a query). Measured with `npm run eval -- --all --no-ablation`:
-// generated 0.811 → 0.811, LoCoMo 0.751 → 0.753 / 0.752, RealMem 0.562 → 0.564; counting every row
-// once instead costs RealMem 0.03 (its long assistant replies repeat what they are about).
+// A word's frequency in a row: in a long row (LONG_ROW_TOKENS words or more) the count recorded in
+// `entry_repeats` at write time (src/adapters/sqlite/repeats.ts: words held more than once, by their
+// light stem), in any other row — or for a word the record does not hold — 1 (a speaker's word: its
+// weight). Not from FTS5: highlight() re-tokenised every matched row (tens of microseconds per long
+// reply), and bm25(), whose ratio at two weightings gave the frequency, counts each phrase's rows in the
+// whole table on its first call in a statement, so a tenant's query cost grew with every other
+// tenant's words. Measured with `npm run eval -- --all --no-ablation`: generated 0.811, LoCoMo 0.753 /
+// 0.752, RealMem 0.564 with FTS5's frequencies in long rows; 0.811, 0.753 / 0.752, 0.561 with the
+// recorded ones; without frequencies at all RealMem drops to 0.533 (its long replies repeat what they
+// are about).
 
 const K1 = 1.2;
 const B = 0.75;
 /** a participant's name weighs twice its content (as bm25(entries_fts, 1.0, 2.0, 0.0) weighed it) */
 export const NAME_WEIGHT = 2;
 
-/** one query word: its FTS5 phrase (already narrowed to a column where needed) and its weight */
+/** one query word: its FTS5 phrase (already narrowed to a column where needed), its weight and the key its count is recorded under (null: counted once) */
 export interface WeightedPhrase {
   match: string;
   weight: number;
+  key: string | null;
 }
 
 /** conditions over the joined `entries e` row, `AND …` (or ''), with their named parameters */
@@ -68,20 +64,8 @@ function varints(buf: Uint8Array): number[] {
   return out;
 }
 
-const sum = (xs: readonly number[]) => xs.reduce((a, b) => a + b, 0);
-
 /** the length of a row as BM25 normalises it: the UTF-8 bytes of its content and name (what text_stats sums) */
 const ROW_BYTES = "octet_length(e.content) + octet_length(coalesce(e.name, ''))";
-
-/** rows whose content holds this many tokens or more have their word frequencies counted (see the header) */
-export const LONG_ROW_TOKENS = 128;
-
-/**
- * `expr` for a row whose content holds LONG_ROW_TOKENS tokens or more, else 0: the first varint of its
- * FTS5 size record (the content column's token count) takes a second byte from 128 on, read without
- * decoding it
- */
-const ifLong = (expr: string) => `CASE WHEN hex(substr(d.sz, 1, 1)) >= '80' THEN ${expr} ELSE 0 END`;
 
 export class UserBm25 {
   private readonly stats: Statement;
@@ -118,7 +102,7 @@ export class UserBm25 {
     where: RowConditions,
     newest?: { rows: number; dfOf: (match: string) => number },
   ): Array<[number, number]> {
-    // one snapshot: the table's averages must be those bm25() read for each match (see the header)
+    // one snapshot: the user's statistics and matches of one state of the file
     return this.db.inTransaction ? this.scoreNow(userId, owner, phrases, where, newest) : this.db.transaction(() => this.scoreNow(userId, owner, phrases, where, newest)).deferred();
   }
 
@@ -132,9 +116,6 @@ export class UserBm25 {
     const { docs, bytes } = this.userStats(userId);
     if (docs === 0 || phrases.length === 0) return [];
     const avgdl = bytes / docs || 1;
-    const block = this.averages.get(AVERAGES_ID) as Uint8Array | undefined;
-    const [rows = 0, ...columns] = block ? varints(block) : [];
-    const tableAvgdl = rows > 0 ? sum(columns) / rows : 1;
     const st = this.statementsFor(where.sql);
     const narrowed = (m: string) => (owner ? `${owner} AND (${m})` : m);
     let floor = 0;
@@ -144,13 +125,13 @@ export class UserBm25 {
     }
     const scores = new Map<number, number>();
     for (const p of phrases) {
-      const hits = st.phrase.all({ ...where.params, match: narrowed(p.match), user_id: userId, floor }) as Array<[number, number, number, number, number, Uint8Array]>;
+      const hits = st.phrase.all({ ...where.params, match: narrowed(p.match), user_id: userId, floor }) as Array<[number, number, number, string | null]>;
       const df = newest ? newest.dfOf(p.match) : hits.length;
       if (df === 0) continue;
       const idf = Math.log(1 + (Math.max(docs, df) - df + 0.5) / (df + 0.5));
-      for (const [rowid, length, ok, single, double, size] of hits) {
+      for (const [rowid, length, ok, repeats] of hits) {
         if (!ok) continue;
-        const tf = frequency(single, double, size, tableAvgdl) ?? p.weight;
+        const tf = (p.key !== null ? repeatCount(repeats, p.key) : null) ?? p.weight;
         const s = (idf * tf * (K1 + 1)) / (tf + K1 * (1 - B + (B * length) / avgdl));
         scores.set(rowid, (scores.get(rowid) ?? 0) + s);
       }
@@ -169,8 +150,8 @@ export class UserBm25 {
         // for each match
         phrase: this.db
           .prepare(
-            `SELECT f.rowid, ${ROW_BYTES}, (1${conditions}), ${ifLong('bm25(entries_fts, 1.0, 2.0, 0.0)')}, ${ifLong('bm25(entries_fts, 2.0, 4.0, 0.0)')}, d.sz
-             FROM entries_fts f CROSS JOIN entries e NOT INDEXED ON e.rowid = f.rowid CROSS JOIN entries_fts_docsize d ON d.id = f.rowid
+            `SELECT f.rowid, ${ROW_BYTES}, (1${conditions}), r.repeats
+             FROM entries_fts f CROSS JOIN entries e NOT INDEXED ON e.rowid = f.rowid LEFT JOIN entry_repeats r ON r.rowid = f.rowid
              WHERE entries_fts MATCH @match AND e.user_id = @user_id AND f.rowid >= @floor`,
           )
           .raw(),
@@ -182,18 +163,4 @@ export class UserBm25 {
     }
     return st;
   }
-}
-
-/**
- * A word's weighted frequency in a row (content hits + 2 × name hits) from bm25() of its one-word
- * match at weights (1, 2) and (2, 4), the row's FTS5 sizes and the table's average length (see the
- * header); null when it cannot be read (a zero score).
- */
-function frequency(single: number, double: number, size: Uint8Array, avgdl: number): number | null {
-  if (single === 0) return null;
-  const r = double / single;
-  if (!(r > 1 && r < 2)) return null;
-  const k = K1 * (1 - B + (B * sum(varints(size))) / avgdl);
-  const tf = Math.round(((2 - r) / (2 * (r - 1))) * k);
-  return tf >= 1 ? tf : null;
 }

@@ -57,6 +57,7 @@ export function migrate(db: Db): number {
       const now = db.pragma('user_version', { simple: true }) as number;
       if (now >= m.version) return;
       db.exec(m.sql);
+      m.fill?.(db);
       db.pragma(`user_version = ${m.version}`);
     }).immediate();
   }

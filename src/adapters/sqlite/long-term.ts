@@ -6,6 +6,7 @@ import { atomically, type Db } from './db.js';
 import { filterSql } from './filter-sql.js';
 import { TextSearchThread } from './text-search-thread.js';
 import { NAME_WEIGHT, UserBm25, type RowConditions, type WeightedPhrase } from './bm25.js';
+import { EntryRepeats, repeatKey } from './repeats.js';
 import { TransactionBatcher } from './transaction-batcher.js';
 import { contentHash } from '../../domain/hash.js';
 import { ENTRY_COLUMNS as COLUMNS, ENTRY_VALUES, entryParams, rowToEntry, type EntryRow } from './rows/entries.js';
@@ -112,6 +113,7 @@ export class SqliteLongTermStore implements LongTermStore {
   private readonly dfCache = new Map<string, { n: number; until: number }>();
   private readonly filtered = new Map<string, Statement>();
   private readonly bm25: UserBm25;
+  private readonly repeats: EntryRepeats;
 
   constructor(
     private readonly db: Db,
@@ -123,6 +125,7 @@ export class SqliteLongTermStore implements LongTermStore {
     this.thread = threaded ? new TextSearchThread(db.name, async (u, q, o) => this.searchTextSync(u, q, o)) : null;
     this.threadFrom = options.threadFrom ?? COMMON_TERM_DOCS;
     this.bm25 = new UserBm25(db);
+    this.repeats = new EntryRepeats(db);
     this.s = {
       insert: db.prepare(
         `INSERT INTO entries (${COLUMNS}) VALUES (${ENTRY_VALUES}) ON CONFLICT DO NOTHING`,
@@ -178,7 +181,9 @@ export class SqliteLongTermStore implements LongTermStore {
 
   private insert(e: MemoryEntry): boolean {
     const info = this.s.insert.run(entryParams(e));
-    return info.changes > 0;
+    if (info.changes === 0) return false;
+    this.repeats.inserted(info.lastInsertRowid, e.content, e.name);
+    return true;
   }
 
   async get(userId: string, id: string): Promise<MemoryEntry | null> {
@@ -256,7 +261,7 @@ export class SqliteLongTermStore implements LongTermStore {
     speakers: ReadonlySet<string>,
   ): { owner: string | null; phrases: WeightedPhrase[]; newest?: { rows: number; dfOf: (match: string) => number } } {
     const phrases = queryTerms(query).map((t) =>
-      speakers.has(t) ? { match: `name : ${ftsString(t)}`, weight: NAME_WEIGHT } : { match: `{content name} : ${ftsString(t)}`, weight: 1 },
+      speakers.has(t) ? { match: `name : ${ftsString(t)}`, weight: NAME_WEIGHT, key: null } : { match: `{content name} : ${ftsString(t)}`, weight: 1, key: repeatKey(t) },
     );
     // a user holding half the table or more: the clause would narrow a match at most twofold, and
     // FTS5 walks its posting list, the user's whole share, for every word (100k turns of one user:
@@ -363,14 +368,19 @@ export class SqliteLongTermStore implements LongTermStore {
   }
 
   async update(userId: string, id: string, patch: EntryPatch): Promise<MemoryEntry | null> {
-    const info = this.s.update.run({
-      user_id: userId,
-      id,
-      content: patch.content ?? null,
-      content_hash: patch.content === undefined ? null : contentHash(patch.content),
-      importance: patch.importance ?? null,
-      pinned: patch.pinned === undefined ? null : patch.pinned ? 1 : 0,
-      updated_at: new Date().toISOString(),
+    // the update names the text, so its trigger drops the entry's repeats: recorded again with it
+    const info = atomically(this.db, () => {
+      const done = this.s.update.run({
+        user_id: userId,
+        id,
+        content: patch.content ?? null,
+        content_hash: patch.content === undefined ? null : contentHash(patch.content),
+        importance: patch.importance ?? null,
+        pinned: patch.pinned === undefined ? null : patch.pinned ? 1 : 0,
+        updated_at: new Date().toISOString(),
+      });
+      if (done.changes > 0) this.repeats.rewritten(userId, id);
+      return done;
     });
     return info.changes > 0 ? this.getSync(userId, id) : null;
   }

@@ -5,6 +5,7 @@ import type { DuplicateGroup, Found, InspectedTurn, MaintenanceStore, StoreRepor
 import type { Db } from './db.js';
 import { isBusy } from './errors.js';
 import { MIGRATIONS } from './migrations.js';
+import { EntryRepeats } from './repeats.js';
 import { rowToTurn, TURN_COLUMNS, type TurnRow } from './rows/turns.js';
 
 const SAMPLE = 5;
@@ -210,6 +211,7 @@ export class SqliteMaintenanceStore implements MaintenanceStore {
            WHERE user_id = ? AND id = ? AND kind = 'turn'`,
         )
         .run(new Date().toISOString(), userId, id);
+      new EntryRepeats(this.db).rewritten(userId, id);
       this.db.prepare('UPDATE turns SET embedded_with = NULL WHERE user_id = ? AND id = ?').run(userId, id);
     })();
   }

@@ -1,8 +1,12 @@
+import type { Database as Db } from 'better-sqlite3';
+import { fillRepeats } from './repeats.js';
+
 /**
  * Versioned schema migrations of the SQLite file, applied in order inside one transaction each;
  * `PRAGMA user_version` records the last one applied. Never edit a released migration: add one.
  */
-export const MIGRATIONS: ReadonlyArray<{ version: number; name: string; sql: string }> = [
+/** `fill` runs after `sql`, in the same transaction: what SQL alone cannot compute */
+export const MIGRATIONS: ReadonlyArray<{ version: number; name: string; sql: string; fill?: (db: Db) => void }> = [
   {
     version: 1,
     name: 'turn log, long-term entries with FTS5, embedded vectors',
@@ -406,5 +410,20 @@ export const MIGRATIONS: ReadonlyArray<{ version: number; name: string; sql: str
       -- process checks its short-term copies in scope against the turn log)
       ALTER TABLE erasures ADD COLUMN action TEXT NOT NULL DEFAULT 'erase' CHECK (action IN ('erase', 'settle'));
     `,
+  },
+  {
+    version: 11,
+    name: "the words a long entry repeats, for text search's word frequencies (src/adapters/sqlite/repeats.ts)",
+    sql: `
+      CREATE TABLE entry_repeats (rowid INTEGER PRIMARY KEY, repeats TEXT NOT NULL);
+      -- the store's write paths record an entry's repeats; a change of its text or its delete drops them
+      CREATE TRIGGER entry_repeats_ad AFTER DELETE ON entries BEGIN
+        DELETE FROM entry_repeats WHERE rowid = old.rowid;
+      END;
+      CREATE TRIGGER entry_repeats_au AFTER UPDATE OF content, name ON entries BEGIN
+        DELETE FROM entry_repeats WHERE rowid = old.rowid;
+      END;
+    `,
+    fill: fillRepeats,
   },
 ];

@@ -9,7 +9,7 @@ import { after, before, describe, it } from 'node:test';
 import { generateDataset } from '../../../eval/dataset.js';
 import { Rand } from '../../../eval/random.js';
 import { openDatabase } from '../../../src/adapters/sqlite/db.js';
-import { LONG_ROW_TOKENS } from '../../../src/adapters/sqlite/bm25.js';
+import { LONG_ROW_TOKENS } from '../../../src/adapters/sqlite/repeats.js';
 import { SqliteLongTermStore } from '../../../src/adapters/sqlite/long-term.js';
 import { PostgresLongTermStore } from '../../../src/adapters/postgres/long-term.js';
 import type { Postgres } from '../../../src/adapters/postgres/pool.js';

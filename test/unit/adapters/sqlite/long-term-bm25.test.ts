@@ -5,7 +5,7 @@ import type { MemoryEntry } from '../../../../src/domain/entry.js';
 import { contentHash } from '../../../../src/domain/hash.js';
 import { matchesFilter, RetrieveFiltersSchema, type RecordFilter } from '../../../../src/domain/filters.js';
 import { openDatabase } from '../../../../src/adapters/sqlite/db.js';
-import { LONG_ROW_TOKENS } from '../../../../src/adapters/sqlite/bm25.js';
+import { LONG_ROW_TOKENS } from '../../../../src/adapters/sqlite/repeats.js';
 import { SqliteLongTermStore } from '../../../../src/adapters/sqlite/long-term.js';
 import { mulberry32 } from '../../../fixtures/random.js';
 import { tmpDir } from '../../../helpers/tmp.js';

@@ -1,0 +1,80 @@
+import type { Database as Db, Statement } from 'better-sqlite3';
+import { stem, words } from '../../retrieval/query-terms.js';
+
+// The words a long entry holds more than once, kept beside it (`entry_repeats`, keyed by the entry's
+// rowid) so that text search reads a word's frequency in a row from one short record instead of from
+// FTS5's bm25(), whose first call in a statement counts the word's rows in the whole table — every
+// tenant's (src/adapters/sqlite/bm25.ts). Written by the store's write paths; triggers on `entries`
+// drop a row's record when its text changes or it is deleted, so a stale record never outlives the
+// text it was counted from. An entry without a record counts each word it holds once.
+
+/** an entry whose content holds this many words or more has its repeated words recorded */
+export const LONG_ROW_TOKENS = 128;
+/** a name's word weighs twice a content word (as the store's BM25 weighs a name hit) */
+const NAME_WEIGHT = 2;
+
+/** The key a word's count is recorded under: its light stem (query-terms' `stem`). */
+export const repeatKey = (word: string): string => stem(word);
+
+/**
+ * " key:count key:count " for the words a long entry holds more than once (content hits + twice its
+ * name hits), null for a short entry or one that repeats nothing
+ */
+export function repeatsOf(content: string, name: string | null): string | null {
+  const inContent = words(content);
+  if (inContent.length < LONG_ROW_TOKENS) return null;
+  const counts = new Map<string, number>();
+  for (const w of inContent) {
+    const k = repeatKey(w);
+    counts.set(k, (counts.get(k) ?? 0) + 1);
+  }
+  for (const w of words(name ?? '')) {
+    const k = repeatKey(w);
+    counts.set(k, (counts.get(k) ?? 0) + NAME_WEIGHT);
+  }
+  let out = ' ';
+  for (const [k, n] of counts) if (n > 1) out += `${k}:${n} `;
+  return out.length > 1 ? out : null;
+}
+
+/** A word's recorded count in a row's record (`repeatsOf`), or null when it is not recorded there. */
+export function repeatCount(record: string | null, key: string): number | null {
+  if (record === null) return null;
+  const at = record.indexOf(` ${key}:`);
+  return at < 0 ? null : Number.parseInt(record.slice(at + key.length + 2), 10);
+}
+
+/** Records entries' repeated words after the store wrote their text. */
+export class EntryRepeats {
+  private readonly put: Statement;
+  private readonly textOf: Statement;
+
+  constructor(db: Db) {
+    this.put = db.prepare('INSERT OR REPLACE INTO entry_repeats (rowid, repeats) VALUES (?, ?)');
+    this.textOf = db.prepare('SELECT rowid, content, name FROM entries WHERE user_id = ? AND id = ?').raw();
+  }
+
+  /** after an insert of the entry at `rowid` */
+  inserted(rowid: number | bigint, content: string, name: string | null): void {
+    const r = repeatsOf(content, name);
+    if (r !== null) this.put.run(rowid, r);
+  }
+
+  /** after an update that may have changed an entry's text (the trigger dropped its old record) */
+  rewritten(userId: string, id: string): void {
+    const row = this.textOf.get(userId, id) as [number, string, string | null] | undefined;
+    if (row) this.inserted(row[0], row[1], row[2]);
+  }
+}
+
+/** Fills the records of every entry written before the table existed (migration 11). */
+export function fillRepeats(db: Db): void {
+  const repeats = new EntryRepeats(db);
+  const page = db.prepare('SELECT rowid, content, name FROM entries WHERE rowid > ? ORDER BY rowid LIMIT 1000').raw();
+  for (let after = 0; ; ) {
+    const rows = page.all(after) as Array<[number, string, string | null]>;
+    if (rows.length === 0) return;
+    for (const [rowid, content, name] of rows) repeats.inserted(rowid, content, name);
+    after = rows.at(-1)![0];
+  }
+}
