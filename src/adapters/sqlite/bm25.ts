@@ -23,8 +23,6 @@ import { repeatCount } from './repeats.js';
 
 const K1 = 1.2;
 const B = 0.75;
-/** a participant's name weighs twice its content (as bm25(entries_fts, 1.0, 2.0, 0.0) weighed it) */
-export const NAME_WEIGHT = 2;
 
 /** one query word: its FTS5 phrase (already narrowed to a column where needed), its weight and the key its count is recorded under (null: counted once) */
 export interface WeightedPhrase {

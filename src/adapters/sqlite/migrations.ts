@@ -3,9 +3,9 @@ import { fillRepeats } from './repeats.js';
 
 /**
  * Versioned schema migrations of the SQLite file, applied in order inside one transaction each;
- * `PRAGMA user_version` records the last one applied. Never edit a released migration: add one.
+ * `PRAGMA user_version` records the last one applied. Never edit a released migration: add one. A
+ * migration's `fill` runs after its `sql`, in the same transaction: what SQL alone cannot compute.
  */
-/** `fill` runs after `sql`, in the same transaction: what SQL alone cannot compute */
 export const MIGRATIONS: ReadonlyArray<{ version: number; name: string; sql: string; fill?: (db: Db) => void }> = [
   {
     version: 1,

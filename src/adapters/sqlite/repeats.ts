@@ -10,8 +10,8 @@ import { stem, words } from '../../retrieval/query-terms.js';
 
 /** an entry whose content holds this many words or more has its repeated words recorded */
 export const LONG_ROW_TOKENS = 128;
-/** a name's word weighs twice a content word (as the store's BM25 weighs a name hit) */
-const NAME_WEIGHT = 2;
+/** a participant's name weighs twice its content in the store's BM25: a name hit counts 2 */
+export const NAME_WEIGHT = 2;
 
 /** The key a word's count is recorded under: its light stem (query-terms' `stem`). */
 export const repeatKey = (word: string): string => stem(word);
