@@ -104,6 +104,30 @@ describe("long-term text search: BM25 over the user's own entries", () => {
     }
   });
 
+  it('narrows by every word of the id when none of them is rare, scoring the same', async () => {
+    const db = openDatabase(join(tmpDir(), 'bm25-common-ids.db'));
+    try {
+      const store = new SqliteLongTermStore(db, undefined, { textSearchThread: false });
+      const rnd = mulberry32(5);
+      // every word of every id is in 2,000 rows or more (COMMON_TERM_DOCS)
+      const users = ['x-1', 'x-2', 'y-1', 'y-2'];
+      const entries: MemoryEntry[] = Array.from({ length: 4400 }, (_, i) => {
+        const content = Array.from({ length: 1 + Math.floor(rnd() * 8) }, () => WORDS[Math.floor(rnd() * WORDS.length)]!).join(' ');
+        const at = new Date(Date.UTC(2024, 0, 1) + i * 60_000).toISOString();
+        return { id: `c${i}`, user_id: users[i % 4]!, session_id: 's', role: 'user', name: null, kind: 'turn', content, content_hash: contentHash(`${i} ${content}`), importance: 0.5, pinned: false, metadata: null, covers: null, created_at: at, updated_at: at };
+      });
+      store.upsertSync(entries);
+      const ownerOf = (u: string) => (store as unknown as { matchFor(u: string, q: string, s: ReadonlySet<string>): { owner: string | null } }).matchFor(u, 'ramen', new Set()).owner;
+      assert.equal(ownerOf('x-1'), '(user_id : "x" AND user_id : "1")');
+      for (const words of [['harbour'], ['ramen', 'violin'], ['puppy', 'garden', 'dock']]) {
+        const got = (await store.searchText('x-1', words.join(' '), { limit: 8 })).map((h) => [h.entry.id, h.bm25.toFixed(9)]);
+        assert.deepEqual(got, reference(entries, 'x-1', words, new Set()).slice(0, 8).map(([id, x]) => [id, x.toFixed(9)]), words.join(' '));
+      }
+    } finally {
+      db.close();
+    }
+  });
+
   it('matches without the owner clause for a user holding half the table or more, scoring the same', async () => {
     const db = openDatabase(join(tmpDir(), 'bm25-most.db'));
     try {
