@@ -426,4 +426,15 @@ export const MIGRATIONS: ReadonlyArray<{ version: number; name: string; sql: str
     `,
     fill: fillRepeats,
   },
+  {
+    version: 12,
+    name: "the embedded vector index's filter columns in an index of their own",
+    sql: `
+      -- a filtered semantic search lists the user's vectors its filter allows: from this index alone,
+      -- not from the rows, each of which holds a vector and a text (100k real turns of one user: every
+      -- filtered retrieve read them all)
+      CREATE INDEX vectors_filter ON vectors (embedder, user_id, session_id, role, kind, created_at, metadata);
+      DROP INDEX vectors_embedder_user;
+    `,
+  },
 ];

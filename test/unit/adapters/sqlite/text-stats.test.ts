@@ -39,7 +39,7 @@ describe('SQLite text_stats', () => {
     let db = openDatabase(path);
     await new SqliteLongTermStore(db, undefined, { textSearchThread: false }).upsert([entry('ann', 1, 'one two'), entry('bob', 2, 'three', 'Bob'), entry('ann', 3, 'four')]);
     // the file as version 8 left it: no table, no triggers (and none of the later migrations' changes)
-    db.exec('DROP TRIGGER entries_stats_ai; DROP TRIGGER entries_stats_ad; DROP TRIGGER entries_stats_au; DROP TABLE text_stats; ALTER TABLE erasures DROP COLUMN action; DROP TRIGGER entry_repeats_ad; DROP TRIGGER entry_repeats_au; DROP TABLE entry_repeats; PRAGMA user_version = 8');
+    db.exec('DROP TRIGGER entries_stats_ai; DROP TRIGGER entries_stats_ad; DROP TRIGGER entries_stats_au; DROP TABLE text_stats; ALTER TABLE erasures DROP COLUMN action; DROP TRIGGER entry_repeats_ad; DROP TRIGGER entry_repeats_au; DROP TABLE entry_repeats; DROP INDEX vectors_filter; CREATE INDEX vectors_embedder_user ON vectors (embedder, user_id); PRAGMA user_version = 8');
     db.close();
     db = openDatabase(path);
     assert.equal(db.pragma('user_version', { simple: true }), MIGRATIONS.at(-1)!.version);
