@@ -104,52 +104,40 @@ describe("long-term text search: BM25 over the user's own entries", () => {
     }
   });
 
-  it('narrows by every word of the id when none of them is rare, scoring the same', async () => {
-    const db = openDatabase(join(tmpDir(), 'bm25-common-ids.db'));
+  /**
+   * `n` entries of a few random WORDS, the i-th held by userOf(i), in a store of their own; each of
+   * `queries` searched for `user` scores as the reference does. Returns the store's owner clause for `user`.
+   */
+  async function scoresAsReference(file: string, n: number, userOf: (i: number) => string, user: string): Promise<string | null> {
+    const db = openDatabase(join(tmpDir(), file));
     try {
       const store = new SqliteLongTermStore(db, undefined, { textSearchThread: false });
-      const rnd = mulberry32(5);
-      // every word of every id is in 2,000 rows or more (COMMON_TERM_DOCS)
-      const users = ['x-1', 'x-2', 'y-1', 'y-2'];
-      const entries: MemoryEntry[] = Array.from({ length: 4400 }, (_, i) => {
+      const rnd = mulberry32(n);
+      const entries: MemoryEntry[] = Array.from({ length: n }, (_, i) => {
         const content = Array.from({ length: 1 + Math.floor(rnd() * 8) }, () => WORDS[Math.floor(rnd() * WORDS.length)]!).join(' ');
         const at = new Date(Date.UTC(2024, 0, 1) + i * 60_000).toISOString();
-        return { id: `c${i}`, user_id: users[i % 4]!, session_id: 's', role: 'user', name: null, kind: 'turn', content, content_hash: contentHash(`${i} ${content}`), importance: 0.5, pinned: false, metadata: null, covers: null, created_at: at, updated_at: at };
+        return { id: `c${i}`, user_id: userOf(i), session_id: 's', role: 'user', name: null, kind: 'turn', content, content_hash: contentHash(`${i} ${content}`), importance: 0.5, pinned: false, metadata: null, covers: null, created_at: at, updated_at: at };
       });
       store.upsertSync(entries);
-      const ownerOf = (u: string) => (store as unknown as { matchFor(u: string, q: string, s: ReadonlySet<string>): { owner: string | null } }).matchFor(u, 'ramen', new Set()).owner;
-      assert.equal(ownerOf('x-1'), '(user_id : "x" AND user_id : "1")');
       for (const words of [['harbour'], ['ramen', 'violin'], ['puppy', 'garden', 'dock']]) {
-        const got = (await store.searchText('x-1', words.join(' '), { limit: 8 })).map((h) => [h.entry.id, h.bm25.toFixed(9)]);
-        assert.deepEqual(got, reference(entries, 'x-1', words, new Set()).slice(0, 8).map(([id, x]) => [id, x.toFixed(9)]), words.join(' '));
+        const got = (await store.searchText(user, words.join(' '), { limit: 8 })).map((h) => [h.entry.id, h.bm25.toFixed(9)]);
+        assert.deepEqual(got, reference(entries, user, words, new Set()).slice(0, 8).map(([id, x]) => [id, x.toFixed(9)]), `${user}: ${words.join(' ')}`);
       }
+      return (store as unknown as { matchFor(u: string, q: string, s: ReadonlySet<string>): { owner: string | null } }).matchFor(user, 'ramen', new Set()).owner;
     } finally {
       db.close();
     }
+  }
+
+  it('narrows by every word of the id when none of them is rare, scoring the same', async () => {
+    // every word of every id is in 2,000 rows or more (COMMON_TERM_DOCS)
+    const users = ['x-1', 'x-2', 'y-1', 'y-2'];
+    assert.equal(await scoresAsReference('bm25-common-ids.db', 4400, (i) => users[i % 4]!, 'x-1'), '(user_id : "x" AND user_id : "1")');
   });
 
   it('matches without the owner clause for a user holding half the table or more, scoring the same', async () => {
-    const db = openDatabase(join(tmpDir(), 'bm25-most.db'));
-    try {
-      const store = new SqliteLongTermStore(db, undefined, { textSearchThread: false });
-      const rnd = mulberry32(3);
-      const entries: MemoryEntry[] = Array.from({ length: 400 }, (_, i) => {
-        const content = Array.from({ length: 1 + Math.floor(rnd() * 10) }, () => WORDS[Math.floor(rnd() * WORDS.length)]!).join(' ');
-        const at = new Date(Date.UTC(2024, 0, 1) + i * 60_000).toISOString();
-        return { id: `m${i}`, user_id: i % 4 === 0 ? 'user-few' : 'user-most', session_id: 's', role: 'user', name: null, kind: 'turn', content, content_hash: contentHash(`${i} ${content}`), importance: 0.5, pinned: false, metadata: null, covers: null, created_at: at, updated_at: at };
-      });
-      store.upsertSync(entries);
-      const ownerOf = (u: string) => (store as unknown as { matchFor(u: string, q: string, s: ReadonlySet<string>): { owner: string | null } }).matchFor(u, 'ramen', new Set()).owner;
-      assert.equal(ownerOf('user-most'), null, 'three rows of four: no narrowing clause');
-      assert.equal(ownerOf('user-few'), 'user_id : "few"');
-      for (const user of ['user-most', 'user-few']) {
-        for (const words of [['harbour'], ['ramen', 'violin'], ['puppy', 'garden', 'dock']]) {
-          const got = (await store.searchText(user, words.join(' '), { limit: 8 })).map((h) => [h.entry.id, h.bm25.toFixed(9)]);
-          assert.deepEqual(got, reference(entries, user, words, new Set()).slice(0, 8).map(([id, x]) => [id, x.toFixed(9)]), `${user}: ${words.join(' ')}`);
-        }
-      }
-    } finally {
-      db.close();
-    }
+    const userOf = (i: number) => (i % 4 === 0 ? 'user-few' : 'user-most');
+    assert.equal(await scoresAsReference('bm25-most.db', 400, userOf, 'user-most'), null, 'three rows of four: no narrowing clause');
+    assert.equal(await scoresAsReference('bm25-few.db', 400, userOf, 'user-few'), 'user_id : "few"');
   });
 });
