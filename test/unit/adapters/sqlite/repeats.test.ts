@@ -72,7 +72,7 @@ describe('SQLite entry_repeats', () => {
     const entries = [entry('ann', 1, `otter otter otter ${FILLER}`), entry('ann', 2, `one otter ${FILLER}`), entry('ann', 3, 'a short note')];
     await new SqliteLongTermStore(db, undefined, { textSearchThread: false }).upsert(entries);
     const want = ids(await new SqliteLongTermStore(db, undefined, { textSearchThread: false }).searchText('ann', 'otter', { limit: 5 }));
-    assert.deepEqual(want, ['e1', 'e2'], 'more hits of the word first, at equal length');
+    assert.deepEqual(want, ['e1', 'e2'], 'more hits of the word first, though its text is longer');
     db.exec('DROP TRIGGER entry_repeats_ad; DROP TRIGGER entry_repeats_au; DROP TABLE entry_repeats; DROP INDEX vectors_filter; CREATE INDEX vectors_embedder_user ON vectors (embedder, user_id); PRAGMA user_version = 10');
     db.close();
     db = openDatabase(path);
