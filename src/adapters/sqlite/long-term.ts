@@ -373,7 +373,7 @@ export class SqliteLongTermStore implements LongTermStore {
   }
 
   async update(userId: string, id: string, patch: EntryPatch): Promise<MemoryEntry | null> {
-    // the update names the text, so its trigger drops the entry's repeats: recorded again with it
+    // a new text drops the entry's repeats (its trigger): recorded again with it
     const info = atomically(this.db, () => {
       const done = this.s.update.run({
         user_id: userId,
@@ -384,7 +384,7 @@ export class SqliteLongTermStore implements LongTermStore {
         pinned: patch.pinned === undefined ? null : patch.pinned ? 1 : 0,
         updated_at: new Date().toISOString(),
       });
-      if (done.changes > 0) this.repeats.rewritten(userId, id);
+      if (done.changes > 0 && patch.content !== undefined) this.repeats.rewritten(userId, id);
       return done;
     });
     return info.changes > 0 ? this.getSync(userId, id) : null;

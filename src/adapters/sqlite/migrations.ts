@@ -420,7 +420,8 @@ export const MIGRATIONS: ReadonlyArray<{ version: number; name: string; sql: str
       CREATE TRIGGER entry_repeats_ad AFTER DELETE ON entries BEGIN
         DELETE FROM entry_repeats WHERE rowid = old.rowid;
       END;
-      CREATE TRIGGER entry_repeats_au AFTER UPDATE OF content, name ON entries BEGIN
+      CREATE TRIGGER entry_repeats_au AFTER UPDATE OF content, name ON entries
+        WHEN old.content IS NOT new.content OR old.name IS NOT new.name BEGIN
         DELETE FROM entry_repeats WHERE rowid = old.rowid;
       END;
     `,

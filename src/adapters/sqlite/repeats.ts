@@ -60,7 +60,7 @@ export class EntryRepeats {
     if (r !== null) this.put.run(rowid, r);
   }
 
-  /** after an update that may have changed an entry's text (the trigger dropped its old record) */
+  /** after an update of an entry's text (a changed text's trigger dropped its old record) */
   rewritten(userId: string, id: string): void {
     const row = this.textOf.get(userId, id) as [number, string, string | null] | undefined;
     if (row) this.inserted(row[0], row[1], row[2]);
