@@ -245,11 +245,6 @@ function overlapList(merged: ReadonlyMap<string, { c: Candidate; ranks: Partial<
   return counted.sort((a, b) => b.n - a.n || a.best - b.best).map((x) => x.hash);
 }
 
-/**
- * Adds the neighbouring turns of hits as context (an assistant's question and the user's answer belong
- * together): a neighbour gets CONTEXT_SHARE of its hit's relevance, or keeps its own when that is
- * higher, and is reported under its hit's tier with `context_of` naming the hit.
- */
 /** a turn added beside a hit, with the share of the hit's relevance it gets */
 export interface ContextAddition {
   parent: Scored;
@@ -257,12 +252,24 @@ export interface ContextAddition {
   share: number;
 }
 
+/**
+ * Adds the neighbouring turns of hits as context (an assistant's question and the user's answer belong
+ * together): a neighbour gets CONTEXT_SHARE of its hit's relevance, or keeps its own when that is
+ * higher, and is reported under its hit's tier with `context_of` naming the hit. A long neighbour
+ * (more than SHORT_TURN_WORDS content words) is added only when a list found it itself: on RealMem dev
+ * the long replies beside short hits that matched nothing took the places of other sessions' turns
+ * (session R@8 +0.010 without them; LoCoMo, whose turns are short, −0.002).
+ */
 export function addContext(scored: readonly Scored[], additions: readonly ContextAddition[], o: RankOptions): Scored[] {
   const sig = o.signals ?? ALL_SIGNALS;
   const byHash = new Map(scored.map((s) => [s.candidate.content_hash, s]));
   for (const { parent, turn, share } of additions) {
     const relevance = share * parent.relevance;
     const existing = byHash.get(turn.content_hash);
+    // a long turn that no list ranked among its candidates matched the query poorly though its length
+    // gave it every chance: it is about something else, whatever stands next to it. A short one
+    // ("Luna and Oliver!") cannot be expected to repeat the question's words
+    if (!existing && !isShort(turn.content)) continue;
     if (existing) {
       if (relevance > existing.relevance) rescore(Object.assign(existing, { relevance, contextOf: parent.candidate.id, answers: share >= CONTEXT_SHARE }), sig);
       continue;

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { ExplainSchema, type RetrievalResult } from '../../../src/domain/entry.js';
-import { ALL_SIGNALS, BRIEF_FLOOR, BRIEF_WORDS, CONTEXT_SHARE, NEIGHBOUR_SHARE, OTHER_SPEAKER_SHARE, QUESTION_SHARE, RECENCY_HALF_LIFE_DAYS, RRF_K, WEIGHTS, addContext, asksOnly, finalize, fuse, scoreCandidates, substance, type Candidate } from '../../../src/retrieval/rank.js';
+import { ALL_SIGNALS, BRIEF_FLOOR, BRIEF_WORDS, CONTEXT_SHARE, NEIGHBOUR_SHARE, OTHER_SPEAKER_SHARE, QUESTION_SHARE, RECENCY_HALF_LIFE_DAYS, RRF_K, WEIGHTS, addContext, asksOnly, finalize, fuse, isShort, scoreCandidates, substance, type Candidate } from '../../../src/retrieval/rank.js';
 import { parseTimeRange } from '../../../src/retrieval/time-range.js';
 
 const NOW = Date.parse('2025-06-20T12:00:00.000Z');
@@ -197,6 +197,20 @@ describe('neighbouring turns as context', () => {
     const rest = cand('At night we watched the meteor shower and counted shooting stars until midnight', { id: 'rest' });
     const ids = finalize(addContext(scored, [{ parent: best, turn: rest, share: NEIGHBOUR_SHARE }], options), options).map((r) => r.id);
     assert.ok(ids.indexOf('rest') < ids.indexOf('single'), ids.join(', '));
+  });
+
+  it('adds a long neighbour only when it matched the query itself: one that shares nothing with it is about something else', () => {
+    const options = { topK: 8, now: NOW, terms: ['budget'] };
+    const question = cand('Can you help me with my budget?', { id: 'q' });
+    const matched = cand('Here is your budget: rent first, then groceries, transport, phone, internet, insurance, gym membership, streaming services, gifts, clothing, haircuts, pet food, vet visits, car repairs, parking, fuel, coffee, lunches, dinners out, holidays, concerts, books, hobbies, charity, an emergency fund, a pension, and a little savings pot for whatever comes up.', { id: 'matched', role: 'assistant', name: null });
+    const scored = scoreCandidates({ long_term: [question, matched] }, options);
+    const hit = scored.find((s) => s.candidate.id === 'q')!;
+    const unmatched = cand('Sure. Tomorrow morning we start early: stretching, breakfast with oats and berries, a brisk walk around the park, then emails, calls, the quarterly report, lunch with colleagues, a design review, code reviews, planning poker, tea, a short nap, groceries, cooking dinner, reading novels, journaling, meditation, and sleeping before eleven.', { id: 'unmatched', role: 'assistant', name: null });
+    assert.ok(!isShort(unmatched.content) && !isShort(matched.content));
+    const ids = addContext(scored, [{ parent: hit, turn: unmatched, share: CONTEXT_SHARE }, { parent: hit, turn: { ...matched }, share: CONTEXT_SHARE }], options).map((s) => s.candidate.id);
+    assert.ok(!ids.includes('unmatched'), ids.join(', '));
+    assert.ok(ids.includes('matched'));
+    // a short answer ("dr okafor") shares no word with its question and is still added (the first case)
   });
 
   it('keeps a neighbour\'s own relevance when it is higher, and never duplicates it', () => {
