@@ -6,7 +6,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { readRealmem } from '../../../eval/realmem/dataset.js';
-import { BM25, COMBINED, runRealmem, scoreSessions } from '../../../eval/realmem/run.js';
+import { BM25, BM25_OWN, COMBINED, runRealmem, scoreSessions } from '../../../eval/realmem/run.js';
 import { tmpDir } from '../../helpers/tmp.js';
 
 const session = (uuid: string, date: string, turns: unknown[]) => ({ session_identifier: uuid, session_uuid: uuid, current_time: date, dialogue_turns: turns, extracted_memory: [{ content: { not: 'read' } }] });
@@ -76,7 +76,7 @@ describe('RealMem run', () => {
     const dir = writePersona();
     await runRealmem(dir, { out: dir, ablation: true, signals: ['long_term'] });
     const out = JSON.parse(readFileSync(join(dir, 'realmem.json'), 'utf8'));
-    for (const name of [COMBINED, BM25]) {
+    for (const name of [COMBINED, BM25, BM25_OWN]) {
       assert.equal(out.systems[name].overall.n, 1, name);
       assert.equal(out.systems[name].categories['Dynamic Incremental'].n, 1, name);
     }
