@@ -17,9 +17,9 @@ const CandidateSchema = VectorPayloadSchema.extend({
 export type Candidate = z.infer<typeof CandidateSchema>;
 
 /** The ranked lists fusion reads: one per tier, and the long-term entries of the period a time question names. */
-export type ListName = Tier | 'period' | 'overlap';
-/** the lists the tiers give (overlap is derived from them) */
-export type RankedLists = Partial<Record<Exclude<ListName, 'overlap'>, readonly Candidate[]>>;
+export type ListName = Tier | 'period' | 'overlap' | 'session';
+/** the lists the tiers give (overlap and session are derived from them) */
+export type RankedLists = Partial<Record<Exclude<ListName, 'overlap' | 'session'>, readonly Candidate[]>>;
 
 /**
  * Reciprocal-rank-fusion constant. Small, not the usual 60 (which was made for merging many long web
@@ -34,7 +34,7 @@ export const RRF_K = 5;
  * candidates of every list ordered by how many of the query's words they hold) rewards a memory that
  * answers the whole question over one that repeats its rarest word.
  */
-export const LIST_WEIGHTS: Record<ListName, number> = { short_term: 1, semantic: 1, long_term: 1, period: 1, overlap: 1 };
+export const LIST_WEIGHTS: Record<ListName, number> = { short_term: 1, semantic: 1, long_term: 1, period: 1, overlap: 1, session: 1 };
 /**
  * A lexical embedder (`hash`) matches words, not meanings: its list repeats what BM25 already says,
  * less precisely (no word weights), so it counts half.
@@ -93,10 +93,20 @@ export const SHORT_TURN_WORDS = 30;
 export const SUPERSEDE_MARGIN = 0.2;
 
 /**
+ * A query of this many distinct content words or more is a message about a topic ("Regarding the
+ * business processes we discussed last time, I've thought about it more…"), not a question about one
+ * fact: no single turn is expected to hold all its words, the conversation it refers back to does.
+ * For such a query the `session` list ranks sessions by how many of its words their candidates hold
+ * together, each by its candidate holding most. Questions stay below it (LoCoMo dev: 10 content words
+ * at p99) and chat messages mostly above (RealMem dev: 10 at p10, 19 at the median).
+ */
+export const MESSAGE_WORDS = 12;
+
+/**
  * The signals of a retrieval pass, each of which can be switched off (the evaluation's ablation table
  * turns them off one at a time to show what each earns on real conversations). All on in production.
  */
-export const SIGNALS = ['short_term', 'semantic', 'long_term', 'period_list', 'overlap', 'names', 'said_by_named', 'questions', 'brevity', 'question_frame', 'compounds', 'context', 'supersession', 'in_period', 'priors'] as const;
+export const SIGNALS = ['short_term', 'semantic', 'long_term', 'period_list', 'overlap', 'sessions', 'names', 'said_by_named', 'questions', 'brevity', 'question_frame', 'compounds', 'context', 'supersession', 'in_period', 'priors'] as const;
 export type Signal = (typeof SIGNALS)[number];
 export type Signals = Record<Signal, boolean>;
 export const ALL_SIGNALS: Signals = Object.fromEntries(SIGNALS.map((s) => [s, true])) as Signals;
@@ -111,6 +121,8 @@ export interface RankOptions {
   period?: TimeRange | null;
   /** the query's content words (for telling an update from the statement it replaces) */
   terms?: readonly string[];
+  /** how many distinct content words the query's own text holds (see MESSAGE_WORDS) */
+  queryWords?: number;
   /** query words that name a participant (see Retriever.speakerTerms): who is asked about, not what */
   speakers?: readonly string[];
   /** list weights that differ from LIST_WEIGHTS (a lexical embedder's semantic list) */
@@ -128,6 +140,7 @@ export interface Scored {
   ranks: Partial<Record<Tier, number>>;
   periodRank: number | null;
   overlapRank: number | null;
+  sessionRank: number | null;
   similarity: number | null;
   bm25: number | null;
   fusion: number;
@@ -184,6 +197,7 @@ export function scoreCandidates(lists: RankedLists, o: RankOptions): Scored[] {
     });
   }
   if (sig.overlap) overlapList(merged, o).forEach((hash, i) => (merged.get(hash)!.ranks.overlap = i + 1));
+  if (sig.sessions && (o.queryWords ?? 0) >= MESSAGE_WORDS) sessionList(merged, o).forEach((hash, i) => (merged.get(hash)!.ranks.session = i + 1));
   const weight = (l: ListName) => o.weights?.[l] ?? LIST_WEIGHTS[l];
   const answered = new Set<ListName>();
   for (const m of merged.values()) for (const l of Object.keys(m.ranks) as ListName[]) answered.add(l);
@@ -193,7 +207,7 @@ export function scoreCandidates(lists: RankedLists, o: RankOptions): Scored[] {
     let rrf = 0;
     for (const [list, rank] of Object.entries(ranks) as Array<[ListName, number]>) rrf += weight(list) / (RRF_K + rank);
     const fusion = rrf / fusionMax;
-    const { period: periodRank, overlap: overlapRank, ...tierRanks } = ranks;
+    const { period: periodRank, overlap: overlapRank, session: sessionRank, ...tierRanks } = ranks;
     // a memory only the period list found is a long-term entry
     const t = tier ?? 'long_term';
     out.push(
@@ -204,6 +218,7 @@ export function scoreCandidates(lists: RankedLists, o: RankOptions): Scored[] {
           ranks: tierRanks,
           periodRank: periodRank ?? null,
           overlapRank: overlapRank ?? null,
+          sessionRank: sessionRank ?? null,
           similarity,
           bm25,
           fusion,
@@ -228,13 +243,45 @@ export function scoreCandidates(lists: RankedLists, o: RankOptions): Scored[] {
   return sortScored(out);
 }
 
+type MergedCandidate = { c: Candidate; ranks: Partial<Record<ListName, number>> };
+
+/** the stems of the query's content words, speakers' names aside: they say who, not what */
+function wantedStems(o: RankOptions): Set<string> {
+  const speakers = new Set(o.speakers ?? []);
+  return new Set(stems((o.terms ?? []).filter((t) => !speakers.has(t)).join(' ')));
+}
+
+/**
+ * The `session` list (see MESSAGE_WORDS): the sessions of the candidates, most distinct query words
+ * held by their candidates together first, ties by their best candidate's list rank; each session is
+ * one place, taken by its candidate holding most query words (ties: its best-ranked). A memory of no
+ * session stands alone.
+ */
+function sessionList(merged: ReadonlyMap<string, MergedCandidate>, o: RankOptions): string[] {
+  const wanted = wantedStems(o);
+  const sessions = new Map<string, { words: Set<string>; hash: string; held: number; best: number }>();
+  for (const [hash, m] of merged) {
+    const held = stems(m.c.content).filter((x) => wanted.has(x));
+    if (held.length === 0) continue;
+    const best = Math.min(...(Object.values(m.ranks) as number[]));
+    const key = m.c.session_id ?? `\u0000${hash}`;
+    const s = sessions.get(key);
+    if (!s) {
+      sessions.set(key, { words: new Set(held), hash, held: held.length, best });
+      continue;
+    }
+    for (const w of held) s.words.add(w);
+    if (held.length > s.held || (held.length === s.held && best < s.best)) Object.assign(s, { hash, held: held.length, best });
+  }
+  return [...sessions.values()].sort((a, b) => b.words.size - a.words.size || a.best - b.best).map((s) => s.hash);
+}
+
 /**
  * The `overlap` list: every candidate holding at least one of the query's content words (speakers'
  * names aside: they say who, not what), most distinct words first, ties in their best list's order.
  */
-function overlapList(merged: ReadonlyMap<string, { c: Candidate; ranks: Partial<Record<ListName, number>> }>, o: RankOptions): string[] {
-  const speakers = new Set(o.speakers ?? []);
-  const wanted = new Set(stems((o.terms ?? []).filter((t) => !speakers.has(t)).join(' ')));
+function overlapList(merged: ReadonlyMap<string, MergedCandidate>, o: RankOptions): string[] {
+  const wanted = wantedStems(o);
   if (wanted.size === 0) return [];
   const counted: Array<{ hash: string; n: number; best: number }> = [];
   for (const [hash, m] of merged) {
@@ -280,6 +327,7 @@ export function addContext(scored: readonly Scored[], additions: readonly Contex
       ranks: {},
       periodRank: null,
       overlapRank: null,
+      sessionRank: null,
       similarity: null,
       bm25: null,
       fusion: 0,
@@ -459,6 +507,7 @@ function toResult(s: Scored, sig: Signals, wanted: ReadonlySet<string>): Retriev
     ranks: s.ranks,
     period_rank: s.periodRank,
     overlap_rank: s.overlapRank,
+    session_rank: s.sessionRank,
     fusion: round(s.fusion),
     context_of: s.contextOf,
     relevance: round(ownRelevance(s, sig)),

@@ -130,7 +130,7 @@ export class Retriever {
     }
     const sig = this.signals;
     const lexical = deps.embedders.current()?.lexical === true;
-    const options: RankOptions = { topK: req.top_k, now, period, terms, speakers, signals: sig, minScore: req.min_score, ...(lexical ? { weights: { semantic: LEXICAL_SEMANTIC_WEIGHT } } : {}) };
+    const options: RankOptions = { topK: req.top_k, now, period, terms, queryWords: queryTerms(text).length, speakers, signals: sig, minScore: req.min_score, ...(lexical ? { weights: { semantic: LEXICAL_SEMANTIC_WEIGHT } } : {}) };
     const lists = {
       short_term: sig.short_term ? st.value : [],
       semantic: sig.semantic ? (sem.value ?? []) : [],

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { ExplainSchema, type RetrievalResult } from '../../../src/domain/entry.js';
-import { ALL_SIGNALS, BRIEF_FLOOR, BRIEF_WORDS, CONTEXT_SHARE, NEIGHBOUR_SHARE, OTHER_SPEAKER_SHARE, QUESTION_SHARE, RECENCY_HALF_LIFE_DAYS, RRF_K, WEIGHTS, addContext, asksOnly, finalize, fuse, isShort, scoreCandidates, substance, type Candidate } from '../../../src/retrieval/rank.js';
+import { ALL_SIGNALS, BRIEF_FLOOR, BRIEF_WORDS, CONTEXT_SHARE, NEIGHBOUR_SHARE, OTHER_SPEAKER_SHARE, QUESTION_SHARE, RECENCY_HALF_LIFE_DAYS, RRF_K, WEIGHTS, MESSAGE_WORDS, addContext, asksOnly, finalize, fuse, isShort, scoreCandidates, substance, type Candidate } from '../../../src/retrieval/rank.js';
 import { parseTimeRange } from '../../../src/retrieval/time-range.js';
 
 const NOW = Date.parse('2025-06-20T12:00:00.000Z');
@@ -93,6 +93,37 @@ describe('fusion', () => {
     assert.equal(results.length, 5);
     assert.deepEqual(results.map((r) => r.content), ['item 0', 'item 1', 'item 2', 'item 3', 'item 4']);
     for (let i = 1; i < results.length; i++) assert.ok(results[i - 1]!.score >= results[i]!.score);
+  });
+});
+
+describe('a message about a topic: the session list', () => {
+  // "Regarding the savings plan for my bakery we sketched, the flour supplier invoices and the oven loan still worry me"
+  const terms = ['savings', 'plan', 'bakery', 'sketched', 'flour', 'supplier', 'invoices', 'oven', 'loan', 'still', 'worry', 'regarding'];
+  // session "plan" talks the topic over in three turns; session "other" has one turn that BM25 ranks first
+  const planA = cand('Your bakery savings plan: put aside a share of each week', { id: 'planA', session_id: 'plan' });
+  const planB = cand('The flour supplier invoices come monthly and the oven loan quarterly', { id: 'planB', session_id: 'plan' });
+  const planC = cand('We sketched it so nothing worries you', { id: 'planC', session_id: 'plan' });
+  const other = cand('Flour prices and supplier invoices rose again this spring', { id: 'other', session_id: 'other' });
+  const lists = () => ({ long_term: [other, planB, planA, planC].map((c) => ({ ...c })) });
+
+  it('ranks sessions by the query words their candidates hold together, each by its candidate holding most', () => {
+    const results = fuse(lists(), { topK: 8, now: NOW, terms, queryWords: MESSAGE_WORDS });
+    const rank = (id: string) => results.find((r) => r.id === id)!.explain.session_rank;
+    assert.equal(rank('planB'), 1);
+    assert.equal(rank('other'), 2);
+    assert.equal(rank('planA'), null);
+    assert.equal(rank('planC'), null);
+    assert.equal(results[0]!.id, 'planB', results.map((r) => r.id).join(', '));
+  });
+
+  it('is not used for a question of fewer content words, nor with the signal off', () => {
+    const fusionOf = (results: RetrievalResult[], id: string) => results.find((r) => r.id === id)!.explain.fusion;
+    const withList = fuse(lists(), { topK: 8, now: NOW, terms, queryWords: MESSAGE_WORDS });
+    for (const o of [{ queryWords: MESSAGE_WORDS - 1 }, { queryWords: MESSAGE_WORDS, signals: { ...ALL_SIGNALS, sessions: false } }]) {
+      const results = fuse(lists(), { topK: 8, now: NOW, terms, ...o });
+      assert.ok(results.every((r) => r.explain.session_rank === null));
+      assert.ok(fusionOf(results, 'planB') < fusionOf(withList, 'planB'));
+    }
   });
 });
 
