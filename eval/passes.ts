@@ -33,6 +33,8 @@ export interface PassQuestion {
   query: string;
   /** what the question is asked with (RealMem: only the sessions before its own) */
   filters?: RecordFilterInput;
+  /** when the question is asked (ms; RealMem: its session's start), else its user's `nowOf` */
+  now?: number;
 }
 
 export interface PassRankings {
@@ -93,7 +95,7 @@ export async function servicePasses(turns: readonly PassTurn[], questions: reado
       const out: Rankings = new Map();
       for (const q of questions) {
         const req = RetrieveRequestSchema.parse({ query: q.query, user_id: q.user_id, session_id: `eval-question-${q.id}`, top_k: o.depth, ...(q.filters ? { filters: q.filters } : {}) });
-        const r = await retriever.retrieve(req, o.nowOf?.(q.user_id));
+        const r = await retriever.retrieve(req, q.now ?? o.nowOf?.(q.user_id));
         out.set(q.id, r.results.map((x) => x.id));
       }
       return out;

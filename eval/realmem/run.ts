@@ -108,7 +108,9 @@ export async function evaluateRealmem(dir: string, o: { ablate: readonly Signal[
   o.progress(
     `${dir}: ${dataset.personas.length} personas, ${dataset.turns.length} turns, ${dataset.questions.length} query turns; control characters removed from ${repairs.controlCharsRemoved} turns, queries cut ${repairs.queriesCut}, labels dropped ${repairs.goldDropped}, queries without labels ${repairs.questionsWithoutGold}`,
   );
-  const questions = dataset.questions.map((q) => ({ id: q.id, user_id: q.user_id, query: q.query, filters: { created_before: q.created_before } }));
+  // each query is asked when its session starts: "yesterday" and "this week" in it are that day's, and
+  // recency counts back from it (the host's clock would put every period of the dataset in the future)
+  const questions = dataset.questions.map((q) => ({ id: q.id, user_id: q.user_id, query: q.query, filters: { created_before: q.created_before }, now: Date.parse(q.created_before) }));
   const service = await servicePasses(dataset.turns, questions, {
     name: 'realmem',
     depth: DEPTH,

@@ -88,3 +88,23 @@ describe('RealMem run', () => {
     assert.ok(Object.keys(out.ablation).includes('long_term'));
   });
 });
+
+describe('RealMem run: a query is asked at its own time', () => {
+  it('reads "yesterday" in a query as the day before its session, not before the host clock', async () => {
+    const dir = tmpDir('nc-realmem-time-');
+    const persona = {
+      _metadata: { person_name: 'Time_Person' },
+      dialogues: [
+        session('m', '2025-03-01 (Saturday)', [user('We decided the garden gets tomatoes. Garden decided: tomatoes in the garden beds.'), assistant('Tomatoes for the garden, decided.')]),
+        session('y', '2025-04-01 (Tuesday)', [user('For the garden we decided on roses after all.'), assistant('Roses it is.')]),
+        session('q', '2025-04-02 (Wednesday)', [user('What did we decide yesterday about the garden?', { id: 'Q-T', category: 'Temporal-reasoning' }), assistant('Roses.', ['y'])]),
+      ],
+    };
+    writeFileSync(join(dir, 'Time_Person_dialogues_256k.json'), JSON.stringify(persona));
+    await runRealmem(dir, { out: dir, ablation: false });
+    const out = JSON.parse(readFileSync(join(dir, 'realmem.json'), 'utf8'));
+    // BM25 ranks March's session first (more of the query's words); the day before the question is April 1
+    assert.ok(out.systems[BM25].overall.mrr < 1);
+    assert.equal(out.systems[COMBINED].overall.mrr, 1);
+  });
+});
