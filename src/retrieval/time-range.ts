@@ -231,7 +231,9 @@ const PRESENT = /\b(?:these days|nowadays|at the moment|at present|currently|rig
 /** The query with its time expression and present-tense phrases taken out, for the text and vector searches. */
 export function withoutTimeExpression(query: string, range: TimeRange | null): string {
   const rest = range ? `${query.slice(0, range.index)} ${query.slice(range.index + range.text.length)}` : query;
-  return rest.replace(PRESENT, ' ').replace(/\s+([?.!,])/g, '$1').replace(/\s+/g, ' ').trim();
+  // runs of whitespace collapse before the space before punctuation goes: `\s+([?.!,])` retried the
+  // whole run from each of its characters (a 4,000-character run of spaces held the event loop ~20 ms)
+  return rest.replace(PRESENT, ' ').replace(/\s+/g, ' ').replace(/ ([?.!,])/g, '$1').trim();
 }
 
 /** a time expression that counts back from when it was said ("yesterday", "last week", "two days ago") */

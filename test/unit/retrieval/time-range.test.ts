@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
+import { regexOverruns } from '../../helpers/backtracks.js';
 import { aboutPeriod, inRange, mentionedDate, parseTimeRange, withoutTimeExpression } from '../../../src/retrieval/time-range.js';
 
 // a Friday evening in June
@@ -88,6 +89,21 @@ describe('withoutTimeExpression', () => {
     assert.equal(withoutTimeExpression('Where do I live these days?', null), 'Where do I live?');
     assert.equal(withoutTimeExpression('What car do I drive at the moment', null), 'What car do I drive');
     assert.equal(withoutTimeExpression('dogs', null), 'dogs');
+  });
+
+  it('joins punctuation to the word before it and collapses every other run of whitespace', () => {
+    assert.equal(withoutTimeExpression(' where \t do\n\n I live \u00a0 ?  and ,  why ? ? ', null), 'where do I live? and, why??');
+  });
+
+  // issue 25: the query of a chat message is its first 4,000 characters, and `\s+([?.!,])` retried a
+  // run of whitespace from each of its characters (4,000 spaces: ~8 million backtracks)
+  it('reads a query of whitespace runs in linear work', () => {
+    const overruns = regexOverruns(
+      `const { withoutTimeExpression } = await src('retrieval/time-range.js');
+      for (const run of [' ', '\\t', '\\n', ' \\n']) withoutTimeExpression('Note:' + run.repeat(2000) + 'x' + run.repeat(2000), null);`,
+      1_000,
+    );
+    assert.deepEqual(overruns, []);
   });
 });
 
