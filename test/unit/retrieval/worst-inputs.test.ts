@@ -2,10 +2,10 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { regexOverruns } from '../../helpers/backtracks.js';
 
-// issue 25: every text step of a chat turn — the query's (its first 4,000 characters) and those run on
-// stored memories of up to 32,000 (ranking, passages, prompt lines, importance, the hash embedder, the tokenizer's pieces) —
-// reads the worst inputs of test/fixtures/token-worst.ts with no regex retrying a run from each of its
-// characters: the attempt at one position backtracks far less than a run's length
+// issue 25: every text step of a chat turn — the query's (its first 4,000 characters) and those run
+// on stored memories of up to 32,000 (ranking, passages, prompt lines, importance, the hash embedder,
+// the tokenizer's pieces) — reads the worst inputs of test/fixtures/token-worst.ts with no regex
+// retrying a run from each of its characters: one match attempt backtracks far less than a run is long
 describe('the text steps of a chat turn on the worst inputs', () => {
   it('backtrack at most 1,000 times per match attempt', () => {
     const overruns = regexOverruns(
