@@ -162,10 +162,12 @@ export function tokenStarts(bytes: ByteString): number[] {
  * stays below 2^37, far inside a double's 2^53).
  */
 const POS = 2 ** 20;
+/** the longest piece whose tokens are found exactly (POS): a longer one is counted one token per byte */
+export const MAX_PIECE_BYTES = POS;
 
 /** tokens of one piece */
 export function pieceTokens(piece: string): number {
   const bytes = pieceBytes(piece);
-  if (bytes.length >= POS) return bytes.length; // beyond exact keys (a piece of a million bytes cannot pass the API): at most one token per byte
+  if (bytes.length >= MAX_PIECE_BYTES) return bytes.length; // beyond exact keys (a piece of a million bytes cannot pass the API): at most one token per byte
   return tokenStarts(bytes).length;
 }

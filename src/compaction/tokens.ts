@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { Turn } from '../domain/turn.js';
-import { forEachPiece, pieceBytes, pieceTokens, tokenStarts } from './cl100k.js';
+import { MAX_PIECE_BYTES, forEachPiece, pieceBytes, tokenStarts } from './cl100k.js';
 
 /**
  * Chat-completion framing per message (`<|im_start|>role … <|im_end|>`) and for priming the reply, as
@@ -27,27 +27,34 @@ const PIECE_CACHE_SIZE = 50_000;
 export class TokenCounter {
   private readonly cache = new Map<string, number>();
   private readonly pieces = new Map<string, number>();
+  private merged = 0;
 
   /** tokens of a text; special-token markers in user text count as plain text, never throw */
   count(text: string): number {
     if (text.length === 0) return 0;
     // long texts are remembered by digest, so the cache stays a few megabytes whatever the turns hold
-    const key = text.length <= 64 ? text : createHash('sha1').update(text).digest('base64');
+    const key = text.length <= 64 ? text : digest(text);
     const hit = this.cache.get(key);
     if (hit !== undefined) return hit;
     let n = 0;
     forEachPiece(text, (piece) => {
       n += this.piece(piece);
     });
+    this.remember(text, n, key);
+    return n;
+  }
+
+  private remember(text: string, n: number, key = text.length <= 64 ? text : digest(text)): void {
     if (this.cache.size >= CACHE_SIZE) this.cache.delete(this.cache.keys().next().value!);
     this.cache.set(key, n);
-    return n;
   }
 
   private piece(piece: string): number {
     const hit = this.pieces.get(piece);
     if (hit !== undefined) return hit;
-    const n = pieceTokens(piece);
+    const bytes = pieceBytes(piece);
+    // beyond exact heap keys (a piece of a million bytes cannot pass the API): at most one token per byte
+    const n = bytes.length >= MAX_PIECE_BYTES ? bytes.length : this.starts(bytes).length;
     // short pieces recur (words); a long one is rarely seen twice and would pin its text in memory
     if (piece.length <= 64) {
       if (this.pieces.size >= PIECE_CACHE_SIZE) this.pieces.clear();
@@ -83,25 +90,66 @@ export class TokenCounter {
     return n;
   }
 
-  /** the longest prefix of `text` that fits in `maxTokens` (a summary's hard cap) */
+  /**
+   * The longest prefix of `text` that fits in `maxTokens` (a summary's hard cap, a turn's share of a
+   * transcript). One walk over the pieces that stops at the first that does not fit: a text is never
+   * counted whole first, and the piece the cut falls in is merged once (a 32,000-character run is one
+   * piece: counting it and then cutting it merged it twice, four merges for a transcript of two such
+   * turns in one turn of the event loop).
+   */
   truncate(text: string, maxTokens: number): string {
-    if (this.count(text) <= maxTokens) return text;
+    const known = this.cached(text);
+    if (known !== undefined && known <= maxTokens) return text;
     let left = Math.max(0, maxTokens);
-    let cut = '';
+    let cut: string | null = null;
     forEachPiece(text, (piece, start) => {
-      const n = this.piece(piece);
-      if (n <= left) {
+      const short = piece.length <= 64;
+      const n = short ? this.piece(piece) : -1;
+      if (short && n <= left) {
         left -= n;
         return true;
       }
-      // the piece's first `left` tokens, as decoding them would give
       const bytes = pieceBytes(piece);
-      const starts = tokenStarts(bytes);
+      const starts = this.starts(bytes);
+      if (!short && starts.length <= left) {
+        left -= starts.length;
+        return true;
+      }
+      // the piece's first `left` tokens, as decoding them would give
       const end = left < starts.length ? starts[left]! : bytes.length;
       cut = text.slice(0, start) + Buffer.from(bytes.slice(0, end), 'latin1').toString('utf8');
       return false;
     });
-    // a cut inside a multi-byte character decodes to U+FFFD: drop it
-    return cut.replace(/\uFFFD+$/, '');
+    // (the callback's assignment is invisible to the narrowing)
+    const prefix = cut as string | null;
+    if (prefix === null) {
+      // walked whole: its count is known, and a later count or cut of it reads it back
+      this.remember(text, Math.max(0, maxTokens) - left);
+      return text;
+    }
+    // a cut inside a multi-byte character decodes to U+FFFD: drop it (a loop: `\uFFFD+$` retries a run
+    // of them from each of its characters when the text goes on after it)
+    let end = prefix.length;
+    while (end > 0 && prefix.charCodeAt(end - 1) === 0xfffd) end--;
+    return prefix.slice(0, end);
   }
+
+  /** bytes of pieces this counter has run through the BPE merge (its work, whatever the clock says) */
+  get mergedBytes(): number {
+    return this.merged;
+  }
+
+  private starts(bytes: string): number[] {
+    this.merged += bytes.length;
+    return tokenStarts(bytes);
+  }
+
+  private cached(text: string): number | undefined {
+    if (text.length === 0) return 0;
+    return this.cache.get(text.length <= 64 ? text : digest(text));
+  }
+}
+
+function digest(text: string): string {
+  return createHash('sha1').update(text).digest('base64');
 }

@@ -78,6 +78,25 @@ describe('TokenCounter (cl100k_base, offline)', () => {
     }
   });
 
+  // issue 25: a compaction's transcript cuts each long turn to its share; counting the text whole and
+  // then cutting the piece the cut falls in merged a 32,000-character run three times in one call
+  it('truncates a 32,000-character text merging each of its bytes at most once', () => {
+    for (const [name, text] of Object.entries(worstInputs())) {
+      const bytes = Buffer.byteLength(text, 'utf8');
+      for (const max of [0, 100, 1000]) {
+        const tokens = new TokenCounter();
+        const cut = tokens.truncate(text, max);
+        assert.ok(tokens.mergedBytes <= bytes, `${name} cut to ${max}: ${tokens.mergedBytes} bytes merged of ${bytes}`);
+        assert.ok(text.startsWith(cut) && tokens.count(cut) <= max, `${name} cut to ${max}`);
+      }
+      // a text that fits is walked once, and one already counted is not walked again
+      const tokens = new TokenCounter();
+      assert.equal(tokens.truncate(text, bytes), text);
+      assert.equal(tokens.truncate(text, tokens.count(text)), text);
+      assert.ok(tokens.mergedBytes <= bytes, `${name} whole: ${tokens.mergedBytes} bytes merged of ${bytes}`);
+    }
+  });
+
   it('treats special-token markers in user text as plain text', () => {
     assert.ok(tokens.count('<|endoftext|> and <|im_start|>') > 2);
   });
