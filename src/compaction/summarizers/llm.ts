@@ -1,3 +1,4 @@
+import { setImmediate as nextTurn } from 'node:timers/promises';
 import type { LlmProvider } from '../../ports/llm.js';
 import type { TokenCounter } from '../tokens.js';
 import { isSummaryTurn, speaker, type Summarizer, type SummaryInput, type SummaryOutput } from './summarizer.js';
@@ -33,7 +34,7 @@ export class LlmSummarizer implements Summarizer {
     const reply = await this.llm.chat(
       [
         { role: 'system', content: `${INSTRUCTIONS}\nStay under ${Math.floor(maxTokens * 0.7)} words.` },
-        { role: 'user', content: this.transcript(turns) },
+        { role: 'user', content: await this.transcript(turns) },
       ],
       { temperature: 0.2, maxTokens },
     );
@@ -44,11 +45,18 @@ export class LlmSummarizer implements Summarizer {
   /**
    * The transcript, one speaker-labelled turn per paragraph. When it would not fit the input budget,
    * every turn is cut to an equal share (an earlier summary is kept whole when it can be), so the
-   * call never overflows the model's window that compaction exists to protect.
+   * call never overflows the model's window that compaction exists to protect. Each turn is counted
+   * and cut in its own turn of the event loop: a turn of 32,000 characters costs a tokenizer pass of
+   * tens of milliseconds, and a session holds many (issue 25: /health waited 100–250 ms on a
+   * transcript of two).
    */
-  private transcript(turns: SummaryInput['turns']): string {
+  private async transcript(turns: SummaryInput['turns']): Promise<string> {
     const budget = this.options.inputBudgetTokens;
-    const total = turns.reduce((n, t) => n + this.tokens.count(t.content) + 4, 0);
+    let total = 0;
+    for (const t of turns) {
+      total += this.tokens.count(t.content) + 4;
+      await nextTurn();
+    }
     let share = Infinity;
     let summaryWhole = true;
     if (total > budget) {
@@ -59,12 +67,13 @@ export class LlmSummarizer implements Summarizer {
       const cutTurns = summaryWhole ? turns.length - summaries.length : turns.length;
       share = Math.max(MIN_TOKENS_PER_TURN, Math.floor((budget - fixed) / Math.max(1, cutTurns)) - 4);
     }
-    return turns
-      .map((t) => {
-        const summary = isSummaryTurn(t);
-        const text = summary && summaryWhole ? t.content : this.tokens.truncate(t.content, share);
-        return `${summary ? 'Earlier summary' : speaker(t)}: ${text}${text.length < t.content.length ? ' …' : ''}`;
-      })
-      .join('\n\n');
+    const paragraphs: string[] = [];
+    for (const t of turns) {
+      const summary = isSummaryTurn(t);
+      const text = summary && summaryWhole ? t.content : this.tokens.truncate(t.content, share);
+      paragraphs.push(`${summary ? 'Earlier summary' : speaker(t)}: ${text}${text.length < t.content.length ? ' …' : ''}`);
+      if (text !== t.content) await nextTurn();
+    }
+    return paragraphs.join('\n\n');
   }
 }
