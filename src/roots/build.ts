@@ -22,6 +22,7 @@ import { AutoCompactor } from '../compaction/auto.js';
 import { ConversationCompactor } from '../compaction/compactor.js';
 import { createSummarizer } from '../compaction/summarizers/select.js';
 import type { TokenCounter } from '../compaction/tokens.js';
+import { loadRanks } from '../compaction/cl100k.js';
 import type { LlmSelection } from '../llm/select.js';
 import { Archiver } from '../archival/archiver.js';
 import { archiveSummarizer } from '../archival/summarize.js';
@@ -136,6 +137,17 @@ export function buildEmbedders(config: Config, setup: EmbeddingSetup, log: Logge
 }
 
 /** the token limit past which a session is compacted */
+/**
+ * Builds the token counter's rank table before the process answers anything: the first /chat (its
+ * prompt budget) or compaction would otherwise build it, 100–300 ms with every other request waiting
+ * (issue 25: the first 32,000-character /chat of the tokens bench held /health 0.5–1.5 s).
+ */
+export function prepareTokenizer(log: Logger): void {
+  const started = performance.now();
+  loadRanks();
+  log.debug({ ms: Math.round(performance.now() - started) }, 'token counter ready');
+}
+
 export function compactionLimit(config: Config): number {
   return Math.floor(config.compaction_threshold * config.context_window);
 }

@@ -10,6 +10,7 @@ import type { Logger } from '../logger.js';
 import { Memory } from '../memory/memory.js';
 import { CommandFailed } from '../cli/context.js';
 import { onShutdown } from '../lifecycle/shutdown.js';
+import { prepareTokenizer } from './build.js';
 
 /** what the primary lends its HTTP processes, and how it reports those backends */
 interface Lent {
@@ -50,6 +51,7 @@ async function listen(services: Services): Promise<Awaited<ReturnType<typeof sta
 }
 
 function wireServe(config: Config, log: Logger): Promise<Services> {
+  prepareTokenizer(log);
   // with Redis the workers are separate `neuralcleave worker` processes unless serve_runs_workers
   return wire(config, { logger: log, scheduleArchival: true, ...(config.serve_runs_workers ? { runWorkers: true } : {}) });
 }
@@ -183,6 +185,7 @@ async function serveWorker(config: Config, parent: Logger): Promise<void> {
       : {}),
   };
   // the primary reconciles, schedules archival and watches erasures: once for the service
+  prepareTokenizer(log);
   const services = await wire(config, { logger: log, runWorkers: false, reconcile: false, shared });
   const server = await listen(services).catch((err: unknown) => {
     // the IPC channel would keep this process up: without it, it exits with the reason (exit 1)

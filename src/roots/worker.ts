@@ -15,7 +15,7 @@ import { TokenCounter } from '../compaction/tokens.js';
 import { selectLlm } from '../llm/select.js';
 import { scheduleArchival } from '../archival/schedule.js';
 import { embeddingSetup } from '../embedding/load.js';
-import { buildArchiver, buildCompaction, buildEmbedders, needsDurable, openDurable, openQueueAndShortTerm, openSemantic, type DurableParts } from './build.js';
+import { buildArchiver, buildCompaction, buildEmbedders, needsDurable, openDurable, openQueueAndShortTerm, openSemantic, prepareTokenizer, type DurableParts } from './build.js';
 
 export interface WorkerOptions {
   /** the queues to consume */
@@ -75,6 +75,7 @@ export async function startWorker(config: Config, options: WorkerOptions): Promi
       const shortTerm = new ShortTermGuard(redis.shortTerm, turnLog, log.child({ component: 'short-term' }));
       if (queues.includes('persist')) deps.persist = { turnLog, longTerm, importanceThreshold: config.importance_threshold };
       if (queues.includes('compact') || queues.includes('archive')) {
+        prepareTokenizer(log);
         const tokens = new TokenCounter();
         const llm = selectLlm(config, log.child({ component: 'llm' }));
         if (queues.includes('compact')) deps.compact = buildCompaction(config, { shortTerm, turnLog, longTerm, queue, tokens, llm, log });

@@ -1,0 +1,23 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { join } from 'node:path';
+import { startCli, stop } from '../../helpers/cli.js';
+import { tmpDir } from '../../helpers/tmp.js';
+
+// issue 25: the first request that counted tokens (a /chat's prompt budget) built cl100k's rank table,
+// 100–300 ms of synchronous work with every other request waiting; serve builds it before it listens
+describe('serve', () => {
+  const dir = tmpDir('nc-serve-tokenizer-');
+
+  it('has the token counter ready before it listens', async () => {
+    const env = { NEURALCLEAVE_SQLITE_PATH: join(dir, 'nc.db'), NEURALCLEAVE_EMBEDDING_MODEL: 'hash', NEURALCLEAVE_LOG_LEVEL: 'debug', NEURALCLEAVE_PORT: '0' };
+    const serve = await startCli(['serve', '--processes', '1'], env, /listening on/);
+    try {
+      const out = serve.output();
+      const ready = out.indexOf('token counter ready');
+      assert.ok(ready >= 0 && ready < out.indexOf('listening on'), out.slice(0, 2000));
+    } finally {
+      await stop(serve.child);
+    }
+  });
+});
