@@ -1,7 +1,11 @@
+import { setImmediate as nextTurn } from 'node:timers/promises';
 import { STOPWORDS, words } from '../retrieval/query-terms.js';
 import { normalize, type Embedder } from '../ports/embedder.js';
 
 export const HASH_EMBEDDER_ID = 'hash-v1';
+
+/** characters embedded in one turn of the event loop before a batch yields (one turn of the longest the API takes) */
+const YIELD_CHARS = 32_000;
 
 /** FNV-1a, 32 bit: fast and stable across platforms and versions. */
 function fnv1a(s: string): number {
@@ -53,7 +57,20 @@ export class HashEmbedder implements Embedder {
   }
 
   async embed(texts: readonly string[]): Promise<Float32Array[]> {
-    return texts.map((t) => this.embedOne(t));
+    const out: Float32Array[] = [];
+    let chars = 0;
+    for (const t of texts) {
+      // a batch is up to 512 texts of up to 32,000 characters (~10 ms each at worst): past a text's
+      // worth of characters the rest waits for the next turn of the event loop, so other requests
+      // are answered between them; a batch of short texts is still embedded in one turn
+      if (chars > 0 && chars + t.length > YIELD_CHARS) {
+        await nextTurn();
+        chars = 0;
+      }
+      out.push(this.embedOne(t));
+      chars += t.length;
+    }
+    return out;
   }
 
   async close(): Promise<void> {}
