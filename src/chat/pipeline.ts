@@ -85,6 +85,11 @@ export class ChatPipeline {
       this.deps.retriever.retrieve({ query: req.message.slice(0, 4000), user_id: req.user_id, session_id: req.session_id, top_k: CHAT_TOP_K }),
       this.deps.shortTerm.recent(req.user_id, req.session_id),
     ]);
+    // counted a slice of the event loop at a time, so prompt()'s counts below are lookups: a
+    // 32,000-character message merged in one go held the loop 15–30 ms, more on a loaded machine
+    const { tokens } = this.deps;
+    await tokens.countSoon(req.message);
+    for (const t of history) await tokens.countSoon(t.content);
     return { retrieved, ...this.prompt(req.message, retrieved.results, history) };
   }
 

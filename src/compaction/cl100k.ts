@@ -104,65 +104,134 @@ export function forEachPiece(text: string, fn: (piece: string, start: number) =>
   }
 }
 
+/** each piece of the text (as the regex cuts it) with its start index in the text */
+export function* piecesOf(text: string): Generator<[piece: string, start: number], void, void> {
+  const re = new RegExp(PIECES);
+  let m: RegExpExecArray | null;
+  while ((m = re.exec(text)) !== null) yield [m[0], m.index];
+}
+
 export function pieceBytes(piece: string): ByteString {
   for (let i = 0; i < piece.length; i++) if (piece.charCodeAt(i) >= 0x80) return Buffer.from(piece, 'utf8').toString('latin1');
   return piece; // ASCII: its UTF-8 bytes are its char codes
 }
 
-/** scratch arrays of the merge, reused (one thread, no re-entry), grown to the longest piece seen */
-let next = new Int32Array(256);
-let prev = new Int32Array(256);
-let dead = new Uint8Array(256);
-const heap = new MinHeapOf(512);
+/**
+ * One piece's merge: a min-heap of (rank, start) over the adjacent pairs, entries checked when taken (a
+ * pair whose parts changed since it was pushed has another byte range, so another rank or none): the
+ * order of merges is exactly the rescanning one's. `run` goes on where it stopped, so a long piece can
+ * be merged a slice of the event loop at a time (TokenCounter.countSoon).
+ */
+class Merge {
+  private next: Int32Array;
+  private prev: Int32Array;
+  private dead: Uint8Array;
+  private readonly heap: MinHeapOf;
+  private bytes: ByteString = '';
+
+  constructor(capacity: number) {
+    this.next = new Int32Array(capacity);
+    this.prev = new Int32Array(capacity);
+    this.dead = new Uint8Array(capacity);
+    this.heap = new MinHeapOf(Math.max(512, capacity));
+  }
+
+  /** starts the merge of a piece of at least two bytes that is not a token whole */
+  start(bytes: ByteString): void {
+    const m = bytes.length;
+    if (this.next.length < m) {
+      this.next = new Int32Array(m * 2);
+      this.prev = new Int32Array(m * 2);
+      this.dead = new Uint8Array(m * 2);
+    }
+    this.bytes = bytes;
+    const { next, prev, dead, heap } = this;
+    heap.clear();
+    for (let i = 0; i < m; i++) {
+      next[i] = i + 1;
+      prev[i] = i - 1;
+      dead[i] = 0;
+    }
+    for (let i = 0; i + 1 < m; i++) {
+      const rank = pairRanks[(bytes.charCodeAt(i) << 8) | bytes.charCodeAt(i + 1)]!;
+      if (rank >= 0) heap.push(rank * POS + i);
+    }
+  }
+
+  /** takes at most `pops` pairs off the heap; true when the merge is done */
+  run(pops: number): boolean {
+    const { next, prev, dead, heap, bytes } = this;
+    const m = bytes.length;
+    const r = ranks();
+    const push = (start: number, end: number): void => {
+      const rank = r.get(bytes.slice(start, end));
+      if (rank !== undefined) heap.push(rank * POS + start);
+    };
+    let taken = 0;
+    for (; heap.size > 0 && taken < pops; taken++) {
+      const key = heap.pop();
+      const start = key % POS;
+      const rank = (key - start) / POS;
+      if (dead[start]) continue;
+      const mid = next[start]!;
+      if (mid >= m) continue;
+      const end = next[mid]!;
+      if (r.get(bytes.slice(start, end)) !== rank) continue; // stale: a part changed since
+      dead[mid] = 1;
+      next[start] = end;
+      if (end < m) prev[end] = start;
+      if (start > 0) push(prev[start]!, end);
+      if (end < m) push(start, next[end]!);
+    }
+    popped += taken;
+    return heap.size === 0;
+  }
+
+  starts(): number[] {
+    const starts: number[] = [];
+    for (let i = 0; i < this.bytes.length; i = this.next[i]!) starts.push(i);
+    return starts;
+  }
+}
+
+/** pairs taken off a merge's heap in this process (see mergeWork) */
+let popped = 0;
 
 /**
- * The start offsets (in bytes) of the tokens BPE cuts a piece into, the first one 0. A min-heap of
- * (rank, start) over the adjacent pairs, entries checked when taken (a pair whose parts changed since
- * it was pushed has another byte range, so another rank or none): the order of merges is exactly the
- * rescanning one's.
+ * The merging work done in this process so far, in pairs taken off a heap (~0.5 µs each, a few per
+ * byte of a piece): a measure of the tokenizer's work that no clock or load changes.
  */
+export function mergeWork(): number {
+  return popped;
+}
+
+/** the merge of `tokenStarts`, its arrays reused (one thread, and it runs to its end: no re-entry) */
+const shared = new Merge(256);
+
+/** true when a piece's tokens are known without a merge (empty, one byte, or a token whole) */
+function whole(bytes: ByteString): boolean {
+  return bytes.length <= 1 || ranks().has(bytes);
+}
+
+/** The start offsets (in bytes) of the tokens BPE cuts a piece into, the first one 0. */
 export function tokenStarts(bytes: ByteString): number[] {
-  const m = bytes.length;
-  if (m <= 1) return m === 0 ? [] : [0];
-  const r = ranks();
-  if (r.has(bytes)) return [0];
-  if (next.length < m) {
-    next = new Int32Array(m * 2);
-    prev = new Int32Array(m * 2);
-    dead = new Uint8Array(m * 2);
-  }
-  heap.clear();
-  for (let i = 0; i < m; i++) {
-    next[i] = i + 1;
-    prev[i] = i - 1;
-    dead[i] = 0;
-  }
-  const push = (start: number, end: number): void => {
-    const rank = r.get(bytes.slice(start, end));
-    if (rank !== undefined) heap.push(rank * POS + start);
-  };
-  for (let i = 0; i + 1 < m; i++) {
-    const rank = pairRanks[(bytes.charCodeAt(i) << 8) | bytes.charCodeAt(i + 1)]!;
-    if (rank >= 0) heap.push(rank * POS + i);
-  }
-  while (heap.size > 0) {
-    const key = heap.pop();
-    const start = key % POS;
-    const rank = (key - start) / POS;
-    if (dead[start]) continue;
-    const mid = next[start]!;
-    if (mid >= m) continue;
-    const end = next[mid]!;
-    if (r.get(bytes.slice(start, end)) !== rank) continue; // stale: a part changed since
-    dead[mid] = 1;
-    next[start] = end;
-    if (end < m) prev[end] = start;
-    if (start > 0) push(prev[start]!, end);
-    if (end < m) push(start, next[end]!);
-  }
-  const starts: number[] = [];
-  for (let i = 0; i < m; i = next[i]!) starts.push(i);
-  return starts;
+  if (whole(bytes)) return bytes.length === 0 ? [] : [0];
+  shared.start(bytes);
+  shared.run(Number.POSITIVE_INFINITY);
+  return shared.starts();
+}
+
+/**
+ * `tokenStarts`, a slice at a time: the generator stops after every `pops` pairs taken off the heap
+ * (~0.5 µs each) until the merge is done, and returns the starts. Its arrays are its own, so merges
+ * of other texts may run while it waits.
+ */
+export function* tokenStartsInSlices(bytes: ByteString, pops: number): Generator<void, number[], void> {
+  if (whole(bytes)) return bytes.length === 0 ? [] : [0];
+  const merge = new Merge(bytes.length);
+  merge.start(bytes);
+  while (!merge.run(pops)) yield;
+  return merge.starts();
 }
 
 /**

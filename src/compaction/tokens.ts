@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
+import { setImmediate as nextTurn } from 'node:timers/promises';
 import type { Turn } from '../domain/turn.js';
-import { MAX_PIECE_BYTES, forEachPiece, pieceBytes, tokenStarts } from './cl100k.js';
+import { MAX_PIECE_BYTES, mergeWork, pieceBytes, piecesOf, tokenStarts, tokenStartsInSlices } from './cl100k.js';
 
 /**
  * Chat-completion framing per message (`<|im_start|>role … <|im_end|>`) and for priming the reply, as
@@ -14,6 +15,14 @@ export const TOKENS_REPLY_PRIMING = 3;
 const CACHE_SIZE = 20_000;
 /** distinct pieces (words with their leading space, mostly) whose counts are remembered */
 const PIECE_CACHE_SIZE = 50_000;
+/**
+ * Merging work (pairs taken off a heap, ~0.5 µs each: 2–4 ms) countSoon and truncateSoon do in one turn
+ * of the event loop. One 32,000-character run is one piece of ~100,000 pops: merged whole it held
+ * the loop 15–30 ms, and a /chat counted its message, its reply and each again to cut a transcript.
+ */
+export const POPS_PER_TURN = 8_192;
+/** a long piece's merge stops this often to see whether the turn's work is done */
+const SLICE_POPS = 512;
 
 /**
  * Counts tokens with a real BPE tokenizer: cl100k_base, whose ranks ship inside js-tiktoken (no
@@ -27,7 +36,6 @@ const PIECE_CACHE_SIZE = 50_000;
 export class TokenCounter {
   private readonly cache = new Map<string, number>();
   private readonly pieces = new Map<string, number>();
-  private merged = 0;
 
   /** tokens of a text; special-token markers in user text count as plain text, never throw */
   count(text: string): number {
@@ -37,10 +45,33 @@ export class TokenCounter {
     const hit = this.cache.get(key);
     if (hit !== undefined) return hit;
     let n = 0;
-    forEachPiece(text, (piece) => {
-      n += this.piece(piece);
-    });
+    for (const [piece] of piecesOf(text)) n += this.piece(piece);
     this.remember(text, n, key);
+    return n;
+  }
+
+  /**
+   * `count`, without holding the event loop: the work is cut into turns of at most POPS_PER_TURN (a
+   * long piece's merge goes on where it stopped). The count is remembered, so a `count` of the same
+   * text afterwards is a lookup: a caller that must count synchronously asks this first.
+   */
+  async countSoon(text: string): Promise<number> {
+    const known = this.cached(text);
+    if (known !== undefined) return known;
+    let n = 0;
+    for (const [piece] of piecesOf(text)) {
+      const hit = this.pieces.get(piece);
+      if (hit !== undefined) {
+        n += hit;
+        continue;
+      }
+      await room();
+      const bytes = pieceBytes(piece);
+      const count = bytes.length >= MAX_PIECE_BYTES ? bytes.length : (await this.startsSoon(bytes)).length;
+      if (piece.length <= 64) this.rememberPiece(piece, count);
+      n += count;
+    }
+    this.remember(text, n);
     return n;
   }
 
@@ -54,13 +85,15 @@ export class TokenCounter {
     if (hit !== undefined) return hit;
     const bytes = pieceBytes(piece);
     // beyond exact heap keys (a piece of a million bytes cannot pass the API): at most one token per byte
-    const n = bytes.length >= MAX_PIECE_BYTES ? bytes.length : this.starts(bytes).length;
-    // short pieces recur (words); a long one is rarely seen twice and would pin its text in memory
-    if (piece.length <= 64) {
-      if (this.pieces.size >= PIECE_CACHE_SIZE) this.pieces.clear();
-      this.pieces.set(piece, n);
-    }
+    const n = bytes.length >= MAX_PIECE_BYTES ? bytes.length : tokenStarts(bytes).length;
+    if (piece.length <= 64) this.rememberPiece(piece, n);
     return n;
+  }
+
+  private rememberPiece(piece: string, n: number): void {
+    // short pieces recur (words); a long one is rarely seen twice and would pin its text in memory
+    if (this.pieces.size >= PIECE_CACHE_SIZE) this.pieces.clear();
+    this.pieces.set(piece, n);
   }
 
   /** one message as a chat-completion call carries it */
@@ -94,60 +127,100 @@ export class TokenCounter {
    * The longest prefix of `text` that fits in `maxTokens` (a summary's hard cap, a turn's share of a
    * transcript). One walk over the pieces that stops at the first that does not fit: a text is never
    * counted whole first, and the piece the cut falls in is merged once (a 32,000-character run is one
-   * piece: counting it and then cutting it merged it twice, four merges for a transcript of two such
-   * turns in one turn of the event loop).
+   * piece: counting it and then cutting it merged it three times).
    */
   truncate(text: string, maxTokens: number): string {
     const known = this.cached(text);
     if (known !== undefined && known <= maxTokens) return text;
     let left = Math.max(0, maxTokens);
-    let cut: string | null = null;
-    forEachPiece(text, (piece, start) => {
+    for (const [piece, start] of piecesOf(text)) {
       const short = piece.length <= 64;
-      const n = short ? this.piece(piece) : -1;
-      if (short && n <= left) {
-        left -= n;
-        return true;
+      if (short) {
+        const n = this.piece(piece);
+        if (n <= left) {
+          left -= n;
+          continue;
+        }
       }
       const bytes = pieceBytes(piece);
-      const starts = this.starts(bytes);
+      const starts = tokenStarts(bytes);
       if (!short && starts.length <= left) {
         left -= starts.length;
-        return true;
+        continue;
       }
-      // the piece's first `left` tokens, as decoding them would give
-      const end = left < starts.length ? starts[left]! : bytes.length;
-      cut = text.slice(0, start) + Buffer.from(bytes.slice(0, end), 'latin1').toString('utf8');
-      return false;
-    });
-    // (the callback's assignment is invisible to the narrowing)
-    const prefix = cut as string | null;
-    if (prefix === null) {
-      // walked whole: its count is known, and a later count or cut of it reads it back
-      this.remember(text, Math.max(0, maxTokens) - left);
-      return text;
+      return cutAt(text, start, bytes, starts, left);
     }
-    // a cut inside a multi-byte character decodes to U+FFFD: drop it (a loop: `\uFFFD+$` retries a run
-    // of them from each of its characters when the text goes on after it)
-    let end = prefix.length;
-    while (end > 0 && prefix.charCodeAt(end - 1) === 0xfffd) end--;
-    return prefix.slice(0, end);
+    // walked whole: its count is known, and a later count or cut of it reads it back
+    this.remember(text, Math.max(0, maxTokens) - left);
+    return text;
   }
 
-  /** bytes of pieces this counter has run through the BPE merge (its work, whatever the clock says) */
-  get mergedBytes(): number {
-    return this.merged;
+  /** `truncate`, its work cut into turns of the event loop as `countSoon`'s */
+  async truncateSoon(text: string, maxTokens: number): Promise<string> {
+    const known = this.cached(text);
+    if (known !== undefined && known <= maxTokens) return text;
+    let left = Math.max(0, maxTokens);
+    for (const [piece, start] of piecesOf(text)) {
+      const short = piece.length <= 64;
+      if (short) {
+        if (!this.pieces.has(piece)) await room();
+        const n = this.piece(piece);
+        if (n <= left) {
+          left -= n;
+          continue;
+        }
+      }
+      await room();
+      const bytes = pieceBytes(piece);
+      const starts = await this.startsSoon(bytes);
+      if (!short && starts.length <= left) {
+        left -= starts.length;
+        continue;
+      }
+      return cutAt(text, start, bytes, starts, left);
+    }
+    this.remember(text, Math.max(0, maxTokens) - left);
+    return text;
   }
 
-  private starts(bytes: string): number[] {
-    this.merged += bytes.length;
-    return tokenStarts(bytes);
+  private async startsSoon(bytes: string): Promise<number[]> {
+    const merge = tokenStartsInSlices(bytes, SLICE_POPS);
+    for (;;) {
+      const step = merge.next();
+      if (step.done) return step.value;
+      await room();
+    }
   }
 
   private cached(text: string): number | undefined {
     if (text.length === 0) return 0;
     return this.cache.get(text.length <= 64 ? text : digest(text));
   }
+}
+
+/** mergeWork() when countSoon or truncateSoon last gave the event loop a turn */
+let yieldedAt = 0;
+
+/**
+ * Where countSoon and truncateSoon give the event loop a turn: before more merging once POPS_PER_TURN
+ * were done since the last one, whichever call (or a synchronous count) did it, so calls in a row
+ * share the budget of the turn they run in.
+ */
+async function room(): Promise<void> {
+  if (mergeWork() - yieldedAt < POPS_PER_TURN) return;
+  await nextTurn();
+  yieldedAt = mergeWork();
+}
+
+/** the text up to the piece at `start`, then that piece's first `left` tokens, as decoding them would give */
+function cutAt(text: string, start: number, bytes: string, starts: readonly number[], left: number): string {
+  const end = left < starts.length ? starts[left]! : bytes.length;
+  const cut = text.slice(0, start) + Buffer.from(bytes.slice(0, end), 'latin1').toString('utf8');
+  // a cut inside a multi-byte character decodes to U+FFFD: drop it (a loop: `\uFFFD+$` retries a run
+  // of them from each of its characters when the text goes on after it)
+  let keep = cut.length;
+  while (keep > 0 && cut.charCodeAt(keep - 1) === 0xfffd) keep--;
+  return cut.slice(0, keep);
 }
 
 function digest(text: string): string {

@@ -1,4 +1,3 @@
-import { setImmediate as nextTurn } from 'node:timers/promises';
 import type { LlmProvider } from '../../ports/llm.js';
 import type { TokenCounter } from '../tokens.js';
 import { isSummaryTurn, speaker, type Summarizer, type SummaryInput, type SummaryOutput } from './summarizer.js';
@@ -45,18 +44,15 @@ export class LlmSummarizer implements Summarizer {
   /**
    * The transcript, one speaker-labelled turn per paragraph. When it would not fit the input budget,
    * every turn is cut to an equal share (an earlier summary is kept whole when it can be), so the
-   * call never overflows the model's window that compaction exists to protect. Each turn is counted
-   * and cut in its own turn of the event loop: a turn of 32,000 characters costs a tokenizer pass of
-   * tens of milliseconds, and a session holds many (issue 25: /health waited 100–250 ms on a
-   * transcript of two).
+   * call never overflows the model's window that compaction exists to protect. Counted and cut a
+   * slice of the event loop at a time (countSoon, truncateSoon): a session holds many turns of up to
+   * 32,000 characters, each a tokenizer pass of tens of milliseconds (issue 25: /health waited
+   * 100–250 ms on a transcript of two).
    */
   private async transcript(turns: SummaryInput['turns']): Promise<string> {
     const budget = this.options.inputBudgetTokens;
     let total = 0;
-    for (const t of turns) {
-      total += this.tokens.count(t.content) + 4;
-      await nextTurn();
-    }
+    for (const t of turns) total += (await this.tokens.countSoon(t.content)) + 4;
     let share = Infinity;
     let summaryWhole = true;
     if (total > budget) {
@@ -70,9 +66,8 @@ export class LlmSummarizer implements Summarizer {
     const paragraphs: string[] = [];
     for (const t of turns) {
       const summary = isSummaryTurn(t);
-      const text = summary && summaryWhole ? t.content : this.tokens.truncate(t.content, share);
+      const text = summary && summaryWhole ? t.content : await this.tokens.truncateSoon(t.content, share);
       paragraphs.push(`${summary ? 'Earlier summary' : speaker(t)}: ${text}${text.length < t.content.length ? ' …' : ''}`);
-      if (text !== t.content) await nextTurn();
     }
     return paragraphs.join('\n\n');
   }

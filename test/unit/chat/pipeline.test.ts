@@ -2,7 +2,9 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { LlmUnavailableError, ValidationError } from '../../../src/errors.js';
 import { DEFAULT_SYSTEM_PROMPT } from '../../../src/chat/pipeline.js';
-import { TokenCounter } from '../../../src/compaction/tokens.js';
+import { POPS_PER_TURN, TokenCounter } from '../../../src/compaction/tokens.js';
+import { worstInputs } from '../../fixtures/token-worst.js';
+import { mergingPerTurn } from '../../helpers/event-loop.js';
 import { isSummaryRequest, lastUserMessage, startFakeOllama, type FakeLlm } from '../../helpers/fake-llm.js';
 import { freePort } from '../../helpers/redis.js';
 import { testMemory } from '../../helpers/services.js';
@@ -58,6 +60,22 @@ describe('ChatPipeline against a fake Ollama', () => {
       );
       assert.ok(log[0]!.created_at < log[1]!.created_at);
       assert.deepEqual(log[1]!.metadata, { llm: 'ollama/llama3.2' });
+    } finally {
+      await services.close();
+    }
+  });
+
+  // issue 25: the prompt's budget counted a 32,000-character message in one turn of the event loop
+  it('counts a 32,000-character message a slice of the event loop at a time', async () => {
+    const { services } = await testMemory();
+    try {
+      for (const [name, message] of Object.entries(worstInputs())) {
+        const seen = await mergingPerTurn(async () => {
+          await services.chat.preview({ session_id: 'long', user_id: 'ada', message });
+        });
+        // a short piece's merge (at most 64 characters) may finish a turn's work
+        assert.ok(seen.most <= POPS_PER_TURN + 1_024, `${name}: ${seen.most} pops in one turn of the event loop`);
+      }
     } finally {
       await services.close();
     }

@@ -3,7 +3,9 @@ import { describe, it } from 'node:test';
 import pino from 'pino';
 import { InProcessQueue } from '../../../src/adapters/in-process/queue.js';
 import { AutoCompactor } from '../../../src/compaction/auto.js';
-import { TokenCounter } from '../../../src/compaction/tokens.js';
+import { POPS_PER_TURN, TokenCounter } from '../../../src/compaction/tokens.js';
+import { worstInputs } from '../../fixtures/token-worst.js';
+import { mergingPerTurn } from '../../helpers/event-loop.js';
 import { InProcessShortTermStore } from '../../../src/adapters/in-process/short-term.js';
 import { createProcessors } from '../../../workers/processors.js';
 import { testMemory } from '../../helpers/services.js';
@@ -49,6 +51,33 @@ describe('auto-compaction', () => {
       assert.equal(await check(exact), 'below_threshold');
       assert.ok(tokens.encoded > 0);
       assert.equal(await check(exact - 1), 'enqueued');
+    } finally {
+      await queue.close();
+      await shortTerm.close();
+    }
+  });
+
+  // issue 25: the check after a reply counted the new reply (32,000 characters: its message was counted
+  // by the prompt) in one turn of the event loop
+  it('counts a session of 32,000-character turns a slice of the event loop at a time', async () => {
+    const shortTerm = new InProcessShortTermStore({ ttlSeconds: 60, maxTurns: 50 });
+    const queue = new InProcessQueue(pino({ level: 'silent' }));
+    const contents = Object.values(worstInputs());
+    await shortTerm.push(
+      contents.map((content, i) => ({ id: `w${i}`, user_id: 'u', session_id: 'w', role: i % 2 ? ('assistant' as const) : ('user' as const), name: null, content, content_hash: String(i), created_at: new Date(1_700_000_000_000 + i).toISOString(), importance: null, pinned: false, metadata: null })),
+    );
+    const exact = new TokenCounter().session(contents.map((content) => ({ content, name: null })));
+    try {
+      for (const [limitTokens, outcome] of [[exact, 'below_threshold'], [exact - 1, 'enqueued']] as const) {
+        const auto = new AutoCompactor({ shortTerm, queue, tokens: new TokenCounter(), log: pino({ level: 'silent' }), limitTokens });
+        let got = '';
+        const seen = await mergingPerTurn(async () => {
+          got = await auto.check('u', 'w');
+        });
+        assert.equal(got, outcome);
+        // a short piece's merge (at most 64 characters) may finish a turn's work
+        assert.ok(seen.most <= POPS_PER_TURN + 1_024, `${seen.most} pops in one turn of the event loop`);
+      }
     } finally {
       await queue.close();
       await shortTerm.close();

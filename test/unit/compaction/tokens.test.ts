@@ -1,9 +1,11 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
+import { setImmediate as setImmediateP } from 'node:timers/promises';
 import { Tiktoken } from 'js-tiktoken/lite';
 import cl100k from 'js-tiktoken/ranks/cl100k_base';
-import { TOKENS_PER_MESSAGE, TOKENS_REPLY_PRIMING, TokenCounter } from '../../../src/compaction/tokens.js';
+import { POPS_PER_TURN, TOKENS_PER_MESSAGE, TOKENS_REPLY_PRIMING, TokenCounter } from '../../../src/compaction/tokens.js';
 import { mulberry32 } from '../../fixtures/random.js';
+import { merging, mergingPerTurn } from '../../helpers/event-loop.js';
 import { worstInputs } from '../../fixtures/token-worst.js';
 
 /** js-tiktoken's own encode: the reference the counter must equal (slow on long unknown pieces, so only on short texts here) */
@@ -80,21 +82,55 @@ describe('TokenCounter (cl100k_base, offline)', () => {
 
   // issue 25: a compaction's transcript cuts each long turn to its share; counting the text whole and
   // then cutting the piece the cut falls in merged a 32,000-character run three times in one call
-  it('truncates a 32,000-character text merging each of its bytes at most once', () => {
+  it('truncates a 32,000-character text with no more merging than counting it once', () => {
     for (const [name, text] of Object.entries(worstInputs())) {
-      const bytes = Buffer.byteLength(text, 'utf8');
+      const once = merging(() => new TokenCounter().count(text));
       for (const max of [0, 100, 1000]) {
         const tokens = new TokenCounter();
-        const cut = tokens.truncate(text, max);
-        assert.ok(tokens.mergedBytes <= bytes, `${name} cut to ${max}: ${tokens.mergedBytes} bytes merged of ${bytes}`);
+        let cut = '';
+        const work = merging(() => (cut = tokens.truncate(text, max)));
+        assert.ok(work <= once, `${name} cut to ${max}: ${work} pops, a count ${once}`);
         assert.ok(text.startsWith(cut) && tokens.count(cut) <= max, `${name} cut to ${max}`);
       }
       // a text that fits is walked once, and one already counted is not walked again
       const tokens = new TokenCounter();
-      assert.equal(tokens.truncate(text, bytes), text);
-      assert.equal(tokens.truncate(text, tokens.count(text)), text);
-      assert.ok(tokens.mergedBytes <= bytes, `${name} whole: ${tokens.mergedBytes} bytes merged of ${bytes}`);
+      const bytes = Buffer.byteLength(text, 'utf8');
+      const work = merging(() => {
+        assert.equal(tokens.truncate(text, bytes), text);
+        assert.equal(tokens.truncate(text, tokens.count(text)), text);
+      });
+      assert.ok(work <= once, `${name} whole: ${work} pops, a count ${once}`);
     }
+  });
+
+  // issue 25: one 32,000-character run is one piece; merged whole it held the event loop 15–30 ms (more
+  // on a loaded machine), and a /chat counted its message, its reply, then each again for a compaction
+  it('countSoon and truncateSoon answer as count and truncate, merging at most POPS_PER_TURN per turn of the event loop', async () => {
+    const texts = [...Object.values(worstInputs()), mixedText(mulberry32(11), 32_000)];
+    let most = 0;
+    let turns = 0;
+    for (const text of texts) {
+      const expected = new TokenCounter().count(text);
+      const cuts = [0, 100, 1000, expected].map((max) => new TokenCounter().truncate(text, max));
+      const seen = await mergingPerTurn(async () => {
+        // a turn between the calls: each call's slices are its own, two calls in a row share a turn
+        assert.equal(await new TokenCounter().countSoon(text), expected);
+        for (const [i, max] of [0, 100, 1000, expected].entries()) {
+          await setImmediateP();
+          assert.equal(await new TokenCounter().truncateSoon(text, max), cuts[i]);
+        }
+        await setImmediateP();
+        // what countSoon counted, count reads back without merging
+        const tokens = new TokenCounter();
+        await tokens.countSoon(text);
+        assert.equal(merging(() => tokens.count(text)), 0);
+      });
+      most = Math.max(most, seen.most);
+      turns += seen.turns;
+    }
+    // a short piece's merge (at most 64 characters) may finish a turn's work
+    assert.ok(most <= POPS_PER_TURN + 1_024, `${most} pops in one turn of the event loop`);
+    assert.ok(turns > texts.length * 10, `${turns} turns`);
   });
 
   it('treats special-token markers in user text as plain text', () => {
