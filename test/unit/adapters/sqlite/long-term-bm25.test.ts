@@ -135,6 +135,53 @@ describe("long-term text search: BM25 over the user's own entries", () => {
     assert.equal(await scoresAsReference('bm25-common-ids.db', 4400, (i) => users[i % 4]!, 'x-1'), '(user_id : "x" AND user_id : "1")');
   });
 
+  it("decides on a user's counts of the user's size now, not those from before it grew", async () => {
+    // a store that searched a user before the user grew severalfold (a bulk import, another process
+    // writing) chooses the words to score and whether to score only the newest matches as a store
+    // opening the file now does: its cached counts were made among far fewer entries (the bench grew a
+    // user from 10k to 100k entries, and for the next minute the store kept words common by then and
+    // scored every match: 10.2 ms of CPU a search against 1.9)
+    const db = openDatabase(join(tmpDir(), 'bm25-growth.db'));
+    try {
+      const warm = new SqliteLongTermStore(db, undefined, { textSearchThread: false });
+      let n = 0;
+      const add = (count: number, words: (i: number) => string) => {
+        const entries: MemoryEntry[] = Array.from({ length: count }, () => {
+          const i = n++;
+          const content = `${WORDS[i % WORDS.length]} everyday ${words(i)}`;
+          const at = new Date(Date.UTC(2024, 0, 1) + i * 60_000).toISOString();
+          return { id: `g${i}`, user_id: 'grows', session_id: 's', role: 'user', name: null, kind: 'turn', content, content_hash: contentHash(`${i} ${content}`), importance: 0.5, pinned: false, metadata: null, covers: null, created_at: at, updated_at: at };
+        });
+        warm.upsertSync(entries);
+      };
+      type Match = { phrases: Array<{ match: string }>; newest?: unknown };
+      const decided = (store: SqliteLongTermStore) => {
+        const m = (store as unknown as { matchFor(u: string, q: string, s: ReadonlySet<string>): Match }).matchFor('grows', 'narwhal sprout everyday', new Set());
+        return { phrases: m.phrases.map((p) => p.match), newest: m.newest !== undefined };
+      };
+      const query = async (store: SqliteLongTermStore) => (await store.searchText('grows', 'narwhal sprout everyday', { limit: 8 })).map((h) => [h.entry.id, h.bm25.toFixed(9)]);
+      const sameAsFresh = async (stage: string) => {
+        const fresh = new SqliteLongTermStore(db, undefined, { textSearchThread: false });
+        assert.deepEqual(decided(warm), decided(fresh), `${stage}: the words scored and the newest-only choice`);
+        assert.deepEqual(await query(warm), await query(fresh), `${stage}: the results`);
+      };
+      // 1,500 entries (below COMMON_TERM_DOCS): every word scored
+      add(1500, (i) => (i % 100 === 0 ? 'narwhal' : i % 15 === 0 ? 'sprout' : ''));
+      await query(warm);
+      await sameAsFresh('1,500 entries');
+      // 2,500: "everyday" is in every entry, common now
+      add(1000, (i) => (i % 100 === 0 ? 'narwhal' : i % 15 === 0 ? 'sprout' : ''));
+      await sameAsFresh('2,500 entries');
+      assert.deepEqual(decided(warm).phrases, ['{content name} : "narwhal"', '{content name} : "sprout"']);
+      // 5,500: "sprout" is in 3,000 more, common too
+      add(3000, () => 'sprout');
+      await sameAsFresh('5,500 entries');
+      assert.deepEqual(decided(warm).phrases, ['{content name} : "narwhal"']);
+    } finally {
+      db.close();
+    }
+  });
+
   it('matches without the owner clause for a user holding half the table or more, scoring the same', async () => {
     const userOf = (i: number) => (i % 4 === 0 ? 'user-few' : 'user-most');
     assert.equal(await scoresAsReference('bm25-most.db', 400, userOf, 'user-most'), null, 'three rows of four: no narrowing clause');
