@@ -140,6 +140,16 @@ export async function settleElsewhere(services: Pick<ErasureDeps, 'store'>, scop
 export const LISTENER_GONE_MS = 60_000;
 
 /**
+ * An idle listener writes its heartbeat this often (a sixth of LISTENER_GONE_MS); one that has just
+ * applied an erasure writes it at once. Each heartbeat is a commit, and on SQLite every other
+ * connection to the file (the text-search thread's, another process's) drops its page cache and its
+ * mapping of the file before its next read: written on each ERASURE_POLL_MS poll, 4 times a second, it
+ * made the long-term search at 100k turns of one user cost ~6 ms of CPU on that thread against ~3
+ * (issue #25; a search right after a commit ~13 ms against ~2.6).
+ */
+export const HEARTBEAT_MS = LISTENER_GONE_MS / 6;
+
+/**
  * Waits until every other live listener (a process holding state of its own) has applied the
  * erasure `seq`, or `timeoutMs` passes. A listener whose process is gone holds nothing any more and
  * is dropped from the table: on this host, no such pid; on another (PostgreSQL shared by several
@@ -191,6 +201,9 @@ function alive(pid: number): boolean {
  */
 export class ErasureWatcher {
   private last = 0;
+  /** the seq and time of the last heartbeat written */
+  private beatSeq = -1;
+  private beatAt = 0;
   private timer: NodeJS.Timeout | null = null;
   private running: Promise<void> | null = null;
 
@@ -201,8 +214,8 @@ export class ErasureWatcher {
 
   /**
    * Polls every `intervalMs`; erasures run before the start concern state this process does not have
-   * yet. Each poll records (in `erasure_listeners`) the last erasure applied, which the process that
-   * ran it waits for.
+   * yet. A poll that applied an erasure records it (in `erasure_listeners`) at once, for the process
+   * that ran it waits for it; an idle one only every HEARTBEAT_MS, to say the process is alive.
    */
   async start(intervalMs = ERASURE_POLL_MS): Promise<void> {
     this.last = await this.deps.store.erasure.latestSignal();
@@ -216,8 +229,13 @@ export class ErasureWatcher {
     this.timer.unref();
   }
 
-  private beat(): Promise<void> {
-    return this.deps.store.erasure.heartbeat(INSTANCE, this.last, Date.now());
+  /** the heartbeat, when there is news (an erasure applied) or the last is HEARTBEAT_MS old */
+  private async beat(): Promise<void> {
+    const now = Date.now();
+    if (this.last === this.beatSeq && now - this.beatAt < HEARTBEAT_MS) return;
+    await this.deps.store.erasure.heartbeat(INSTANCE, this.last, now);
+    this.beatSeq = this.last;
+    this.beatAt = now;
   }
 
   /** Applies the signals written since the last poll; returns when done. */
