@@ -211,6 +211,19 @@ async function measure(report: Report, label: string, corpus: Corpus, queriesPer
     const ipCpu0 = ownCpuMs();
     for (const kind of Object.keys(KINDS)) inProcess[kind] = await timed(qs.length, (i) => memory.retrieve(bodyOf(qs[i]!, kind)));
     const ipCpu = (ownCpuMs() - ipCpu0) / (qs.length * Object.keys(KINDS).length);
+    // a chat writes its turn and then retrieves: each write commits, and the text-search thread's
+    // connection must read again what the commit may have changed. Only the retrieve is timed
+    const afterWrite: number[] = [];
+    let afterWriteCpu = 0;
+    for (const [i, q] of qs.entries()) {
+      await services.writePath.addTurns([{ user_id: q.user, session_id: `bench-write-${i}`, role: 'user', content: `A note written before the next question, number ${i}.` }]);
+      await services.queue.idle();
+      const [t0, c0] = [performance.now(), ownCpuMs()];
+      await memory.retrieve(bodyOf(q, 'plain'));
+      afterWrite.push(performance.now() - t0);
+      afterWriteCpu += ownCpuMs() - c0;
+    }
+    afterWrite.sort((a, b) => a - b);
     const db = sqliteOf(services).db;
     const fts = db.prepare('SELECT rowid, bm25(entries_fts) AS r FROM entries_fts WHERE entries_fts MATCH ? ORDER BY r LIMIT 8');
     const scan = db.prepare('SELECT content FROM entries WHERE user_id = ?').pluck();
@@ -286,6 +299,16 @@ async function measure(report: Report, label: string, corpus: Corpus, queriesPer
         note: `${data}; p99 ${h.p99.toFixed(1)} ms; ${kind === 'plain' ? `CPU per request, every kind: serve ${serveCpu.toFixed(2)} ms, in process ${ipCpu.toFixed(2)} ms a retrieve, the client ${clientCpu.toFixed(2)} ms; ` : `×${ratio.toFixed(2)} plain; `}in process p50 ${ip.p50.toFixed(1)} ms, p99 ${ip.p99.toFixed(1)} ms; bare FTS5 p50 ${bareFts.p50.toFixed(2)} / p99 ${bareFts.p99.toFixed(2)} ms; bare scan of the user's rows p50 ${bareScan.p50.toFixed(2)} / p99 ${bareScan.p99.toFixed(2)} ms`,
       });
     }
+    report.add({
+      section: 'realtext',
+      metric: `${label}: retrieve in process right after a turn is written, plain p50`,
+      value: percentile(afterWrite, 50),
+      unit: 'ms',
+      baseline: inProcess.plain!.p50,
+      baselineLabel: 'the same retrieves with no write between them',
+      ratio: inProcess.plain!.p50 / Math.max(percentile(afterWrite, 50), 0.001),
+      note: `${data}; p99 ${percentile(afterWrite, 99).toFixed(1)} ms, CPU ${(afterWriteCpu / qs.length).toFixed(2)} ms a retrieve (every thread); no write between them: p50 ${inProcess.plain!.p50.toFixed(1)}, p99 ${inProcess.plain!.p99.toFixed(1)} ms, CPU ${ipCpu.toFixed(2)} ms (every kind)`,
+    });
     report.add({
       section: 'realtext',
       metric: `${label}: POST /memory/retrieve throughput, serve --processes 2, ${CONNECTIONS} connections`,

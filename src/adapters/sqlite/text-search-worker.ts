@@ -1,15 +1,12 @@
 // The worker thread of TextSearchThread: a read-only connection to the SQLite file and the long-term
 // store's own searchText over it, one call at a time.
-import Database from 'better-sqlite3';
 import { parentPort, workerData } from 'node:worker_threads';
-import { MMAP_BYTES } from './db.js';
+import { openSearchConnection } from './db.js';
 import { SqliteLongTermStore } from './long-term.js';
 import type { TextSearchCall, TextSearchReply } from './text-search-thread.js';
 
 const { path, up } = workerData as { path: string; up: Int32Array };
-const db = new Database(path, { readonly: true, fileMustExist: true });
-db.pragma('busy_timeout = 10000');
-db.pragma(`mmap_size = ${MMAP_BYTES}`);
+const db = openSearchConnection(path);
 const store = new SqliteLongTermStore(db, undefined, { textSearchThread: false });
 const port = parentPort!;
 

@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import type { MemoryEntry } from '../../../../src/domain/entry.js';
 import { contentHash } from '../../../../src/domain/hash.js';
-import { openDatabase } from '../../../../src/adapters/sqlite/db.js';
+import { MMAP_BYTES, openDatabase, openSearchConnection } from '../../../../src/adapters/sqlite/db.js';
 import { SqliteLongTermStore } from '../../../../src/adapters/sqlite/long-term.js';
 import type { TextSearchThread } from '../../../../src/adapters/sqlite/text-search-thread.js';
 import { tmpDir } from '../../../helpers/tmp.js';
@@ -117,5 +117,24 @@ describe('long-term text search on a worker thread', () => {
     assert.equal((store as unknown as { thread: unknown }).thread, null);
     assert.equal((await store.searchText('u', 'harbour', { limit: 8 })).length, 1);
     db.close();
+  });
+});
+
+describe('the text-search thread\'s connection', () => {
+  it('reads without mmap, read-only, and sees what another connection commits', () => {
+    const path = join(tmpDir(), 'search-conn.db');
+    const db = openDatabase(path);
+    const search = openSearchConnection(path);
+    try {
+      // a mapped connection pays for every commit of another one (db.ts, openSearchConnection)
+      assert.equal(db.pragma('mmap_size', { simple: true }), MMAP_BYTES);
+      assert.equal(search.pragma('mmap_size', { simple: true }), 0);
+      assert.throws(() => search.exec('CREATE TABLE t (x)'), /readonly/);
+      db.exec('CREATE TABLE seen (x); INSERT INTO seen VALUES (7)');
+      assert.equal(search.prepare('SELECT x FROM seen').pluck().get(), 7);
+    } finally {
+      search.close();
+      db.close();
+    }
   });
 });
