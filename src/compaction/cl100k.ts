@@ -70,20 +70,9 @@ class MinHeapOf {
   }
 
   pop(): number {
-    const a = this.items;
-    const top = a[0]!;
-    const last = a[--this.size]!;
-    let i = 0;
-    const n = this.size;
-    for (;;) {
-      let c = 2 * i + 1;
-      if (c >= n) break;
-      if (c + 1 < n && a[c + 1]! < a[c]!) c++;
-      if (a[c]! >= last) break;
-      a[i] = a[c]!;
-      i = c;
-    }
-    if (n > 0) a[i] = last;
+    const top = this.items[0]!;
+    const last = this.items[--this.size]!;
+    if (this.size > 0) this.siftDown(0, last);
     return top;
   }
 }

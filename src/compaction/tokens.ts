@@ -130,20 +130,44 @@ export class TokenCounter {
    * piece: counting it and then cutting it merged it three times).
    */
   truncate(text: string, maxTokens: number): string {
+    const walk = this.cut(text, maxTokens, false);
+    for (;;) {
+      const step = walk.next();
+      if (step.done) return step.value;
+    }
+  }
+
+  /** `truncate`, its work cut into turns of the event loop as `countSoon`'s */
+  async truncateSoon(text: string, maxTokens: number): Promise<string> {
+    const walk = this.cut(text, maxTokens, true);
+    for (;;) {
+      const step = walk.next();
+      if (step.done) return step.value;
+      await room();
+    }
+  }
+
+  /**
+   * The walk of `truncate` and `truncateSoon`: it yields where the async caller may give the event loop
+   * a turn; `sliced` merges a long piece in slices, yielding between them.
+   */
+  private *cut(text: string, maxTokens: number, sliced: boolean): Generator<void, string, void> {
     const known = this.cached(text);
     if (known !== undefined && known <= maxTokens) return text;
     let left = Math.max(0, maxTokens);
     for (const [piece, start] of piecesOf(text)) {
       const short = piece.length <= 64;
       if (short) {
+        if (!this.pieces.has(piece)) yield;
         const n = this.piece(piece);
         if (n <= left) {
           left -= n;
           continue;
         }
       }
+      yield;
       const bytes = pieceBytes(piece);
-      const starts = tokenStarts(bytes);
+      const starts = sliced ? yield* tokenStartsInSlices(bytes, SLICE_POPS) : tokenStarts(bytes);
       if (!short && starts.length <= left) {
         left -= starts.length;
         continue;
@@ -151,34 +175,6 @@ export class TokenCounter {
       return cutAt(text, start, bytes, starts, left);
     }
     // walked whole: its count is known, and a later count or cut of it reads it back
-    this.remember(text, Math.max(0, maxTokens) - left);
-    return text;
-  }
-
-  /** `truncate`, its work cut into turns of the event loop as `countSoon`'s */
-  async truncateSoon(text: string, maxTokens: number): Promise<string> {
-    const known = this.cached(text);
-    if (known !== undefined && known <= maxTokens) return text;
-    let left = Math.max(0, maxTokens);
-    for (const [piece, start] of piecesOf(text)) {
-      const short = piece.length <= 64;
-      if (short) {
-        if (!this.pieces.has(piece)) await room();
-        const n = this.piece(piece);
-        if (n <= left) {
-          left -= n;
-          continue;
-        }
-      }
-      await room();
-      const bytes = pieceBytes(piece);
-      const starts = await this.startsSoon(bytes);
-      if (!short && starts.length <= left) {
-        left -= starts.length;
-        continue;
-      }
-      return cutAt(text, start, bytes, starts, left);
-    }
     this.remember(text, Math.max(0, maxTokens) - left);
     return text;
   }
