@@ -102,6 +102,11 @@ export const SUPERSEDE_MARGIN = 0.2;
  */
 export const MESSAGE_WORDS = 12;
 
+/** The query is a message about a topic, not a question about one fact (MESSAGE_WORDS). */
+export function isMessage(o: Pick<RankOptions, 'queryWords'>): boolean {
+  return (o.queryWords ?? 0) >= MESSAGE_WORDS;
+}
+
 /**
  * The signals of a retrieval pass, each of which can be switched off (the evaluation's ablation table
  * turns them off one at a time to show what each earns on real conversations). All on in production.
@@ -197,7 +202,7 @@ export function scoreCandidates(lists: RankedLists, o: RankOptions): Scored[] {
     });
   }
   if (sig.overlap) overlapList(merged, o).forEach((hash, i) => (merged.get(hash)!.ranks.overlap = i + 1));
-  if (sig.sessions && (o.queryWords ?? 0) >= MESSAGE_WORDS) sessionList(merged, o).forEach((hash, i) => (merged.get(hash)!.ranks.session = i + 1));
+  if (sig.sessions && isMessage(o)) sessionList(merged, o).forEach((hash, i) => (merged.get(hash)!.ranks.session = i + 1));
   const weight = (l: ListName) => o.weights?.[l] ?? LIST_WEIGHTS[l];
   const answered = new Set<ListName>();
   for (const m of merged.values()) for (const l of Object.keys(m.ranks) as ListName[]) answered.add(l);

@@ -10,7 +10,7 @@ import type { VectorIndex } from '../ports/vector-index.js';
 import { withBudget, type TierStatus } from './budget.js';
 import { formatPromptBlocks } from './prompt-blocks.js';
 import { QUESTION_FRAME, changeTerms, joinedTerms, queryTerms, stems, words } from './query-terms.js';
-import { ALL_SIGNALS, CONTEXT_SHARE, LEXICAL_SEMANTIC_WEIGHT, NEIGHBOUR_SHARE, addContext, isShort, finalize, scoreCandidates, type Candidate, type ContextAddition, type RankOptions, type Scored, type Signals } from './rank.js';
+import { ALL_SIGNALS, CONTEXT_SHARE, isMessage, LEXICAL_SEMANTIC_WEIGHT, NEIGHBOUR_SHARE, addContext, isShort, finalize, scoreCandidates, type Candidate, type ContextAddition, type RankOptions, type Scored, type Signals } from './rank.js';
 import type { RetrieveRequest } from './request.js';
 import { asksAboutSelf } from './subject.js';
 import { parseTimeRange, withoutTimeExpression, type TimeRange } from './time-range.js';
@@ -139,8 +139,10 @@ export class Retriever {
     };
     let scored = scoreCandidates(lists, options);
     // the hits whose neighbours are read are the most relevant, whoever said them: another speaker's
-    // question ranks low itself but leads to the named person's answer
-    if (deps.context && sig.context) scored = addContext(scored, await this.context(req, [...scored].sort((a, b) => b.relevance - a.relevance).slice(0, CONTEXT_HITS)), options);
+    // question ranks low itself but leads to the named person's answer. Not for a message (see
+    // MESSAGE_WORDS): it refers back to a conversation, which the session list finds, not to one turn
+    // whose neighbour completes it
+    if (deps.context && sig.context && !isMessage(options)) scored = addContext(scored, await this.context(req, [...scored].sort((a, b) => b.relevance - a.relevance).slice(0, CONTEXT_HITS)), options);
     const results = finalize(scored, options);
     return { results, prompt_blocks: this.promptBlocks(results), tiers };
   }

@@ -179,6 +179,13 @@ describe('Retriever on a conversation between two people', () => {
     assert.ok(followUp === -1 || followUp > r.results.indexOf(answer));
   });
 
+  it('adds no neighbours for a message about a topic (12+ content words): it refers to a conversation, not to one turn', async () => {
+    const message = 'Melanie, about those two kittens you adopted with the kids: I keep wondering whether they settled, what they eat, which toys they like, and their names';
+    const r = await memory.retrieve({ query: message, user_id: 'pair', top_k: 5 });
+    assert.ok(r.results.some((x) => x.id === 't3'), r.results.map((x) => x.content).join(' | '));
+    assert.ok(r.results.every((x) => x.explain.context_of === null), r.results.map((x) => `${x.id} ${x.explain.context_of}`).join(', '));
+  });
+
   it('finds a compound written as one word when the query writes it as two', async () => {
     const r = await memory.retrieve({ query: 'Which ice cream has Melanie tasted?', user_id: 'pair', top_k: 3 });
     assert.equal(r.results[0]?.id, 't14', r.results.map((x) => x.content).join(' | '));
