@@ -1,26 +1,63 @@
 import type { Passage } from '../domain/entry.js';
 import { contentStem, wordsAt } from './query-terms.js';
+import { factOf, type TextFact } from './text-cache.js';
 
 /** a turn longer than this is reported with the passage that matched, and quoted by it */
 export const LONG_TURN_CHARS = 1_000;
 /** the longest passage quoted of a long turn (about 120 tokens of English) */
 export const PASSAGE_CHARS = 600;
 
+/** what matchedPassage has read of texts to index their words, in characters (tests count work with it) */
+export const passageWork = { chars: 0 };
+
+/** where each content word of a text stands: its stem's start and end offsets, in text order, two numbers a word */
+interface WordIndex {
+  places: ReadonlyMap<string, readonly number[]>;
+  offsets: number;
+}
+
+/**
+ * Read once per text (text-cache.ts): a long turn comes back pass after pass with other queries, and
+ * what a query needs of it is where its own words stand, not another scan of the whole text.
+ */
+const WORD_INDEX: TextFact<WordIndex> = {
+  name: 'word index',
+  compute: (text) => {
+    passageWork.chars += text.length;
+    const places = new Map<string, number[]>();
+    let offsets = 0;
+    for (const { word, at, end } of wordsAt(text)) {
+      const s = contentStem(word);
+      if (s === null) continue;
+      const p = places.get(s);
+      if (p) p.push(at, end);
+      else places.set(s, [at, end]);
+      offsets += 2;
+    }
+    return { places, offsets };
+  },
+  size: (index) => index.offsets,
+};
+
 /**
  * The part of a long turn that matched the query: the PASSAGE_CHARS-long window holding the most
  * distinct query words (then the most occurrences), widened to whole words. A turn of any length is
  * searched whole (full-text search reads every word of it); this says which part of it a reader needs.
- * Linear in the turn: one pass over its words, one over its matches. Null for a turn that is not long,
- * and for one where no query word occurs (the window would be arbitrary): the turn's start is quoted.
+ * The turn's words are indexed once (WORD_INDEX); a query then costs its matches: one pass over them.
+ * Null for a turn that is not long, and for one where no query word occurs (the window would be
+ * arbitrary): the turn's start is quoted.
  */
 export function matchedPassage(content: string, queryStems: ReadonlySet<string>): Passage | null {
   if (content.length <= LONG_TURN_CHARS || queryStems.size === 0) return null;
+  const { places } = factOf(content, WORD_INDEX);
   const hits: Array<{ at: number; end: number; stem: string }> = [];
-  for (const { word, at, end } of wordsAt(content)) {
-    const s = contentStem(word);
-    if (s !== null && queryStems.has(s)) hits.push({ at, end, stem: s });
+  for (const stem of queryStems) {
+    const p = places.get(stem);
+    if (p) for (let i = 0; i < p.length; i += 2) hits.push({ at: p[i]!, end: p[i + 1]!, stem });
   }
   if (hits.length === 0) return null;
+  // in text order, as a scan finds them: words never overlap, so their starts differ
+  hits.sort((a, b) => a.at - b.at);
   // two pointers over the matches: every window starting at a match and ending within PASSAGE_CHARS
   const inWindow = new Map<string, number>();
   let best = { from: 0, to: 0, distinct: 0, count: 0 };

@@ -1,3 +1,5 @@
+import { factOf, type TextFact } from './text-cache.js';
+
 /**
  * Words that carry no retrieval signal. Dropping them keeps FTS queries fast (a term present in most
  * rows makes bm25() score nearly the whole table) and keeps lexical overlap meaningful.
@@ -127,30 +129,54 @@ export function stem(word: string): string {
   return w.length > 3 && w.endsWith('e') ? w.slice(0, -1) : w;
 }
 
-/** texts whose stems are kept: ranking asks for the same memory's stems several times a pass, and the same memories come back pass after pass */
-const STEMS_CACHE = 20_000;
 /**
- * The characters of the texts kept (the keys are the texts): ~40 MB at most whatever is stored. Long
- * texts are kept too — an assistant's reply of thousands of characters comes back pass after pass,
- * and stemming it again cost more than the rest of its ranking (RealMem: ~15 ms of a 33 ms retrieve).
+ * Kept by text (text-cache.ts): ranking asks for the same memory's stems several times a pass, and the
+ * same memories come back pass after pass. Long texts are kept too: stemming an assistant's reply of
+ * thousands of characters again cost more than the rest of its ranking (RealMem: ~15 ms of a 33 ms retrieve).
  */
-const STEMS_CACHE_CHARS = 20_000_000;
-const stemsOf = new Map<string, readonly string[]>();
-let cachedChars = 0;
+const STEMS: TextFact<readonly string[]> = {
+  name: 'stems',
+  compute: (text) => {
+    const out = new Set<string>();
+    for (const w of words(text)) {
+      const s = contentStem(w);
+      if (s !== null) out.add(s);
+    }
+    return [...out];
+  },
+};
 
 /** The distinct stems of a text's content words (stopwords dropped). Shared: never modify the result. */
 export function stems(text: string): readonly string[] {
-  let hit = stemsOf.get(text);
-  if (hit) return hit;
-  const out = new Set<string>();
-  for (const w of words(text)) {
-    const s = contentStem(w);
-    if (s !== null) out.add(s);
+  return factOf(text, STEMS);
+}
+
+/** the same stems as a set, kept beside them (no second scan of the text) */
+const STEM_SET: TextFact<ReadonlySet<string>> = { name: 'stem set', compute: (text) => new Set(stems(text)), size: (set) => set.size };
+
+/**
+ * How many of the given stems the text holds: the cost of the question's words, not of the text's
+ * (a long turn holds thousands of distinct stems, a query a few dozen).
+ */
+export function heldStems(text: string, wanted: Iterable<string>): string[] {
+  const have = factOf(text, STEM_SET);
+  const out: string[] = [];
+  for (const w of wanted) if (have.has(w)) out.push(w);
+  return out;
+}
+
+/**
+ * Whether the text holds at least `n` distinct content words, read only as far as it takes and kept
+ * nowhere: for a text derived once (asksOnly's, the turn without its questions), not a stored one.
+ */
+export function holdsStems(text: string, n: number): boolean {
+  if (n <= 0) return true;
+  const seen = new Set<string>();
+  for (const m of text.toLowerCase().matchAll(WORD)) {
+    const s = contentStem(m[0].replace(/'s$/, ''));
+    if (s !== null && seen.add(s).size >= n) return true;
   }
-  hit = [...out];
-  if (stemsOf.size >= STEMS_CACHE || cachedChars + text.length > STEMS_CACHE_CHARS) (stemsOf.clear(), (cachedChars = 0));
-  if (text.length <= STEMS_CACHE_CHARS) (stemsOf.set(text, hit), (cachedChars += text.length));
-  return hit;
+  return false;
 }
 
 /**

@@ -2,8 +2,9 @@ import { z } from 'zod';
 import type { Explain, RetrievalResult, Tier } from '../domain/entry.js';
 import { MemoryRecordSchema, VectorPayloadSchema } from '../domain/record.js';
 import { isFiller } from '../domain/importance.js';
-import { sameSubject, stems, words } from './query-terms.js';
+import { heldStems, holdsStems, sameSubject, stems, words } from './query-terms.js';
 import { matchedPassage } from './passage.js';
+import { factOf, type TextFact } from './text-cache.js';
 import { holdersOf, sameHolder } from './subject.js';
 import { aboutPeriod, type TimeRange } from './time-range.js';
 
@@ -266,7 +267,7 @@ function sessionList(merged: ReadonlyMap<string, MergedCandidate>, o: RankOption
   const wanted = wantedStems(o);
   const sessions = new Map<string, { words: Set<string>; hash: string; held: number; best: number }>();
   for (const [hash, m] of merged) {
-    const held = stems(m.c.content).filter((x) => wanted.has(x));
+    const held = heldStems(m.c.content, wanted);
     if (held.length === 0) continue;
     const best = Math.min(...(Object.values(m.ranks) as number[]));
     const key = m.c.session_id ?? `\u0000${hash}`;
@@ -290,8 +291,7 @@ function overlapList(merged: ReadonlyMap<string, MergedCandidate>, o: RankOption
   if (wanted.size === 0) return [];
   const counted: Array<{ hash: string; n: number; best: number }> = [];
   for (const [hash, m] of merged) {
-    let n = 0;
-    for (const x of stems(m.c.content)) if (wanted.has(x)) n++;
+    const n = heldStems(m.c.content, wanted).length;
     if (n > 0) counted.push({ hash, n, best: Math.min(...(Object.values(m.ranks) as number[])) });
   }
   return counted.sort((a, b) => b.n - a.n || a.best - b.best).map((x) => x.hash);
@@ -441,13 +441,25 @@ function recencyOf(createdAt: string, now: number): number {
   return Math.pow(0.5, ageDays / RECENCY_HALF_LIFE_DAYS);
 }
 
+/** what asksOnly has read of texts holding a "?", in characters (tests count work with it) */
+export const asksWork = { chars: 0 };
+
+/** kept by text (text-cache.ts): every candidate of every pass asks, and the same ones come back */
+const ASKS_ONLY: TextFact<boolean> = {
+  name: 'asks only',
+  compute: (content) => {
+    asksWork.chars += content.length;
+    return !holdsStems(withoutQuestions(content), 3);
+  },
+};
+
 /**
  * A turn whose substance is its questions: what is left once the sentences ending in "?" are taken
  * out holds fewer than three content words ("Wow, nice! What breed is it?").
  */
 export function asksOnly(content: string): boolean {
   if (!content.includes('?')) return false;
-  return stems(withoutQuestions(content)).length < 3;
+  return factOf(content, ASKS_ONLY);
 }
 
 /**

@@ -9,7 +9,7 @@ import type { ShortTermStore } from '../ports/short-term.js';
 import type { VectorIndex } from '../ports/vector-index.js';
 import { withBudget, type TierStatus } from './budget.js';
 import { formatPromptBlocks } from './prompt-blocks.js';
-import { QUESTION_FRAME, changeTerms, joinedTerms, queryTerms, stems, words } from './query-terms.js';
+import { QUESTION_FRAME, changeTerms, heldStems, joinedTerms, queryTerms, stems, words } from './query-terms.js';
 import { ALL_SIGNALS, CONTEXT_SHARE, isMessage, LEXICAL_SEMANTIC_WEIGHT, NEIGHBOUR_SHARE, addContext, isShort, finalize, scoreCandidates, type Candidate, type ContextAddition, type RankOptions, type Scored, type Signals } from './rank.js';
 import type { RetrieveRequest } from './request.js';
 import { asksAboutSelf } from './subject.js';
@@ -181,8 +181,10 @@ export class Retriever {
     const turns = (await this.deps.shortTerm.recent(req.user_id, req.session_id)).filter((t) => matchesFilter(turnCandidate(t), req.filters));
     const wanted = new Set(stems(terms.join(' ')));
     const scored = turns.map((t, i) => {
-      let overlap = 0;
-      for (const s of stems(`${t.content} ${t.name ?? ''}`)) if (wanted.has(s)) overlap++;
+      // the content's stems and the name's apart, not those of the two joined: the content's are kept
+      // by text (a long turn's, pass after pass); a joined copy would be stemmed, and kept, again
+      const held = new Set([...heldStems(t.content, wanted), ...heldStems(t.name ?? '', wanted)]);
+      const overlap = held.size;
       return { t, overlap, newest: i >= turns.length - ALWAYS_RECENT };
     });
     return scored

@@ -1,3 +1,5 @@
+import { factOf, type TextFact } from './text-cache.js';
+
 /**
  * Time expressions in a query ("last May", "in March 2024", "two weeks ago", "yesterday") turned into
  * a range of turn timestamps, so that a time question can be answered from the turns of that period.
@@ -254,10 +256,34 @@ export function mentionedDate(text: string, createdAt: string): { text: string; 
   return { text: range.text, from: range.from.slice(0, 10), to: last };
 }
 
+/** what mentionedRange has read of memories' texts, in characters (tests count work with it) */
+export const mentionedWork = { chars: 0 };
+
+/** how many moments a text's mentioned periods are kept for: the same text said at many (a "Thanks!") is read again past them */
+const MOMENTS_PER_TEXT = 16;
+
+/**
+ * A memory's mentioned period, by when it was said, kept with its text (text-cache.ts): every result
+ * line of every pass asks (prompt blocks), and a time question asks of every candidate (aboutPeriod);
+ * finding the first time expression reads the whole text with every matcher, 1–5 ms for a long turn.
+ */
+const MENTIONED: TextFact<Map<string, TimeRange | null>> = { name: 'mentioned ranges', compute: () => new Map() };
+
 /** The period a memory's "yesterday" or "last year" names, read from when it was said (see mentionedDate). */
 export function mentionedRange(text: string, createdAt: string): TimeRange | null {
+  const known = factOf(text, MENTIONED);
+  const hit = known.get(createdAt);
+  if (hit !== undefined) return hit;
+  mentionedWork.chars += text.length;
+  const range = readMentionedRange(text, createdAt);
+  if (known.size >= MOMENTS_PER_TEXT) known.clear();
+  known.set(createdAt, range);
+  return range;
+}
+
+function readMentionedRange(text: string, createdAt: string): TimeRange | null {
   // the range's text is part of the memory's, so a memory holding none of COUNTS_BACK's words, even
-  // inside another word, names no such period: most do not, and every result line of every pass asks
+  // inside another word, names no such period: most do not
   if (!MAY_COUNT_BACK.test(text)) return null;
   const range = parseTimeRange(text, Date.parse(createdAt));
   return range && COUNTS_BACK.test(range.text) ? range : null;

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { LONG_TURN_CHARS, PASSAGE_CHARS, matchedPassage, quoted } from '../../../src/retrieval/passage.js';
+import { LONG_TURN_CHARS, PASSAGE_CHARS, matchedPassage, passageWork, quoted } from '../../../src/retrieval/passage.js';
 import { stems } from '../../../src/retrieval/query-terms.js';
 
 const wanted = (q: string) => new Set(stems(q));
@@ -33,6 +33,31 @@ describe('matchedPassage', () => {
     const content = `${'x'.repeat(5_000)} ferry ${'y'.repeat(5_000)}`;
     const p = matchedPassage(content, wanted('ferry'));
     assert.ok(p && p.start <= 5_001 && p.end >= 5_006 && p.end - p.start <= PASSAGE_CHARS + 80, JSON.stringify(p && { s: p.start, e: p.end }));
+  });
+});
+
+describe('matchedPassage on a turn asked about again', () => {
+  it('reads a 30,000-character turn once, whatever queries ask of it, and finds what a scan finds', () => {
+    const tail = 'Finally, the harbour ferry to Inishmore leaves at seven from pier four.';
+    const content = `${filler(300)} budget talk for Lisbon ${filler(300)} ${tail}`.slice(-30_000);
+    const before = passageWork.chars;
+    const first = matchedPassage(content, wanted('ferry to Inishmore from which pier'));
+    const second = matchedPassage(content, wanted('the budget for Lisbon'));
+    const again = matchedPassage(content, wanted('ferry to Inishmore from which pier'));
+    assert.equal(passageWork.chars - before, content.length);
+    assert.ok(first?.text.includes('harbour ferry to Inishmore leaves at seven from pier four'), first?.text);
+    assert.ok(second?.text.includes('budget talk for Lisbon'), second?.text);
+    assert.deepEqual(again, first);
+    // the same words found in a copy read afresh (a row read from the store again), without reading it
+    assert.deepEqual(matchedPassage([...content].join(''), wanted('ferry to Inishmore from which pier')), first);
+    assert.equal(passageWork.chars - before, content.length);
+  });
+
+  it('orders matches of several query words as the text does', () => {
+    // "pier" before "ferry" in the text, the query naming them the other way: the window spans both
+    const content = `${filler(40)} at pier four the ferry waits ${filler(40)} ferry ${filler(40)}`;
+    const p = matchedPassage(content, wanted('ferry pier'));
+    assert.ok(p?.text.includes('at pier four the ferry waits'), p?.text);
   });
 });
 

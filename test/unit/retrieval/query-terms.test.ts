@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { after, describe, it } from 'node:test';
 import Database from 'better-sqlite3';
 import fc from 'fast-check';
-import { MAX_QUERY_TERMS, ftsMatchExpression, joinedTerms, queryTerms, stem, stems } from '../../../src/retrieval/query-terms.js';
+import { MAX_QUERY_TERMS, ftsMatchExpression, heldStems, holdsStems, joinedTerms, queryTerms, stem, stems } from '../../../src/retrieval/query-terms.js';
 
 describe('joinedTerms', () => {
   it('joins every two adjacent content words, stopwords and short words aside', () => {
@@ -45,6 +45,15 @@ describe('stem', () => {
 
   it('stems() keeps content words only, once each', () => {
     assert.deepEqual(stems('I am reading the books I read'), ['read', 'book']);
+  });
+
+  it('heldStems and holdsStems answer as stems() does', () => {
+    const texts = ["Maya's books: I read them, she's reading ÉMILE's too", 'is it? ok', '', 'Σίσυφος ΟΔΟΣ naïve café-bar x y', 'the the the of a'];
+    const wanted = new Set(stems('book reading emile odos cafe-bar maya'));
+    for (const t of texts) {
+      assert.deepEqual(heldStems(t, wanted), [...wanted].filter((w) => stems(t).includes(w)), t);
+      for (let n = 0; n <= 6; n++) assert.equal(holdsStems(t, n), stems(t).length >= n, `${t} ${n}`);
+    }
   });
 });
 

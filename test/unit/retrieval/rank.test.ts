@@ -1,8 +1,11 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { ExplainSchema, type RetrievalResult } from '../../../src/domain/entry.js';
-import { ALL_SIGNALS, BRIEF_FLOOR, BRIEF_WORDS, CONTEXT_SHARE, NEIGHBOUR_SHARE, OTHER_SPEAKER_SHARE, QUESTION_SHARE, RECENCY_HALF_LIFE_DAYS, RRF_K, WEIGHTS, MESSAGE_WORDS, addContext, asksOnly, finalize, fuse, isShort, scoreCandidates, substance, type Candidate } from '../../../src/retrieval/rank.js';
 import { parseTimeRange } from '../../../src/retrieval/time-range.js';
+import { ALL_SIGNALS, BRIEF_FLOOR, BRIEF_WORDS, CONTEXT_SHARE, NEIGHBOUR_SHARE, OTHER_SPEAKER_SHARE, QUESTION_SHARE, RECENCY_HALF_LIFE_DAYS, RRF_K, WEIGHTS, MESSAGE_WORDS, addContext, asksOnly, asksWork, finalize, fuse, isShort, scoreCandidates, substance, type Candidate } from '../../../src/retrieval/rank.js';
+import { passageWork } from '../../../src/retrieval/passage.js';
+import { textCacheSize } from '../../../src/retrieval/text-cache.js';
+import { mentionedWork } from '../../../src/retrieval/time-range.js';
 
 const NOW = Date.parse('2025-06-20T12:00:00.000Z');
 const daysAgo = (d: number) => new Date(NOW - d * 86_400_000).toISOString();
@@ -296,5 +299,43 @@ describe('who said it, and turns that only ask', () => {
     const statement = cand('We have two cats and a dog.', { id: 's', name: 'Melanie' });
     const results = fuse({ long_term: [question, statement], semantic: [question, statement] }, { topK: 8, now: NOW });
     assert.deepEqual(results.map((r) => r.id), ['s', 'q']);
+  });
+});
+
+describe('long memories asked about pass after pass', () => {
+  const paragraph = (i: number) => `Paragraph ${i} walks through the quarterly figures once more, past the usual points. Why? `;
+  const long = (tail: string) => `${Array.from({ length: 400 }, (_, i) => paragraph(i)).join('')}${tail}`;
+
+  it('reads none of their texts again in a second pass, read afresh from the store', () => {
+    const texts = [long('Yesterday the ferry to Inishmore left from pier four.'), long('The Lisbon budget was 900 euros last week.'), long('What ferry did we take?')];
+    assert.ok(texts.every((t) => t.length > 30_000));
+    const now = Date.parse('2025-06-20T12:00:00.000Z');
+    const period = parseTimeRange('what happened last week', now);
+    // each pass reads its rows anew: equal texts, other strings
+    const pass = () => {
+      const cands = texts.map((t, i) => cand([...t].join(''), { id: `long${i}`, content_hash: `long${i}`, created_at: '2025-06-19T09:00:00.000Z' }));
+      const o = { topK: 8, now, period, terms: ['ferry', 'inishmore', 'pier', 'figures'] };
+      return fuse({ long_term: cands, semantic: [...cands].reverse() }, o);
+    };
+    const work = () => passageWork.chars + mentionedWork.chars + asksWork.chars;
+    const start = work();
+    const first = pass();
+    const read = work() - start;
+    assert.ok(read >= texts.reduce((s, t) => s + t.length, 0), `the first pass reads each text (read ${read})`);
+    assert.ok(first.every((r) => r.passage), 'each long result has its passage');
+    assert.ok(first.some((r) => r.explain.in_period), 'the turn dating its event into the period is in it');
+    const again = work();
+    assert.deepEqual(pass(), first);
+    assert.equal(work() - again, 0);
+  });
+
+  it('keeps the turn once, not also the turn without its questions', () => {
+    const text = long(`and one more ${Math.random()} statement at the end.`);
+    const before = textCacheSize().texts;
+    assert.equal(asksOnly(text), false);
+    // what the rest of the pass asks of the turn is kept with it
+    assert.equal(substance(text), 1);
+    assert.equal(isShort(text), false);
+    assert.equal(textCacheSize().texts - before, 1);
   });
 });

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { regexOverruns } from '../../helpers/backtracks.js';
-import { aboutPeriod, inRange, mentionedDate, parseTimeRange, withoutTimeExpression } from '../../../src/retrieval/time-range.js';
+import { aboutPeriod, inRange, mentionedDate, mentionedWork, parseTimeRange, withoutTimeExpression } from '../../../src/retrieval/time-range.js';
 
 // a Friday evening in June
 const NOW = Date.parse('2025-06-20T18:00:00.000Z');
@@ -160,5 +160,28 @@ describe('mentionedDate', () => {
     // "last" and "past" inside other words count back from nothing; the same text with the word does
     assert.equal(mentionedDate('We blasted music at the pastry shop in May.', '2023-05-08T13:56:00.000Z'), null);
     assert.deepEqual(mentionedDate('We blasted music at the pastry shop last May.', '2023-05-08T13:56:00.000Z'), { text: 'last May.', from: '2022-05-01', to: '2022-05-31' });
+  });
+});
+
+describe('mentionedRange on a long turn asked about again', () => {
+  const long = (tail: string) => `${'We went over the quarterly figures at length, past the usual points. '.repeat(450)}${tail}`;
+
+  it('reads a 30,000-character turn once per moment it was said, for aboutPeriod and the prompt line alike', () => {
+    const content = long('Yesterday I finally booked the ferry.');
+    assert.ok(content.length > 30_000);
+    const turn = { kind: 'turn', content, created_at: '2023-05-08T12:00:00.000Z' };
+    const before = mentionedWork.chars;
+    const may7 = { from: '2023-05-07T00:00:00.000Z', to: '2023-05-08T00:00:00.000Z', text: 'x', index: 0 };
+    assert.equal(aboutPeriod(turn, may7), true);
+    assert.deepEqual(mentionedDate(content, turn.created_at), { text: 'Yesterday', from: '2023-05-07', to: '2023-05-07' });
+    assert.equal(aboutPeriod({ ...turn, content: [...content].join('') }, may7), true);
+    assert.equal(mentionedWork.chars - before, content.length);
+  });
+
+  it('reads the same text said at another moment from that moment', () => {
+    const content = long('Yesterday I finally booked the ferry, again.');
+    assert.equal(mentionedDate(content, '2023-05-08T12:00:00.000Z')?.from, '2023-05-07');
+    assert.equal(mentionedDate(content, '2024-01-02T12:00:00.000Z')?.from, '2024-01-01');
+    assert.equal(mentionedDate(content, '2023-05-08T12:00:00.000Z')?.from, '2023-05-07');
   });
 });
