@@ -202,8 +202,11 @@ export function scoreCandidates(lists: RankedLists, o: RankOptions): Scored[] {
       if (m.c.importance === null && c.importance !== null) m.c = { ...m.c, importance: c.importance };
     });
   }
-  if (sig.overlap) overlapList(merged, o).forEach((hash, i) => (merged.get(hash)!.ranks.overlap = i + 1));
-  if (sig.sessions && isMessage(o)) sessionList(merged, o).forEach((hash, i) => (merged.get(hash)!.ranks.session = i + 1));
+  const sessions = sig.sessions && isMessage(o);
+  // both lists read which of the query's words each candidate holds: looked up once
+  const held = sig.overlap || sessions ? heldWords(merged, o) : new Map<string, string[]>();
+  if (sig.overlap) overlapList(merged, held).forEach((hash, i) => (merged.get(hash)!.ranks.overlap = i + 1));
+  if (sessions) sessionList(merged, held).forEach((hash, i) => (merged.get(hash)!.ranks.session = i + 1));
   const weight = (l: ListName) => o.weights?.[l] ?? LIST_WEIGHTS[l];
   const answered = new Set<ListName>();
   for (const m of merged.values()) for (const l of Object.keys(m.ranks) as ListName[]) answered.add(l);
@@ -251,11 +254,24 @@ export function scoreCandidates(lists: RankedLists, o: RankOptions): Scored[] {
 
 type MergedCandidate = { c: Candidate; ranks: Partial<Record<ListName, number>> };
 
-/** the stems of the query's content words, speakers' names aside: they say who, not what */
-function wantedStems(o: RankOptions): Set<string> {
+/**
+ * The stems of the query's content words each candidate holding any holds, by content hash; speakers'
+ * names aside: they say who, not what.
+ */
+function heldWords(merged: ReadonlyMap<string, MergedCandidate>, o: RankOptions): Map<string, string[]> {
   const speakers = new Set(o.speakers ?? []);
-  return new Set(stems((o.terms ?? []).filter((t) => !speakers.has(t)).join(' ')));
+  const wanted = new Set(stems((o.terms ?? []).filter((t) => !speakers.has(t)).join(' ')));
+  const out = new Map<string, string[]>();
+  if (wanted.size === 0) return out;
+  for (const [hash, m] of merged) {
+    const held = heldStems(m.c.content, wanted);
+    if (held.length > 0) out.set(hash, held);
+  }
+  return out;
 }
+
+/** the candidate's best rank in any list */
+const bestRank = (m: MergedCandidate): number => Math.min(...(Object.values(m.ranks) as number[]));
 
 /**
  * The `session` list (see MESSAGE_WORDS): the sessions of the candidates, most distinct query words
@@ -263,13 +279,11 @@ function wantedStems(o: RankOptions): Set<string> {
  * one place, taken by its candidate holding most query words (ties: its best-ranked). A memory of no
  * session stands alone.
  */
-function sessionList(merged: ReadonlyMap<string, MergedCandidate>, o: RankOptions): string[] {
-  const wanted = wantedStems(o);
+function sessionList(merged: ReadonlyMap<string, MergedCandidate>, heldBy: ReadonlyMap<string, string[]>): string[] {
   const sessions = new Map<string, { words: Set<string>; hash: string; held: number; best: number }>();
-  for (const [hash, m] of merged) {
-    const held = heldStems(m.c.content, wanted);
-    if (held.length === 0) continue;
-    const best = Math.min(...(Object.values(m.ranks) as number[]));
+  for (const [hash, held] of heldBy) {
+    const m = merged.get(hash)!;
+    const best = bestRank(m);
     const key = m.c.session_id ?? `\u0000${hash}`;
     const s = sessions.get(key);
     if (!s) {
@@ -286,14 +300,9 @@ function sessionList(merged: ReadonlyMap<string, MergedCandidate>, o: RankOption
  * The `overlap` list: every candidate holding at least one of the query's content words (speakers'
  * names aside: they say who, not what), most distinct words first, ties in their best list's order.
  */
-function overlapList(merged: ReadonlyMap<string, MergedCandidate>, o: RankOptions): string[] {
-  const wanted = wantedStems(o);
-  if (wanted.size === 0) return [];
+function overlapList(merged: ReadonlyMap<string, MergedCandidate>, heldBy: ReadonlyMap<string, string[]>): string[] {
   const counted: Array<{ hash: string; n: number; best: number }> = [];
-  for (const [hash, m] of merged) {
-    const n = heldStems(m.c.content, wanted).length;
-    if (n > 0) counted.push({ hash, n, best: Math.min(...(Object.values(m.ranks) as number[])) });
-  }
+  for (const [hash, held] of heldBy) counted.push({ hash, n: held.length, best: bestRank(merged.get(hash)!) });
   return counted.sort((a, b) => b.n - a.n || a.best - b.best).map((x) => x.hash);
 }
 

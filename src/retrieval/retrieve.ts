@@ -102,13 +102,14 @@ export class Retriever {
     const period = parseTimeRange(req.query, now);
     const asked = withoutTimeExpression(req.query, period);
     const text = this.signals.question_frame ? withoutWords(asked, [...QUESTION_FRAME]) : asked;
+    const own = queryTerms(text);
     // a question about the asker's state ("where do I live?") is also asked of the words that announce
     // its change ("moved"): the newest answer often shares no word with the question. Not a question
     // about someone else's ("my sister's job"): the asker's own change would answer it wrongly
-    const changes = this.signals.supersession && period === null && asksAboutSelf(asked) ? changeTerms(queryTerms(text)) : [];
+    const changes = this.signals.supersession && period === null && asksAboutSelf(asked) ? changeTerms(own) : [];
     // "ice cream" is also searched as "icecream" (joinedTerms)
     const extra = [...changes, ...(this.signals.compounds ? joinedTerms(text) : [])];
-    const terms = [...queryTerms(text), ...extra];
+    const terms = [...own, ...extra];
     const speakers = this.signals.names ? await this.speakerTerms(req.user_id, terms) : [];
     // who is asked about is matched against who said a memory; the semantic tier compares texts, so
     // the names leave its query (unless nothing else is left)
@@ -130,7 +131,7 @@ export class Retriever {
     }
     const sig = this.signals;
     const lexical = deps.embedders.current()?.lexical === true;
-    const options: RankOptions = { topK: req.top_k, now, period, terms, queryWords: queryTerms(text).length, speakers, signals: sig, minScore: req.min_score, ...(lexical ? { weights: { semantic: LEXICAL_SEMANTIC_WEIGHT } } : {}) };
+    const options: RankOptions = { topK: req.top_k, now, period, terms, queryWords: own.length, speakers, signals: sig, minScore: req.min_score, ...(lexical ? { weights: { semantic: LEXICAL_SEMANTIC_WEIGHT } } : {}) };
     const lists = {
       short_term: sig.short_term ? st.value : [],
       semantic: sig.semantic ? (sem.value ?? []) : [],
