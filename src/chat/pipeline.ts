@@ -89,7 +89,7 @@ export class ChatPipeline {
     // 32,000-character message merged in one go held the loop 15–30 ms, more on a loaded machine
     const { tokens } = this.deps;
     await tokens.countSoon(req.message);
-    for (const t of history) await tokens.countSoon(t.content);
+    await tokens.sessionSoon(history);
     return { retrieved, ...this.prompt(req.message, retrieved.results, history) };
   }
 

@@ -96,12 +96,9 @@ export class AutoCompactor {
     if (guard && (guard.epoch !== epoch || this.now() - guard.at > this.guardTtlMs)) this.guards.delete(key);
     const { tokens, limitTokens } = this.deps;
     // the byte bound first: most sessions are far below the limit, and tokenizing each new turn was
-    // ~6% of the serve primary's CPU under single-turn writes
-    if (tokens.sessionAtMost(history) <= limitTokens) return 'below_threshold';
-    // each turn counted a slice of the event loop at a time (the reply is new: 32,000 characters merged
-    // in one go held the loop 15–30 ms), so session() sums remembered counts
-    for (const t of history) await tokens.countSoon(t.content);
-    if (tokens.session(history) <= limitTokens) return 'below_threshold';
+    // ~6% of the serve primary's CPU under single-turn writes; then the count, a slice of the event loop
+    // at a time (the reply is new: 32,000 characters merged in one go held the loop 15–30 ms)
+    if (tokens.sessionAtMost(history) <= limitTokens || (await tokens.sessionSoon(history)) <= limitTokens) return 'below_threshold';
     if (this.guards.has(key)) {
       this.stats.in_flight++;
       return 'in_flight';

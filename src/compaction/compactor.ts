@@ -132,7 +132,7 @@ export class ConversationCompactor {
     const { turns, source } = await this.conversation(userId, sessionId);
     // counted a slice of the event loop at a time (a session read from the turn log after a restart
     // is counted here first), so the session() sums below are lookups
-    for (const t of turns) await deps.tokens.countSoon(t.content);
+    await deps.tokens.sessionSoon(turns);
     const base: CompactionResult = {
       status: 'nothing_to_compact',
       user_id: userId,

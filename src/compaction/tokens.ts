@@ -113,6 +113,19 @@ export class TokenCounter {
   }
 
   /**
+   * `session`, each text counted a slice of the event loop at a time (countSoon): a session holds turns
+   * of up to 32,000 characters, and the counts are remembered, so `session` and `turn` of the same turns
+   * afterwards are lookups.
+   */
+  async sessionSoon(turns: ReadonlyArray<Pick<Turn, 'content' | 'name'>>): Promise<number> {
+    for (const t of turns) {
+      await this.countSoon(t.content);
+      if (t.name) await this.countSoon(t.name);
+    }
+    return this.session(turns);
+  }
+
+  /**
    * An upper bound of `session(turns)` that tokenizes nothing: every BPE token covers at least one
    * byte of UTF-8, so a text has at most as many tokens as bytes. A session under a limit by this bound
    * is under it by `session` too, and the check after each reply (AutoCompactor) skips the tokenizer.

@@ -136,7 +136,6 @@ export function buildEmbedders(config: Config, setup: EmbeddingSetup, log: Logge
   });
 }
 
-/** the token limit past which a session is compacted */
 /**
  * Builds the token counter's rank table before the process answers anything: the first /chat (its
  * prompt budget) or compaction would otherwise build it, 100–300 ms with every other request waiting
@@ -148,6 +147,7 @@ export function prepareTokenizer(log: Logger): void {
   log.debug({ ms: Math.round(performance.now() - started) }, 'token counter ready');
 }
 
+/** the token limit past which a session is compacted */
 export function compactionLimit(config: Config): number {
   return Math.floor(config.compaction_threshold * config.context_window);
 }
