@@ -113,15 +113,6 @@ export function loadRanks(): void {
 /** the pre-tokenizer: linear in V8 on any input (no nested quantifier backtracks over a run more than once) */
 const PIECES = new RegExp(cl100k.pat_str, 'gu');
 
-/** calls `fn` with each piece of the text (as the regex cuts it) and its start index in the text */
-export function forEachPiece(text: string, fn: (piece: string, start: number) => boolean | void): void {
-  const re = new RegExp(PIECES);
-  let m: RegExpExecArray | null;
-  while ((m = re.exec(text)) !== null) {
-    if (fn(m[0], m.index) === false) return;
-  }
-}
-
 /** each piece of the text (as the regex cuts it) with its start index in the text */
 export function* piecesOf(text: string): Generator<[piece: string, start: number], void, void> {
   const re = new RegExp(PIECES);
@@ -263,9 +254,3 @@ const POS = 2 ** 20;
 /** the longest piece whose tokens are found exactly (POS): a longer one is counted one token per byte */
 export const MAX_PIECE_BYTES = POS;
 
-/** tokens of one piece */
-export function pieceTokens(piece: string): number {
-  const bytes = pieceBytes(piece);
-  if (bytes.length >= MAX_PIECE_BYTES) return bytes.length; // beyond exact keys (a piece of a million bytes cannot pass the API): at most one token per byte
-  return tokenStarts(bytes).length;
-}

@@ -17,7 +17,7 @@ describe('the text steps of a chat turn on the worst inputs', () => {
       const rank = await src('retrieval/rank.js');
       const importance = await src('domain/importance.js');
       const { HashEmbedder } = await src('embedding/hash.js');
-      const { forEachPiece } = await src('compaction/cl100k.js');
+      const { piecesOf } = await src('compaction/cl100k.js');
       const now = Date.parse('2025-06-20T18:00:00.000Z');
       for (const text of Object.values(worstInputs())) {
         const query = text.slice(0, 4000);
@@ -32,7 +32,7 @@ describe('the text steps of a chat turn on the worst inputs', () => {
           rank.withoutQuestions(content); rank.asksOnly(content); rank.substance(content); rank.isShort(content);
           importance.scoreImportance(content, 'user'); importance.scoreImportance(content, 'assistant');
           new HashEmbedder().embedOne(content);
-          forEachPiece(content, () => {});
+          for (const _ of piecesOf(content));
         }
       }`,
       1_000,
