@@ -66,10 +66,7 @@ export class TokenCounter {
         continue;
       }
       await room();
-      const bytes = pieceBytes(piece);
-      const count = bytes.length >= MAX_PIECE_BYTES ? bytes.length : (await this.startsSoon(bytes)).length;
-      if (piece.length <= 64) this.rememberPiece(piece, count);
-      n += count;
+      n += await soon(this.merged(piece, true));
     }
     this.remember(text, n);
     return n;
@@ -81,11 +78,14 @@ export class TokenCounter {
   }
 
   private piece(piece: string): number {
-    const hit = this.pieces.get(piece);
-    if (hit !== undefined) return hit;
+    return this.pieces.get(piece) ?? done(this.merged(piece, false));
+  }
+
+  /** a piece's tokens, merged whole or (`sliced`) yielding between slices of the merge; remembered when short */
+  private *merged(piece: string, sliced: boolean): Generator<void, number, void> {
     const bytes = pieceBytes(piece);
     // beyond exact heap keys (a piece of a million bytes cannot pass the API): at most one token per byte
-    const n = bytes.length >= MAX_PIECE_BYTES ? bytes.length : tokenStarts(bytes).length;
+    const n = bytes.length >= MAX_PIECE_BYTES ? bytes.length : (sliced ? yield* tokenStartsInSlices(bytes, SLICE_POPS) : tokenStarts(bytes)).length;
     if (piece.length <= 64) this.rememberPiece(piece, n);
     return n;
   }
@@ -143,21 +143,12 @@ export class TokenCounter {
    * piece: counting it and then cutting it merged it three times).
    */
   truncate(text: string, maxTokens: number): string {
-    const walk = this.cut(text, maxTokens, false);
-    for (;;) {
-      const step = walk.next();
-      if (step.done) return step.value;
-    }
+    return done(this.cut(text, maxTokens, false));
   }
 
   /** `truncate`, its work cut into turns of the event loop as `countSoon`'s */
   async truncateSoon(text: string, maxTokens: number): Promise<string> {
-    const walk = this.cut(text, maxTokens, true);
-    for (;;) {
-      const step = walk.next();
-      if (step.done) return step.value;
-      await room();
-    }
+    return soon(this.cut(text, maxTokens, true));
   }
 
   /**
@@ -192,14 +183,6 @@ export class TokenCounter {
     return text;
   }
 
-  private async startsSoon(bytes: string): Promise<number[]> {
-    const merge = tokenStartsInSlices(bytes, SLICE_POPS);
-    for (;;) {
-      const step = merge.next();
-      if (step.done) return step.value;
-      await room();
-    }
-  }
 
   private cached(text: string): number | undefined {
     if (text.length === 0) return 0;
@@ -219,6 +202,23 @@ async function room(): Promise<void> {
   if (mergeWork() - yieldedAt < POPS_PER_TURN) return;
   await nextTurn();
   yieldedAt = mergeWork();
+}
+
+/** a walk run to its end in this turn of the event loop */
+function done<T>(walk: Generator<void, T, void>): T {
+  for (;;) {
+    const step = walk.next();
+    if (step.done) return step.value;
+  }
+}
+
+/** a walk run to its end, the event loop given a turn where it yields once this turn's work is done (room) */
+async function soon<T>(walk: Generator<void, T, void>): Promise<T> {
+  for (;;) {
+    const step = walk.next();
+    if (step.done) return step.value;
+    await room();
+  }
 }
 
 /** the text up to the piece at `start`, then that piece's first `left` tokens, as decoding them would give */
