@@ -81,21 +81,6 @@ export function contentStem(word: string): string | null {
 }
 
 /**
- * Words people write both apart and together ("ice cream" / "icecream", "road trip" / "roadtrip"):
- * every two adjacent content words of the query, joined, are searched too. A joined pair that is no
- * word matches nothing, and costs next to nothing.
- */
-export function joinedTerms(text: string): string[] {
-  const ws = words(text);
-  const out = new Set<string>();
-  for (let i = 1; i < ws.length; i++) {
-    const [a, b] = [ws[i - 1]!, ws[i]!];
-    if (a.length >= 3 && b.length >= 3 && !STOPWORDS.has(a) && !STOPWORDS.has(b)) out.add(`${a}${b}`);
-  }
-  return [...out];
-}
-
-/**
  * The most words of a query searched: a chat message used as the query (RealMem: p50 19 content
  * words, p90 45) is searched by its first 32. Each word is one more posting list to score; past 32
  * the gain is small (BM25 alone on RealMem dev: 16 words 0.558 session R@8, 32 words 0.596, all 0.604).

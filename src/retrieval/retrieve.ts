@@ -9,7 +9,7 @@ import type { ShortTermStore } from '../ports/short-term.js';
 import type { VectorIndex } from '../ports/vector-index.js';
 import { withBudget, type TierStatus } from './budget.js';
 import { formatPromptBlocks } from './prompt-blocks.js';
-import { QUESTION_FRAME, changeTerms, heldStems, joinedTerms, queryTerms, stems, words } from './query-terms.js';
+import { QUESTION_FRAME, changeTerms, heldStems, queryTerms, stems, words } from './query-terms.js';
 import { ALL_SIGNALS, CONTEXT_SHARE, isMessage, LEXICAL_SEMANTIC_WEIGHT, NEIGHBOUR_SHARE, addContext, isShort, finalize, scoreCandidates, type Candidate, type ContextAddition, type RankOptions, type Scored, type Signals } from './rank.js';
 import type { RetrieveRequest } from './request.js';
 import { asksAboutSelf } from './subject.js';
@@ -107,9 +107,7 @@ export class Retriever {
     // its change ("moved"): the newest answer often shares no word with the question. Not a question
     // about someone else's ("my sister's job"): the asker's own change would answer it wrongly
     const changes = this.signals.supersession && period === null && asksAboutSelf(asked) ? changeTerms(own) : [];
-    // "ice cream" is also searched as "icecream" (joinedTerms)
-    const extra = [...changes, ...(this.signals.compounds ? joinedTerms(text) : [])];
-    const terms = [...own, ...extra];
+    const terms = [...own, ...changes];
     const speakers = this.signals.names ? await this.speakerTerms(req.user_id, terms) : [];
     // who is asked about is matched against who said a memory; the semantic tier compares texts, so
     // the names leave its query (unless nothing else is left)
@@ -117,7 +115,7 @@ export class Retriever {
     const [st, sem, lt] = await Promise.all([
       withBudget(() => this.shortTerm(req, terms), deps.budgets.short_term, [] as Candidate[]),
       withBudget(() => this.semantic(req, about.trim() === '' ? text : about, pool), deps.budgets.semantic, null as Candidate[] | null),
-      withBudget(() => this.longTerm(req, extra.length > 0 ? `${text} ${extra.join(' ')}` : text, speakers, period, pool), deps.budgets.long_term, { text: [], period: [] } as LongTermLists),
+      withBudget(() => this.longTerm(req, changes.length > 0 ? `${text} ${changes.join(' ')}` : text, speakers, period, pool), deps.budgets.long_term, { text: [], period: [] } as LongTermLists),
     ]);
     const semStatus: TierStatus = sem.status === 'ok' && sem.value === null ? 'skipped' : sem.status;
     const tiers: Record<Tier, TierReport> = {

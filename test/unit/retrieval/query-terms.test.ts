@@ -2,14 +2,7 @@ import assert from 'node:assert/strict';
 import { after, describe, it } from 'node:test';
 import Database from 'better-sqlite3';
 import fc from 'fast-check';
-import { MAX_QUERY_TERMS, ftsMatchExpression, heldStems, holdsStems, joinedTerms, queryTerms, stem, stems } from '../../../src/retrieval/query-terms.js';
-
-describe('joinedTerms', () => {
-  it('joins every two adjacent content words, stopwords and short words aside', () => {
-    assert.deepEqual(joinedTerms('What ice cream did Nate make on the road trip?'), ['icecream', 'natemake', 'roadtrip']);
-    assert.deepEqual(joinedTerms('Where is my dog?'), []);
-  });
-});
+import { MAX_QUERY_TERMS, ftsMatchExpression, heldStems, holdsStems, queryTerms, stem, stems } from '../../../src/retrieval/query-terms.js';
 
 describe('queryTerms', () => {
   it('keeps the distinct content words, lower-cased, in first-seen order', () => {

@@ -130,6 +130,46 @@ describe('a message about a topic: the session list', () => {
   });
 });
 
+describe('a message about a topic: held words by their rarity', () => {
+  const terms = ['thought', 'plan', 'week', 'sourdough', 'starter', 'regarding', 'discussed', 'last', 'time', 'more', 'again', 'feeding'];
+  // four candidates hold two common words of the message, one holds its one rare word
+  const common = [1, 2, 3, 4].map((i) => cand(`The plan for week ${i} is set`, { id: `common${i}`, session_id: `s${i}` }));
+  const rare = cand('Your sourdough is coming along', { id: 'rare', session_id: 's5' });
+  const lists = () => ({ long_term: [...common, rare].map((c) => ({ ...c })) });
+  const overlapRank = (results: RetrievalResult[]) => results.find((r) => r.id === 'rare')!.explain.overlap_rank;
+
+  it('counts a word held by few of the candidates above words most of them hold', () => {
+    assert.equal(overlapRank(fuse(lists(), { topK: 8, now: NOW, terms, queryWords: MESSAGE_WORDS })), 1);
+  });
+
+  it("counts each of a question's words one", () => {
+    assert.equal(overlapRank(fuse(lists(), { topK: 8, now: NOW, terms, queryWords: MESSAGE_WORDS - 1 })), 5);
+  });
+});
+
+describe("a message about a topic: results spread over sessions", () => {
+  const terms = ['garden', 'tomatoes', 'watering', 'schedule', 'balcony', 'pots', 'soil', 'mix', 'regarding', 'discussed', 'thought', 'again'];
+  const a1 = cand('Your balcony garden: tomatoes in large pots with a loose soil mix', { id: 'a1', session_id: 'a' });
+  const a2 = cand('A watering schedule for the tomatoes in pots on the balcony', { id: 'a2', session_id: 'a' });
+  const a3 = cand('Soil mix for balcony pots: compost and perlite', { id: 'a3', session_id: 'a' });
+  const b1 = cand('Tomatoes need a steady watering schedule', { id: 'b1', session_id: 'b' });
+  const lists = () => ({ long_term: [a1, a2, a3, b1].map((c) => ({ ...c })) });
+  const ids = (results: RetrievalResult[]) => results.map((r) => r.id);
+
+  it("puts each session's best memory first, then the rest in score order", () => {
+    // the session list off: it alone would lift b1 (its session's one place)
+    const spread = fuse(lists(), { topK: 8, now: NOW, terms, queryWords: MESSAGE_WORDS, signals: { ...ALL_SIGNALS, sessions: false } });
+    const plain = fuse(lists(), { topK: 8, now: NOW, terms, queryWords: MESSAGE_WORDS, signals: { ...ALL_SIGNALS, sessions: false, spread: false } });
+    assert.ok(ids(plain).indexOf('b1') > 1, ids(plain).join(', '));
+    assert.deepEqual(ids(spread), [ids(plain)[0]!, 'b1', ...ids(plain).filter((id) => id !== 'b1').slice(1)]);
+  });
+
+  it("leaves a question's results in score order", () => {
+    const question = fuse(lists(), { topK: 8, now: NOW, terms, queryWords: MESSAGE_WORDS - 1, signals: { ...ALL_SIGNALS, sessions: false } });
+    assert.ok(ids(question).indexOf('b1') > 1, ids(question).join(', '));
+  });
+});
+
 describe('the period a time question names', () => {
   it('marks memories in the period and ranks them above equally relevant ones outside it', () => {
     const period = parseTimeRange('what did I do in March', NOW)!;

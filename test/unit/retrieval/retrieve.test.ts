@@ -186,11 +186,6 @@ describe('Retriever on a conversation between two people', () => {
     assert.ok(r.results.every((x) => x.explain.context_of === null), r.results.map((x) => `${x.id} ${x.explain.context_of}`).join(', '));
   });
 
-  it('finds a compound written as one word when the query writes it as two', async () => {
-    const r = await memory.retrieve({ query: 'Which ice cream has Melanie tasted?', user_id: 'pair', top_k: 3 });
-    assert.equal(r.results[0]?.id, 't14', r.results.map((x) => x.content).join(' | '));
-  });
-
   it('brings the statement that a follow-up question asked about, when the answer is the hit', async () => {
     // only the answer shares words with the query; what it answers about is two turns before it
     const r = await memory.retrieve({ query: 'Why did Melanie feel welcome in the crowd?', user_id: 'pair', top_k: 5 });
