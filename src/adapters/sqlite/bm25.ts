@@ -6,7 +6,8 @@ import { repeatCount } from './repeats.js';
 // the average length and each word's document frequency from the whole table, so one tenant's scores
 // moved with the words another tenant stored (issue 26). Here every input is the user's own: the
 // entry count and total length from `text_stats` (kept by triggers on `entries`), a word's document
-// frequency from the user's rows that FTS5 matches, a row's length from its own text. The formula is
+// frequency from the user's rows that FTS5 matches, a row's length (its text's bytes) and owner from
+// `entry_sizes` (kept by triggers, migration 13). The formula is
 // the PostgreSQL store's (k1 1.2, b 0.75, idf ln(1 + (N − df + 0.5)/(df + 0.5)); a content hit
 // counts 1, a name hit 2), so both stores rank alike.
 //
@@ -62,8 +63,6 @@ function varints(buf: Uint8Array): number[] {
   return out;
 }
 
-/** the length of a row as BM25 normalises it: the UTF-8 bytes of its content and name (what text_stats sums) */
-const ROW_BYTES = "octet_length(e.content) + octet_length(coalesce(e.name, ''))";
 
 export class UserBm25 {
   private readonly stats: Statement;
@@ -89,7 +88,7 @@ export class UserBm25 {
 
   /**
    * [rowid, score] of the user's entries holding any of `phrases` and meeting `where`, unsorted.
-   * `owner` narrows each match to a superset of the user's rows (entries.user_id decides). With
+   * `owner` narrows each match to a superset of the user's rows (entry_sizes.user_id decides). With
    * `newest`, only the user's newest `newest` matches meeting `where` are scored, and `dfOf` gives a
    * phrase's document frequency over all of the user's rows; otherwise it is counted from the matches.
    */
@@ -140,17 +139,20 @@ export class UserBm25 {
   private statementsFor(conditions: string): { phrase: Statement; floor: Statement } {
     let st = this.statements.get(conditions);
     if (!st) {
-      const from = 'FROM entries_fts f CROSS JOIN entries e NOT INDEXED ON e.rowid = f.rowid WHERE entries_fts MATCH @match AND e.user_id = @user_id';
+      // a match's owner and length from entry_sizes (migration 13: a short record by rowid, kept by
+      // triggers), which decides whose row it is; the entry itself is read only for conditions on it.
+      // The match drives the loop (CROSS JOIN) and entries is read by rowid only (NOT INDEXED): given a
+      // time range, the planner otherwise reads entries_user_created's whole range for each match
+      const rows = `entries_fts f CROSS JOIN entry_sizes z ON z.rowid = f.rowid${conditions ? ' CROSS JOIN entries e NOT INDEXED ON e.rowid = f.rowid' : ''}`;
+      const from = `FROM ${rows} WHERE entries_fts MATCH @match AND z.user_id = @user_id`;
       st = {
         // every row of the user holding the phrase (its document frequency), `ok` when it meets the
-        // conditions. The match drives the loop (CROSS JOIN) and entries is read by rowid only (NOT
-        // INDEXED): given a time range, the planner otherwise reads entries_user_created's whole range
-        // for each match
+        // conditions
         phrase: this.db
           .prepare(
-            `SELECT f.rowid, ${ROW_BYTES}, (1${conditions}), r.repeats
-             FROM entries_fts f CROSS JOIN entries e NOT INDEXED ON e.rowid = f.rowid LEFT JOIN entry_repeats r ON r.rowid = f.rowid
-             WHERE entries_fts MATCH @match AND e.user_id = @user_id AND f.rowid >= @floor`,
+            `SELECT f.rowid, z.bytes, (1${conditions}), r.repeats
+             FROM ${rows} LEFT JOIN entry_repeats r ON r.rowid = f.rowid
+             WHERE entries_fts MATCH @match AND z.user_id = @user_id AND f.rowid >= @floor`,
           )
           .raw(),
         // the oldest rowid among the user's newest `rows` matches meeting the conditions

@@ -134,9 +134,9 @@ export class SqliteLongTermStore implements LongTermStore {
       ),
       get: db.prepare(`SELECT ${COLUMNS} FROM entries WHERE user_id = ? AND id = ?`),
       turnHolds: db.prepare('SELECT 1 FROM turns WHERE user_id = ? AND id = ? AND content_hash = ?').pluck(),
-      // min(the user's rows holding a phrase, cap): entries.user_id decides, the owner clause only narrows
+      // min(the user's rows holding a phrase, cap): the row's owner (entry_sizes) decides, the owner clause only narrows
       userDocsCapped: db
-        .prepare('SELECT count(*) FROM (SELECT 1 FROM entries_fts f CROSS JOIN entries e NOT INDEXED ON e.rowid = f.rowid WHERE entries_fts MATCH ? AND e.user_id = ? LIMIT ?)')
+        .prepare('SELECT count(*) FROM (SELECT 1 FROM entries_fts f CROSS JOIN entry_sizes z ON z.rowid = f.rowid WHERE entries_fts MATCH ? AND z.user_id = ? LIMIT ?)')
         .pluck(),
       cappedCount: db.prepare('SELECT count(*) AS n FROM (SELECT 1 FROM entries_fts WHERE entries_fts MATCH ? LIMIT ?)'),
       like: db.prepare(likeSql('')),
@@ -287,7 +287,7 @@ export class SqliteLongTermStore implements LongTermStore {
    * owner column holds the id as the tokenizer splits it, and an id's words are mostly shared ("user"
    * of "user-517" is in every row of a store whose ids look alike): FTS5 matches the phrase by reading
    * the positions of every row holding each word of it. The id's rarest word alone is one short
-   * posting list — a superset of the owner's rows, which the caller's filter on entries.user_id narrows
+   * posting list — a superset of the owner's rows, which the caller's filter on the row's owner (entry_sizes.user_id) narrows
    * to exactly them, so the answer is the phrase's (same rows, same bm25). Measured at 100k entries of
    * 1,000 users: `"tacos"` 1.15 → 0.15 ms, `"name" OR "puppy"` 2.6 → 1.6 ms of CPU. Only for ids in
    * ASCII, whose words the tokenizer splits exactly as OWNER_WORDS does; others keep the whole phrase.

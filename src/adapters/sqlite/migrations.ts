@@ -438,4 +438,30 @@ export const MIGRATIONS: ReadonlyArray<{ version: number; name: string; sql: str
       DROP INDEX vectors_embedder_user;
     `,
   },
+  {
+    version: 13,
+    name: "each entry's owner and length beside its rowid, for text search (src/adapters/sqlite/bm25.ts)",
+    sql: `
+      -- what BM25 reads of every row a word matches: whose it is and its length (the UTF-8 bytes of its
+      -- content and name, as text_stats sums them). From the entry itself that is a descent into rows
+      -- holding whole texts, and octet_length() of each; here a short record. Kept by triggers, in the
+      -- transaction of the write, so a search never sees an entry without it
+      CREATE TABLE entry_sizes (
+        rowid   INTEGER PRIMARY KEY,
+        user_id TEXT NOT NULL,
+        bytes   INTEGER NOT NULL
+      ) STRICT;
+      INSERT INTO entry_sizes (rowid, user_id, bytes)
+        SELECT rowid, user_id, octet_length(content) + octet_length(coalesce(name, '')) FROM entries;
+      CREATE TRIGGER entry_sizes_ai AFTER INSERT ON entries BEGIN
+        INSERT OR REPLACE INTO entry_sizes (rowid, user_id, bytes) VALUES (new.rowid, new.user_id, octet_length(new.content) + octet_length(coalesce(new.name, '')));
+      END;
+      CREATE TRIGGER entry_sizes_ad AFTER DELETE ON entries BEGIN
+        DELETE FROM entry_sizes WHERE rowid = old.rowid;
+      END;
+      CREATE TRIGGER entry_sizes_au AFTER UPDATE OF content, name, user_id ON entries BEGIN
+        UPDATE entry_sizes SET user_id = new.user_id, bytes = octet_length(new.content) + octet_length(coalesce(new.name, '')) WHERE rowid = old.rowid;
+      END;
+    `,
+  },
 ];

@@ -39,7 +39,7 @@ describe('SQLite text_stats', () => {
     let db = openDatabase(path);
     await new SqliteLongTermStore(db, undefined, { textSearchThread: false }).upsert([entry('ann', 1, 'one two'), entry('bob', 2, 'three', 'Bob'), entry('ann', 3, 'four')]);
     // the file as version 8 left it: no table, no triggers (and none of the later migrations' changes)
-    db.exec('DROP TRIGGER entries_stats_ai; DROP TRIGGER entries_stats_ad; DROP TRIGGER entries_stats_au; DROP TABLE text_stats; ALTER TABLE erasures DROP COLUMN action; DROP TRIGGER entry_repeats_ad; DROP TRIGGER entry_repeats_au; DROP TABLE entry_repeats; DROP INDEX vectors_filter; CREATE INDEX vectors_embedder_user ON vectors (embedder, user_id); PRAGMA user_version = 8');
+    db.exec('DROP TRIGGER entries_stats_ai; DROP TRIGGER entries_stats_ad; DROP TRIGGER entries_stats_au; DROP TABLE text_stats; ALTER TABLE erasures DROP COLUMN action; DROP TRIGGER entry_repeats_ad; DROP TRIGGER entry_repeats_au; DROP TABLE entry_repeats; DROP INDEX vectors_filter; CREATE INDEX vectors_embedder_user ON vectors (embedder, user_id); DROP TRIGGER entry_sizes_ai; DROP TRIGGER entry_sizes_ad; DROP TRIGGER entry_sizes_au; DROP TABLE entry_sizes; PRAGMA user_version = 8');
     db.close();
     db = openDatabase(path);
     assert.equal(db.pragma('user_version', { simple: true }), MIGRATIONS.at(-1)!.version);
@@ -47,6 +47,42 @@ describe('SQLite text_stats', () => {
     assert.equal(kept(db).length, 2);
     const hits = await new SqliteLongTermStore(db, undefined, { textSearchThread: false }).searchText('ann', 'four', { limit: 5 });
     assert.deepEqual(hits.map((h) => h.entry.id), ['e3']);
+    db.close();
+  });
+});
+
+/** entry_sizes as it must be: each entry's owner and length, recomputed from entries */
+const sizesRecomputed = (db: Db) =>
+  db.prepare("SELECT rowid, user_id, octet_length(content) + octet_length(coalesce(name, '')) AS bytes FROM entries ORDER BY rowid").all();
+const sizesKept = (db: Db) => db.prepare('SELECT rowid, user_id, bytes FROM entry_sizes ORDER BY rowid').all();
+
+/** Each entry's owner and length (what text search reads of a match) follow every write, and a file from before them gets them. */
+describe('SQLite entry_sizes', () => {
+  it('follows inserts, edits and deletes', async () => {
+    const db = openDatabase(join(tmpDir(), 'sizes.db'));
+    const store = new SqliteLongTermStore(db, undefined, { textSearchThread: false });
+    await store.upsert([entry('ann', 1, 'café au lait ☕'), entry('ann', 2, 'tea', 'Ann'), entry('bob', 3, 'coffee')]);
+    assert.deepEqual(sizesKept(db), sizesRecomputed(db));
+    await store.update('ann', 'e2', { content: 'a much longer tea text' });
+    await store.update('ann', 'e1', { pinned: true });
+    assert.deepEqual(sizesKept(db), sizesRecomputed(db));
+    await store.delete('bob', ['e3']);
+    assert.deepEqual(sizesKept(db), sizesRecomputed(db));
+    assert.equal(sizesKept(db).length, 2);
+    db.close();
+  });
+
+  it('is built for a file written before it (migration 13), and search reads it', async () => {
+    const path = join(tmpDir(), 'old-sizes.db');
+    let db = openDatabase(path);
+    await new SqliteLongTermStore(db, undefined, { textSearchThread: false }).upsert([entry('ann', 1, 'one two'), entry('bob', 2, 'three four', 'Bob'), entry('ann', 3, 'four')]);
+    db.exec('DROP TRIGGER entry_sizes_ai; DROP TRIGGER entry_sizes_ad; DROP TRIGGER entry_sizes_au; DROP TABLE entry_sizes; PRAGMA user_version = 12');
+    db.close();
+    db = openDatabase(path);
+    assert.equal(db.pragma('user_version', { simple: true }), MIGRATIONS.at(-1)!.version);
+    assert.deepEqual(sizesKept(db), sizesRecomputed(db));
+    const hits = await new SqliteLongTermStore(db, undefined, { textSearchThread: false }).searchText('ann', 'four', { limit: 5 });
+    assert.deepEqual(hits.map((h) => h.entry.id), ['e3'], "bob's row holding the word is not ann's");
     db.close();
   });
 });
