@@ -141,6 +141,8 @@ export class SqliteLongTermStore implements LongTermStore {
       cappedCount: db.prepare('SELECT count(*) AS n FROM (SELECT 1 FROM entries_fts WHERE entries_fts MATCH ? LIMIT ?)'),
       like: db.prepare(likeSql('')),
       recent: db.prepare(recentSql('')),
+      // whether any entry of the user names its speaker (text_stats.named, migration 14)
+      named: db.prepare('SELECT named > 0 FROM text_stats WHERE user_id = ?').pluck(),
       participants: db.prepare(
         `SELECT DISTINCT name FROM (SELECT name FROM entries WHERE user_id = ? ORDER BY created_at DESC, rowid DESC LIMIT ?) WHERE name IS NOT NULL AND name != ''`,
       ).pluck(),
@@ -351,6 +353,9 @@ export class SqliteLongTermStore implements LongTermStore {
   }
 
   async participants(userId: string, limit: number): Promise<string[]> {
+    // most users name no speaker (a user and an assistant): their newest entries are not read (100k
+    // entries of 1,000 users: 0.13-0.36 ms of CPU a user's first retrieve of the minute)
+    if (!this.s.named.get(userId)) return [];
     return this.s.participants.all(userId, limit) as string[];
   }
 

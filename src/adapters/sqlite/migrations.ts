@@ -464,4 +464,36 @@ export const MIGRATIONS: ReadonlyArray<{ version: number; name: string; sql: str
       END;
     `,
   },
+  {
+    version: 14,
+    name: "each user's count of entries that name their speaker, in text_stats",
+    sql: `
+      -- the retriever reads the speakers of a user's newest entries (SqliteLongTermStore.participants):
+      -- a user none of whose entries names a speaker (a user and an assistant, unnamed) has none, which
+      -- this count says without reading the entries
+      ALTER TABLE text_stats ADD COLUMN named INTEGER NOT NULL DEFAULT 0;
+      UPDATE text_stats SET named = (SELECT count(*) FROM entries e WHERE e.user_id = text_stats.user_id AND coalesce(e.name, '') != '');
+      DROP TRIGGER IF EXISTS entries_stats_ai;
+      DROP TRIGGER IF EXISTS entries_stats_ad;
+      DROP TRIGGER IF EXISTS entries_stats_au;
+      CREATE TRIGGER entries_stats_ai AFTER INSERT ON entries BEGIN
+        INSERT INTO text_stats (user_id, docs, bytes, named)
+          VALUES (new.user_id, 1, octet_length(new.content) + octet_length(coalesce(new.name, '')), coalesce(new.name, '') != '')
+          ON CONFLICT (user_id) DO UPDATE SET docs = docs + 1, bytes = bytes + excluded.bytes, named = named + excluded.named;
+      END;
+      CREATE TRIGGER entries_stats_ad AFTER DELETE ON entries BEGIN
+        UPDATE text_stats SET docs = docs - 1, bytes = bytes - (octet_length(old.content) + octet_length(coalesce(old.name, ''))),
+          named = named - (coalesce(old.name, '') != '') WHERE user_id = old.user_id;
+        DELETE FROM text_stats WHERE user_id = old.user_id AND docs <= 0;
+      END;
+      CREATE TRIGGER entries_stats_au AFTER UPDATE OF content, name, user_id ON entries BEGIN
+        UPDATE text_stats SET docs = docs - 1, bytes = bytes - (octet_length(old.content) + octet_length(coalesce(old.name, ''))),
+          named = named - (coalesce(old.name, '') != '') WHERE user_id = old.user_id;
+        DELETE FROM text_stats WHERE user_id = old.user_id AND docs <= 0;
+        INSERT INTO text_stats (user_id, docs, bytes, named)
+          VALUES (new.user_id, 1, octet_length(new.content) + octet_length(coalesce(new.name, '')), coalesce(new.name, '') != '')
+          ON CONFLICT (user_id) DO UPDATE SET docs = docs + 1, bytes = bytes + excluded.bytes, named = named + excluded.named;
+      END;
+    `,
+  },
 ];

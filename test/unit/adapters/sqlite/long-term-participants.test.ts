@@ -30,4 +30,24 @@ describe('long-term participants', () => {
     assert.ok(!(await store.participants('u', 200)).includes('Stranger'), 'another user\'s speaker is not this user\'s');
     db.close();
   });
+
+  it('follows the entries that name a speaker: none for a user whose entries name nobody, whatever another user holds', async () => {
+    const db = openDatabase(':memory:');
+    const store = new SqliteLongTermStore(db);
+    const entry = (user: string, i: number, name: string | null): MemoryEntry => {
+      const at = new Date(Date.UTC(2024, 0, 1) + i * 60_000).toISOString();
+      return { id: `e${i}`, user_id: user, session_id: 's', role: 'user', name, kind: 'turn', content: `entry ${i}`, content_hash: contentHash(`entry ${i}`), importance: 0.5, pinned: false, metadata: null, covers: null, created_at: at, updated_at: at };
+    };
+    store.upsertSync([entry('u', 1, null), entry('u', 2, ''), entry('v', 3, 'Vera')]);
+    assert.deepEqual(await store.participants('u', 200), []);
+    assert.deepEqual(await store.participants('v', 200), ['Vera']);
+    assert.deepEqual(await store.participants('nobody', 200), []);
+    store.upsertSync([entry('u', 4, 'Ursula')]);
+    assert.deepEqual(await store.participants('u', 200), ['Ursula']);
+    await store.delete('u', ['e4']);
+    assert.deepEqual(await store.participants('u', 200), []);
+    await store.delete('v', ['e3']);
+    assert.deepEqual(await store.participants('v', 200), []);
+    db.close();
+  });
 });

@@ -15,8 +15,8 @@ const entry = (user: string, i: number, content: string, name: string | null = n
 
 /** text_stats as it must be: recomputed from entries */
 const recomputed = (db: Db) =>
-  db.prepare("SELECT user_id, count(*) AS docs, sum(octet_length(content) + octet_length(coalesce(name, ''))) AS bytes FROM entries GROUP BY user_id ORDER BY user_id").all();
-const kept = (db: Db) => db.prepare('SELECT user_id, docs, bytes FROM text_stats ORDER BY user_id').all();
+  db.prepare("SELECT user_id, count(*) AS docs, sum(octet_length(content) + octet_length(coalesce(name, ''))) AS bytes, sum(coalesce(name, '') != '') AS named FROM entries GROUP BY user_id ORDER BY user_id").all();
+const kept = (db: Db) => db.prepare('SELECT user_id, docs, bytes, named FROM text_stats ORDER BY user_id').all();
 
 /** Each user's entry count and length (BM25's statistics) follow every write, and a file from before them gets them. */
 describe('SQLite text_stats', () => {
@@ -25,7 +25,7 @@ describe('SQLite text_stats', () => {
     const store = new SqliteLongTermStore(db, undefined, { textSearchThread: false });
     await store.upsert([entry('ann', 1, 'café au lait ☕'), entry('ann', 2, 'tea', 'Ann'), entry('bob', 3, 'coffee')]);
     assert.deepEqual(kept(db), recomputed(db));
-    assert.deepEqual(kept(db)[0], { user_id: 'ann', docs: 2, bytes: Buffer.byteLength('café au lait ☕') + 3 + 3 });
+    assert.deepEqual(kept(db)[0], { user_id: 'ann', docs: 2, bytes: Buffer.byteLength('café au lait ☕') + 3 + 3, named: 1 });
     await store.update('ann', 'e2', { content: 'a much longer tea text' });
     assert.deepEqual(kept(db), recomputed(db));
     await store.delete('bob', ['e3']);
@@ -76,7 +76,7 @@ describe('SQLite entry_sizes', () => {
     const path = join(tmpDir(), 'old-sizes.db');
     let db = openDatabase(path);
     await new SqliteLongTermStore(db, undefined, { textSearchThread: false }).upsert([entry('ann', 1, 'one two'), entry('bob', 2, 'three four', 'Bob'), entry('ann', 3, 'four')]);
-    db.exec('DROP TRIGGER entry_sizes_ai; DROP TRIGGER entry_sizes_ad; DROP TRIGGER entry_sizes_au; DROP TABLE entry_sizes; PRAGMA user_version = 12');
+    db.exec('DROP TRIGGER entry_sizes_ai; DROP TRIGGER entry_sizes_ad; DROP TRIGGER entry_sizes_au; DROP TABLE entry_sizes; DROP TRIGGER entries_stats_ai; DROP TRIGGER entries_stats_ad; DROP TRIGGER entries_stats_au; ALTER TABLE text_stats DROP COLUMN named; PRAGMA user_version = 12');
     db.close();
     db = openDatabase(path);
     assert.equal(db.pragma('user_version', { simple: true }), MIGRATIONS.at(-1)!.version);
