@@ -22,6 +22,11 @@ export interface ListOptions {
   speakerTerms?: readonly string[];
   /** a retrieval filter (searchText, searchSubstring, recent): applied in the query, before `limit` */
   where?: RecordFilter;
+  /**
+   * searchText: aborts once the caller no longer waits for the answer (its tier budget ran out). A
+   * search not started by then is not run; the returned promise rejects with the signal's reason.
+   */
+  signal?: AbortSignal;
 }
 
 export interface PruneCriteria {

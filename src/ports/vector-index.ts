@@ -45,7 +45,8 @@ export interface VectorSearchFilter extends VectorFilter {
 export interface VectorIndex {
   readonly backend: 'embedded' | 'qdrant';
   upsert(tag: EmbedderTag, points: readonly VectorPoint[]): Promise<void>;
-  search(tag: EmbedderTag, query: Float32Array, filter: VectorSearchFilter, k: number): Promise<VectorHit[]>;
+  /** `signal`: aborts once the caller no longer waits (its tier budget ran out); work not started by then may be skipped, the promise then rejecting with its reason */
+  search(tag: EmbedderTag, query: Float32Array, filter: VectorSearchFilter, k: number, signal?: AbortSignal): Promise<VectorHit[]>;
   /** which of the user's `ids` hold a vector of this embedder */
   has(tag: EmbedderTag, userId: string, ids: readonly string[]): Promise<Set<string>>;
   /** deletes the user's `ids` under every embedder */

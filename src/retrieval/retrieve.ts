@@ -114,8 +114,8 @@ export class Retriever {
     const about = speakers.length > 0 ? withoutWords(text, speakers) : text;
     const [st, sem, lt] = await Promise.all([
       withBudget(() => this.shortTerm(req, terms), deps.budgets.short_term, [] as Candidate[]),
-      withBudget(() => this.semantic(req, about.trim() === '' ? text : about, pool), deps.budgets.semantic, null as Candidate[] | null),
-      withBudget(() => this.longTerm(req, changes.length > 0 ? `${text} ${changes.join(' ')}` : text, speakers, period, pool), deps.budgets.long_term, { text: [], period: [] } as LongTermLists),
+      withBudget((signal) => this.semantic(req, about.trim() === '' ? text : about, pool, signal), deps.budgets.semantic, null as Candidate[] | null),
+      withBudget((signal) => this.longTerm(req, changes.length > 0 ? `${text} ${changes.join(' ')}` : text, speakers, period, pool, signal), deps.budgets.long_term, { text: [], period: [] } as LongTermLists),
     ]);
     const semStatus: TierStatus = sem.status === 'ok' && sem.value === null ? 'skipped' : sem.status;
     const tiers: Record<Tier, TierReport> = {
@@ -192,7 +192,7 @@ export class Retriever {
       .map((s) => turnCandidate(s.t));
   }
 
-  private async semantic(req: RetrieveRequest, text: string, k: number): Promise<Candidate[] | null> {
+  private async semantic(req: RetrieveRequest, text: string, k: number, signal?: AbortSignal): Promise<Candidate[] | null> {
     let embedder = this.deps.embedders.current();
     if (!embedder && this.deps.embedders.status === 'loading') {
       // a model that is about to be ready (the built-in hash embedder is, a tick after start-up) is
@@ -212,7 +212,7 @@ export class Retriever {
     if (text.trim() === '') return [];
     const [query] = await embedder.embed([text], 'query');
     // every session of the user: a new session must find what was said in earlier ones
-    const hits = await this.deps.vectors.search(embedder, query!, { user_id: req.user_id, where: req.filters }, k);
+    const hits = await this.deps.vectors.search(embedder, query!, { user_id: req.user_id, where: req.filters }, k, signal);
     return hits
       .filter((h) => h.score > 0)
       .map((h) => ({ id: h.id, ...h.payload, importance: null, similarity: round(h.score) }));
@@ -222,12 +222,12 @@ export class Retriever {
    * BM25 over the user's entries; and when the query names a period, that period's entries: those
    * matching the text first, then the rest by importance.
    */
-  private async longTerm(req: RetrieveRequest, text: string, speakerTerms: string[], period: TimeRange | null, k: number): Promise<LongTermLists> {
+  private async longTerm(req: RetrieveRequest, text: string, speakerTerms: string[], period: TimeRange | null, k: number, signal?: AbortSignal): Promise<LongTermLists> {
     const { longTerm } = this.deps;
     const where = req.filters;
     const [hits, inPeriodHits, inPeriod] = await Promise.all([
-      longTerm.searchText(req.user_id, text, { limit: k, speakerTerms, where }),
-      period ? longTerm.searchText(req.user_id, text, { limit: k, speakerTerms, createdFrom: period.from, createdBefore: period.to, where }) : [],
+      longTerm.searchText(req.user_id, text, { limit: k, speakerTerms, where, ...(signal ? { signal } : {}) }),
+      period ? longTerm.searchText(req.user_id, text, { limit: k, speakerTerms, createdFrom: period.from, createdBefore: period.to, where, ...(signal ? { signal } : {}) }) : [],
       period ? longTerm.recent(req.user_id, { limit: PERIOD_SCAN, createdFrom: period.from, createdBefore: period.to, where }) : [],
     ]);
     const periodList: Candidate[] = inPeriodHits.map(({ entry, bm25 }) => ({ ...entryCandidate(entry), bm25: round(bm25) }));

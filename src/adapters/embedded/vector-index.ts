@@ -104,7 +104,7 @@ export class EmbeddedVectorIndex implements VectorIndex {
     });
   }
 
-  async search(tag: EmbedderTag, query: Float32Array, filter: VectorSearchFilter, k: number): Promise<VectorHit[]> {
+  async search(tag: EmbedderTag, query: Float32Array, filter: VectorSearchFilter, k: number, signal?: AbortSignal): Promise<VectorHit[]> {
     if (query.length !== tag.dim) {
       const message = `query of ${query.length} dimensions; embedder ${tag.id} has ${tag.dim}`;
       throw new ValidationError(message, [{ path: 'query', message }]);
@@ -112,17 +112,25 @@ export class EmbeddedVectorIndex implements VectorIndex {
     if (k <= 0) return [];
     this.searching++;
     try {
-      return await this.searchIn(tag, query, filter, k);
+      return await this.searchIn(tag, query, filter, k, signal);
     } finally {
       this.searching--;
     }
   }
 
-  private async searchIn(tag: EmbedderTag, query: Float32Array, filter: VectorSearchFilter, k: number): Promise<VectorHit[]> {
+  private async searchIn(tag: EmbedderTag, query: Float32Array, filter: VectorSearchFilter, k: number, signal?: AbortSignal): Promise<VectorHit[]> {
+    const loading = signal !== undefined && !this.loaded.has(tag.id);
     const index = await this.ready(tag);
+    // the load held the event loop (~2 s of CPU per 100k vectors, 6+ s on a loaded machine): the
+    // budget timers of the searches waiting for it could not fire meanwhile, and each would then list
+    // and scan in one go for a caller that gave up (a fresh process's first 16 retrieves). One turn of
+    // the loop's timers lets those that ran out abort (theirs expire before this one)
+    if (loading) await new Promise((resolve) => setTimeout(resolve, 0));
+    signal?.throwIfAborted();
     const where = isEmptyFilter(filter.where) ? undefined : filter.where;
     const allowed = where ? await this.store.matching(tag, filter.user_id, where) : undefined;
     if (allowed?.size === 0) return [];
+    signal?.throwIfAborted();
     // a lone search may share its scan with the helper thread (a free core makes it ~2x faster); with
     // others in progress the process already keeps both cores busy, and splitting would only add the
     // hand-over's CPU (measured: +0.5 ms a pass at 16 concurrent retrieves, no throughput gained)

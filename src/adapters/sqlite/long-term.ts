@@ -199,6 +199,7 @@ export class SqliteLongTermStore implements LongTermStore {
   }
 
   async searchText(userId: string, query: string, o: ListOptions): Promise<TextHit[]> {
+    o.signal?.throwIfAborted();
     return this.thread && (this.threadFrom <= 0 || this.bm25.userStats(userId).docs >= this.threadFrom)
       ? this.thread.search(userId, query, o)
       : this.searchTextSync(userId, query, o);

@@ -6,7 +6,8 @@ export interface TextSearchCall {
   id: number;
   userId: string;
   query: string;
-  options: ListOptions;
+  /** without its `signal` (an AbortSignal is not sent to a thread) */
+  options: Omit<ListOptions, 'signal'>;
 }
 
 export type TextSearchReply = { id: number; ok: true; hits: TextHit[] } | { id: number; ok: false; message: string };
@@ -47,10 +48,13 @@ export class TextSearchThread {
   ) {}
 
   search(userId: string, query: string, options: ListOptions): Promise<TextHit[]> {
+    // a caller that gave up (its tier's budget ran out) before the search started: nothing is run
+    if (options.signal?.aborted) return Promise.reject(options.signal.reason as Error);
     if (!this.worker && !this.failed) this.start();
     if (!this.worker || Atomics.load(this.up, 0) !== 1 || this.waiting.size >= MAX_IN_FLIGHT) return this.local(userId, query, options);
+    const { signal: _unsent, ...sent } = options;
     return new Promise<TextHit[]>((resolve, reject) => {
-      const call: TextSearchCall = { id: this.next++, userId, query, options };
+      const call: TextSearchCall = { id: this.next++, userId, query, options: sent };
       this.waiting.set(call.id, { resolve, reject, call });
       // a call waiting for its answer keeps the process up; an idle thread does not
       if (this.waiting.size === 1) this.worker!.ref();

@@ -20,6 +20,17 @@ describe('tier budgets', () => {
     assert.ok(r.ms < 400, `waited ${r.ms} ms`);
   });
 
+  it('abort the signal of work that is late, so that what it has not started yet is not done', async () => {
+    let seen: AbortSignal | undefined;
+    const r = await withBudget((signal) => ((seen = signal), new Promise<number>((resolve) => setTimeout(() => resolve(1), 200).unref())), 20, 0);
+    assert.equal(r.status, 'timeout');
+    assert.equal(seen!.aborted, true);
+    assert.equal((seen!.reason as Error).name, 'TierBudgetSpent');
+    const ok = await withBudget(async (signal) => ((seen = signal), 1), 1000, 0);
+    assert.equal(ok.status, 'ok');
+    assert.equal(seen!.aborted, false, 'work answered in time is not aborted');
+  });
+
   it('cannot bound synchronous work: it runs to the end and its result is used', async () => {
     const r = await withBudget(async () => {
       busy(120);

@@ -5,6 +5,7 @@ import { scanThread } from '../../../../src/adapters/embedded/scan-thread.js';
 import { EmbeddedVectorIndex } from '../../../../src/adapters/embedded/vector-index.js';
 import { openDatabase } from '../../../../src/adapters/sqlite/db.js';
 import type { EmbedderTag, VectorPoint } from '../../../../src/ports/vector-index.js';
+import { withBudget } from '../../../../src/retrieval/budget.js';
 import { tmpDir } from '../../../helpers/tmp.js';
 import { clustered, exactTop } from './data.js';
 import { sharedStoreCases } from './shared-store.cases.js';
@@ -53,6 +54,49 @@ describe('EmbeddedVectorIndex', () => {
       assert.equal(hits[0]!.payload.content, `text of p${i}`);
     }
     assert.ok(hit / 320 >= 0.99, `recall@8 ${hit / 320}`);
+    db.close();
+  });
+
+  it('neither lists nor scans for a caller that gave up while the index loaded (its signal aborted)', async () => {
+    const { vectors, near } = clustered(500, DIM, 13);
+    const file = join(dir, `v${files++}.db`);
+    const db = openDatabase(file);
+    await new EmbeddedVectorIndex(db).upsert(TAG, vectors.map((v, i) => point(`p${i}`, v)));
+    // a fresh index, as a fresh process has: its first search loads the vectors
+    const ix = new EmbeddedVectorIndex(db);
+    const store = (ix as unknown as { store: { matching: (...a: unknown[]) => Promise<Set<number>> } }).store;
+    let listed = 0;
+    const matching = store.matching.bind(store);
+    store.matching = (...a) => (listed++, matching(...a));
+    const gaveUp = new AbortController();
+    const reason = new Error('budget spent');
+    const searches = [ix.search(TAG, near(1), { user_id: 'u', where: { roles: ['user'] } }, 8, gaveUp.signal), ix.search(TAG, near(2), { user_id: 'u' }, 8, gaveUp.signal)];
+    gaveUp.abort(reason);
+    for (const s of searches) await assert.rejects(s, (err) => err === reason);
+    assert.equal(listed, 0, 'no filter was listed for it');
+    assert.equal(ix.stats()[0]!.vectors, 500, 'the load itself went on (the next search needs it)');
+    assert.equal((await ix.search(TAG, near(1), { user_id: 'u', where: { roles: ['user'] } }, 8)).length, 8);
+    assert.equal(listed, 1);
+
+    // the load holds the event loop, as a big one does: the budgets of the searches waiting for it run
+    // out meanwhile, and none of them lists or scans once it is done (before: every one did)
+    const fresh = new EmbeddedVectorIndex(db);
+    const freshStore = (fresh as unknown as { store: { matching: (...a: unknown[]) => Promise<Set<number>>; load: (...a: unknown[]) => Promise<void> } }).store;
+    const load = freshStore.load.bind(freshStore);
+    freshStore.load = async (...a) => {
+      const until = performance.now() + 60;
+      while (performance.now() < until);
+      return load(...a);
+    };
+    let freshListed = 0;
+    const freshMatching = freshStore.matching.bind(freshStore);
+    freshStore.matching = (...a) => (freshListed++, freshMatching(...a));
+    const outcomes = await Promise.all(
+      Array.from({ length: 4 }, (_, i) => withBudget((signal) => fresh.search(TAG, near(i), { user_id: 'u', where: { roles: ['user'] } }, 8, signal), 10, [])),
+    );
+    assert.deepEqual(outcomes.map((o) => o.status), ['timeout', 'timeout', 'timeout', 'timeout']);
+    assert.equal(freshListed, 0, 'no search listed its filter for a caller that had given up');
+    assert.equal(fresh.stats()[0]!.vectors, 500);
     db.close();
   });
 

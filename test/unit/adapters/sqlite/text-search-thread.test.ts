@@ -110,6 +110,30 @@ describe('long-term text search on a worker thread', () => {
     db.close();
   });
 
+  it('runs no search for a caller that gave up (its tier budget ran out), and sends the thread no signal', async () => {
+    const db = openDatabase(join(tmpDir(), 'thread-gave-up.db'));
+    const store = new SqliteLongTermStore(db, undefined, { threadFrom: 0 });
+    store.upsertSync(Array.from({ length: 50 }, (_, i) => entry(i, 'u', `parcel ${i % 3 ? 'locker' : 'harbour'} gate ${i}`)));
+    await threadUp(store);
+    const thread = threadOf(store);
+    let onCaller = 0;
+    const own = store.searchTextSync.bind(store);
+    store.searchTextSync = (...args) => (onCaller++, own(...args));
+    const before = thread.answered;
+    const live = new AbortController();
+    // a signal that has not aborted: the search runs as any other (an AbortSignal cannot be posted)
+    assert.equal((await store.searchText('u', 'harbour', { limit: 8, signal: live.signal })).length, 8);
+    assert.equal(thread.answered, before + 1);
+    const reason = new Error('budget spent');
+    live.abort(reason);
+    await assert.rejects(store.searchText('u', 'harbour', { limit: 8, signal: live.signal }), (err) => err === reason);
+    await assert.rejects(threadOf(store).search('u', 'harbour', { limit: 8, signal: live.signal }), (err) => err === reason);
+    assert.equal(thread.answered, before + 1, 'nothing more went to the thread');
+    assert.equal(onCaller, 0, 'nor ran on the caller\'s thread');
+    await store.close();
+    db.close();
+  });
+
   it('is not used for an in-memory database', async () => {
     const db = openDatabase(':memory:');
     const store = new SqliteLongTermStore(db);
