@@ -69,6 +69,34 @@ function warmSemantic(services: Services): void {
   });
 }
 
+/** how long an HTTP process of `serve --processes N` waits for its embedder before it listens (a built-in or cached model is ready by then; a download is not waited for) */
+const WARM_BEFORE_LISTENING_MS = 1000;
+
+/**
+ * For an HTTP process of `serve --processes N`: loads the embedded index before it listens, when its
+ * embedder is ready within WARM_BEFORE_LISTENING_MS. The primary hands connections only to processes
+ * that listen, so a new or replaced process takes its share once it can answer them; loading after it
+ * listened held its first connections for the whole load (~2 s of CPU per 100k vectors, 6+ s on a
+ * loaded machine: issue #25's 16-connection rows on 100k stores). Returns whether it was loaded.
+ */
+async function warmBeforeListening(services: Services): Promise<boolean> {
+  const vectors = services.vectors as Services['vectors'] & { warm?: (tag: { id: string; dim: number }) => Promise<void> };
+  if (!vectors.warm) return false;
+  let timer: NodeJS.Timeout | undefined;
+  const embedder = await Promise.race([services.embedders.ready(), new Promise<null>((resolve) => (timer = setTimeout(() => resolve(null), WARM_BEFORE_LISTENING_MS)))]);
+  clearTimeout(timer);
+  if (!embedder) return false;
+  try {
+    const started = performance.now();
+    await vectors.warm(embedder);
+    services.log.debug({ ms: Math.round(performance.now() - started) }, 'semantic index loaded before listening');
+    return true;
+  } catch (err) {
+    services.log.warn({ err: (err as Error).message }, 'the semantic index could not be loaded ahead of the first retrieve');
+    return true;
+  }
+}
+
 function listeningLine(addr: { address: string; port: number; family?: string; addressType?: number | string }): void {
   const v6 = addr.family === 'IPv6' || addr.addressType === 6;
   // the line tests and scripts wait for
@@ -187,12 +215,13 @@ async function serveWorker(config: Config, parent: Logger): Promise<void> {
   // the primary reconciles, schedules archival and watches erasures: once for the service
   prepareTokenizer(log);
   const services = await wire(config, { logger: log, runWorkers: false, reconcile: false, shared });
+  const warmed = await warmBeforeListening(services);
   const server = await listen(services).catch((err: unknown) => {
     // the IPC channel would keep this process up: without it, it exits with the reason (exit 1)
     process.disconnect();
     throw err;
   });
-  warmSemantic(services);
+  if (!warmed) warmSemantic(services);
   await onShutdown(log, async () => {
     await new Promise<void>((r) => server.close(() => r()));
     await services.close();

@@ -20,4 +20,20 @@ describe('serve', () => {
       await stop(serve.child);
     }
   });
+
+  // issue 25: an HTTP process loaded its vectors after it listened, holding the connections the
+  // primary had handed it for the whole load (seconds at 100k vectors); it loads them first now
+  it('has each HTTP process\'s semantic index loaded before the service listens', async () => {
+    const env = { NEURALCLEAVE_SQLITE_PATH: join(dir, 'nc-warm.db'), NEURALCLEAVE_EMBEDDING_MODEL: 'hash', NEURALCLEAVE_LOG_LEVEL: 'debug', NEURALCLEAVE_PORT: '0' };
+    const serve = await startCli(['serve', '--processes', '2'], env, /listening on/);
+    try {
+      const out = serve.output();
+      const listening = out.indexOf('listening on');
+      const loaded = out.split('semantic index loaded before listening').length - 1;
+      assert.equal(loaded, 2, out.slice(0, 3000));
+      assert.ok(out.lastIndexOf('semantic index loaded before listening') < listening, out.slice(0, 3000));
+    } finally {
+      await stop(serve.child);
+    }
+  });
 });
