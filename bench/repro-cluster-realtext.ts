@@ -60,6 +60,8 @@ const bodies = qs.flatMap((q) => Object.keys(KINDS).map((kind) => JSON.stringify
 
 const cli = fileURLToPath(new URL('../src/cli/main.js', import.meta.url));
 const proc = spawn(process.execPath, [...nodeArgs, cli, 'serve', '--processes', String(processes)], { env: { ...clusterEnv(store), ...extraEnv }, stdio: ['ignore', 'ignore', 'pipe'] });
+// a run that fails partway (a throw, an unhandled rejection) must not leave the cluster serving
+process.once('exit', () => proc.kill('SIGTERM'));
 let stderr = '';
 proc.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
 const port = await listeningPort(proc, 'serve');
