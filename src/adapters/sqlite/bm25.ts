@@ -67,7 +67,9 @@ function varints(buf: Uint8Array): number[] {
 export class UserBm25 {
   private readonly stats: Statement;
   private readonly averages: Statement;
-  private readonly statements = new Map<string, { phrase: Statement; floor: Statement }>();
+  private readonly statements = new Map<string, { floor: Statement; allowed: Statement }>();
+  /** a phrase's matches among the user's rows, conditions or none (see statementsFor) */
+  private phrase: Statement | null = null;
 
   constructor(private readonly db: Db) {
     this.stats = db.prepare('SELECT docs, bytes FROM text_stats WHERE user_id = ?').raw();
@@ -120,43 +122,61 @@ export class UserBm25 {
       const any = narrowed(phrases.map((p) => p.match).join(' OR '));
       floor = (st.floor.get({ ...where.params, match: any, user_id: userId, rows: newest.rows }) as number | null) ?? 0;
     }
+    const phrase = this.phraseStatement();
+    const matched = phrases.map((p) => phrase.all({ match: narrowed(p.match), user_id: userId, floor }) as Array<[number, number, string | null]>);
+    // the matches meeting the conditions, each row read once: a row holding several of the query's
+    // words was read again for each (RealMem: a query's ~2,500 matches of its words are far fewer rows)
+    let allowed: Set<number> | null = null;
+    if (where.sql !== '') {
+      const rows = new Set<number>();
+      for (const hits of matched) for (const [rowid] of hits) rows.add(rowid);
+      allowed = rows.size === 0 ? rows : new Set(st.allowed.all({ ...where.params, rows: JSON.stringify([...rows]) }) as number[]);
+    }
     const scores = new Map<number, number>();
-    for (const p of phrases) {
-      const hits = st.phrase.all({ ...where.params, match: narrowed(p.match), user_id: userId, floor }) as Array<[number, number, number, string | null]>;
+    phrases.forEach((p, i) => {
+      const hits = matched[i]!;
       const df = newest ? newest.dfOf(p.match) : hits.length;
-      if (df === 0) continue;
+      if (df === 0) return;
       const idf = Math.log(1 + (Math.max(docs, df) - df + 0.5) / (df + 0.5));
-      for (const [rowid, length, ok, repeats] of hits) {
-        if (!ok) continue;
+      for (const [rowid, length, repeats] of hits) {
+        if (allowed && !allowed.has(rowid)) continue;
         const tf = (p.key !== null ? repeatCount(repeats, p.key) : null) ?? p.weight;
         const s = (idf * tf * (K1 + 1)) / (tf + K1 * (1 - B + (B * length) / avgdl));
         scores.set(rowid, (scores.get(rowid) ?? 0) + s);
       }
-    }
+    });
     return [...scores];
   }
 
-  private statementsFor(conditions: string): { phrase: Statement; floor: Statement } {
+  /**
+   * Every row of the user holding a phrase (its document frequency), with its length and recorded
+   * repeats: a match's owner and length from entry_sizes (migration 13: a short record by rowid, kept by
+   * triggers), which decides whose row it is. The match drives the loop (CROSS JOIN). No entries row is
+   * read; a search's conditions are met once per matched row (`allowed`).
+   */
+  private phraseStatement(): Statement {
+    this.phrase ??= this.db
+      .prepare(
+        `SELECT f.rowid, z.bytes, r.repeats
+         FROM entries_fts f CROSS JOIN entry_sizes z ON z.rowid = f.rowid LEFT JOIN entry_repeats r ON r.rowid = f.rowid
+         WHERE entries_fts MATCH @match AND z.user_id = @user_id AND f.rowid >= @floor`,
+      )
+      .raw();
+    return this.phrase;
+  }
+
+  private statementsFor(conditions: string): { floor: Statement; allowed: Statement } {
     let st = this.statements.get(conditions);
     if (!st) {
-      // a match's owner and length from entry_sizes (migration 13: a short record by rowid, kept by
-      // triggers), which decides whose row it is; the entry itself is read only for conditions on it.
-      // The match drives the loop (CROSS JOIN) and entries is read by rowid only (NOT INDEXED): given a
-      // time range, the planner otherwise reads entries_user_created's whole range for each match
+      // entries is read by rowid only (NOT INDEXED): given a time range, the planner otherwise reads
+      // entries_user_created's whole range for each match
       const rows = `entries_fts f CROSS JOIN entry_sizes z ON z.rowid = f.rowid${conditions ? ' CROSS JOIN entries e NOT INDEXED ON e.rowid = f.rowid' : ''}`;
-      const from = `FROM ${rows} WHERE entries_fts MATCH @match AND z.user_id = @user_id`;
       st = {
-        // every row of the user holding the phrase (its document frequency), `ok` when it meets the
-        // conditions
-        phrase: this.db
-          .prepare(
-            `SELECT f.rowid, z.bytes, (1${conditions}), r.repeats
-             FROM ${rows} LEFT JOIN entry_repeats r ON r.rowid = f.rowid
-             WHERE entries_fts MATCH @match AND z.user_id = @user_id AND f.rowid >= @floor`,
-          )
-          .raw(),
         // the oldest rowid among the user's newest `rows` matches meeting the conditions
-        floor: this.db.prepare(`SELECT min(rowid) FROM (SELECT f.rowid AS rowid ${from}${conditions} ORDER BY f.rowid DESC LIMIT @rows)`).pluck(),
+        floor: this.db.prepare(`SELECT min(rowid) FROM (SELECT f.rowid AS rowid FROM ${rows} WHERE entries_fts MATCH @match AND z.user_id = @user_id${conditions} ORDER BY f.rowid DESC LIMIT @rows)`).pluck(),
+        // which of these rows (a JSON array of rowids) meet the conditions, each read by rowid (NOT
+        // INDEXED: given a time range, the planner walks entries_user_created over every user instead)
+        allowed: this.db.prepare(`SELECT e.rowid FROM entries e NOT INDEXED WHERE e.rowid IN (SELECT value FROM json_each(@rows))${conditions}`).pluck(),
       };
       if (this.statements.size >= STATEMENTS) this.statements.clear();
       this.statements.set(conditions, st);

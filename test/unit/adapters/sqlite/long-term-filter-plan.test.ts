@@ -73,6 +73,13 @@ describe('long-term text search: a filter does not change what the statement wal
       // the plain ones' steps, and the match's own row of entries for the conditions
       const withoutEntries = plans.map((plan) => plan.filter((d) => !/^SEARCH e USING INTEGER PRIMARY KEY \(rowid=\?\)$/.test(d)));
       assert.deepEqual(withoutEntries, plain, `${c.name}: the filtered statements' plans are the plain ones' and a read of entries by rowid`);
+      // the conditions are met once per matched row, each read by its rowid (never a walk of the
+      // user's rows through an index of entries)
+      for (const sql of prepared.filter((x) => x.includes('json_each'))) {
+        const named = Object.fromEntries([...sql.matchAll(/@(\w+)/g)].map(([, name]) => [name, 'x']));
+        const plan = (prepare(`EXPLAIN QUERY PLAN ${sql}`).all(named) as Array<{ detail: string }>).map((r) => r.detail);
+        assert.ok(plan.includes('SEARCH e USING INTEGER PRIMARY KEY (rowid=?)') && !plan.some((d) => /^(SCAN e|SEARCH e USING (COVERING )?INDEX)/.test(d)), `${c.name}: ${JSON.stringify(plan)}`);
+      }
       for (const plan of plans) {
         const loops = plan.filter((d) => /^(SCAN|SEARCH) /.test(d));
         assert.match(loops[0] ?? '', /^SCAN (entries_fts|f) VIRTUAL TABLE/, `${c.name}: outer loop ${JSON.stringify(plan)}`);
