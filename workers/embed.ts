@@ -6,6 +6,7 @@ import type { LongTermStore } from '../src/ports/long-term.js';
 import type { Tombstones } from '../src/ports/tombstones.js';
 import type { TurnLog } from '../src/ports/turn-log.js';
 import type { VectorIndex, VectorPayload } from '../src/ports/vector-index.js';
+import { entryPoints, textsToEmbed } from '../src/embedding/passages.js';
 
 /**
  * What the embed processor needs. With the durable store (`turnLog`, `longTerm`) it checks the memory
@@ -74,13 +75,16 @@ export async function processEmbedBatch(jobs: readonly EmbedJob[], deps: EmbedDe
   // jobs whose text the embedder refused or could not embed: failed, unless their memory is gone
   const unembedded: Array<{ a: Active; error: unknown }> = [];
   for (let round = 0; round < ROUNDS && active.length > 0; round++) {
-    const vectors = await Promise.all(active.map((a) => embedder.embedOne(a.payload.content).then((v) => v, (error: unknown) => (unembedded.push({ a, error }), null))));
-    const embedded = active.flatMap((a, k) => (vectors[k] ? [{ a, point: { id: a.job.turn_id, vector: vectors[k]!, payload: a.payload } }] : []));
-    const written = await deps.vectors.upsert(embedder, embedded.map((e) => e.point)).then(
+    // a long turn's passages too (src/embedding/passages.ts: at most 1 + MAX_PASSAGES texts a turn)
+    const vectors = await Promise.all(
+      active.map((a) => Promise.all(textsToEmbed(a.payload.content).map((t) => embedder.embedOne(t))).then((v) => v, (error: unknown) => (unembedded.push({ a, error }), null))),
+    );
+    const embedded = active.flatMap((a, k) => (vectors[k] ? [{ a, points: entryPoints(a.job.turn_id, a.payload, vectors[k]!) }] : []));
+    const written = await deps.vectors.upsert(embedder, embedded.flatMap((e) => e.points)).then(
       () => embedded.map((e) => e.a),
       // each alone, so only the one that cannot be written fails
       () =>
-        Promise.all(embedded.map((e) => deps.vectors.upsert(embedder, [e.point]).then(() => e.a, (error: unknown) => (fail(e.a.i, error), null)))).then((as) =>
+        Promise.all(embedded.map((e) => deps.vectors.upsert(embedder, e.points).then(() => e.a, (error: unknown) => (fail(e.a.i, error), null)))).then((as) =>
           as.filter((a): a is Active => a !== null),
         ),
     );

@@ -7,6 +7,7 @@ import type { Logger } from '../logger.js';
 import type { TurnLog } from '../ports/turn-log.js';
 import type { LongTermStore } from '../ports/long-term.js';
 import type { VectorIndex, VectorPayload, VectorPoint } from '../ports/vector-index.js';
+import { entryPoints, textsToEmbed } from '../embedding/passages.js';
 
 export interface ReindexDeps {
   turnLog: Pick<TurnLog, 'scan' | 'counts' | 'get' | 'markEmbedded'>;
@@ -77,9 +78,14 @@ export async function reindex(deps: ReindexDeps, options: ReindexOptions = {}): 
     const written: string[] = [];
     // a memory edited while its batch was being embedded is embedded again with its new text (twice at most)
     for (let round = 0; todo.length > 0 && round < 3; round++) {
-      const vecs = await embedder.embed(todo.map((i) => i.payload.content));
-      if (vecs.length !== todo.length) throw new Error(`embedder ${embedder.id} returned ${vecs.length} vectors for ${todo.length} texts`);
-      await vectors.upsert(embedder, todo.map((item, k): VectorPoint => ({ id: item.id, vector: vecs[k]!, payload: item.payload })));
+      // each memory's whole text and, of a long one, its passages (src/embedding/passages.ts)
+      const texts = todo.map((i) => textsToEmbed(i.payload.content));
+      const wanted = texts.reduce((n, t) => n + t.length, 0);
+      const vecs = await embedder.embed(texts.flat());
+      if (vecs.length !== wanted) throw new Error(`embedder ${embedder.id} returned ${vecs.length} vectors for ${wanted} texts`);
+      let at = 0;
+      const points = todo.flatMap((item, k): VectorPoint[] => entryPoints(item.id, item.payload, vecs.slice(at, (at += texts[k]!.length))));
+      await vectors.upsert(embedder, points);
       const gone: string[] = [];
       const changed: Item[] = [];
       for (const item of todo) {

@@ -1,4 +1,5 @@
 import type { Passage } from '../domain/entry.js';
+import { passagesOf } from '../embedding/passages.js';
 import { contentStem, wordsAt } from './query-terms.js';
 import { factOf, type TextFact } from './text-cache.js';
 
@@ -80,6 +81,19 @@ export function matchedPassage(content: string, queryStems: ReadonlySet<string>)
   if (start > 0) start = Math.min(spanStart, wordStartAfter(content, start));
   if (end < content.length) end = Math.max(spanEnd, wordEndBefore(content, end));
   return { start, end, text: content.slice(start, end) };
+}
+
+/**
+ * The display passage of a long turn whose `part`-th embedded passage (src/embedding/passages.ts) the
+ * semantic tier matched: its start, cut to PASSAGE_CHARS between words. Null when the turn is not long
+ * or has no such part (passages are recomputed from the text, which is the one they were embedded from).
+ */
+export function vectorPassage(content: string, part: number): Passage | null {
+  if (content.length <= LONG_TURN_CHARS) return null;
+  const p = passagesOf(content)[part - 1];
+  if (!p) return null;
+  const end = p.end - p.start <= PASSAGE_CHARS ? p.end : wordEndBefore(content, p.start + PASSAGE_CHARS);
+  return { start: p.start, end, text: content.slice(p.start, end) };
 }
 
 /**

@@ -3,7 +3,7 @@ import type { Explain, RetrievalResult, Tier } from '../domain/entry.js';
 import { MemoryRecordSchema, VectorPayloadSchema } from '../domain/record.js';
 import { isFiller } from '../domain/importance.js';
 import { heldStems, holdsStems, sameSubject, stems, words } from './query-terms.js';
-import { matchedPassage } from './passage.js';
+import { matchedPassage, vectorPassage } from './passage.js';
 import { factOf, type TextFact } from './text-cache.js';
 import { holdersOf, sameHolder } from './subject.js';
 import { aboutPeriod, type TimeRange } from './time-range.js';
@@ -13,6 +13,8 @@ const CandidateSchema = VectorPayloadSchema.extend({
   id: MemoryRecordSchema.shape.id,
   importance: z.number().nullable(),
   similarity: z.number().optional(),
+  /** which passage of a long turn the semantic tier matched (absent: its whole text) */
+  part: z.number().int().positive().optional(),
   bm25: z.number().optional(),
 });
 export type Candidate = z.infer<typeof CandidateSchema>;
@@ -202,6 +204,7 @@ export function scoreCandidates(lists: RankedLists, o: RankOptions): Scored[] {
       if (c.similarity !== undefined) m.similarity = Math.max(m.similarity ?? -1, c.similarity);
       if (c.bm25 !== undefined) m.bm25 = Math.max(m.bm25 ?? 0, c.bm25);
       if (m.c.importance === null && c.importance !== null) m.c = { ...m.c, importance: c.importance };
+      if (m.c.part === undefined && c.part !== undefined) m.c = { ...m.c, part: c.part };
     });
   }
   const message = isMessage(o);
@@ -575,7 +578,9 @@ function matchedTerms(c: Candidate, terms: ReadonlySet<string>): Set<string> {
 
 function toResult(s: Scored, sig: Signals, wanted: ReadonlySet<string>): RetrievalResult {
   const c = s.candidate;
-  const passage = matchedPassage(c.content, wanted);
+  // the words the query shares with the turn say where it matched; failing them, the passage whose
+  // vector did (a paraphrase, or a query word the text tier does not index)
+  const passage = matchedPassage(c.content, wanted) ?? (c.part !== undefined ? vectorPassage(c.content, c.part) : null);
   const explain: Explain = {
     similarity: s.similarity,
     bm25: s.bm25,

@@ -215,7 +215,7 @@ export class Retriever {
     const hits = await this.deps.vectors.search(embedder, query!, { user_id: req.user_id, where: req.filters }, k, signal);
     return hits
       .filter((h) => h.score > 0)
-      .map((h) => ({ id: h.id, ...h.payload, importance: null, similarity: round(h.score) }));
+      .map((h) => ({ id: h.id, ...h.payload, importance: null, similarity: round(h.score), ...(h.part > 0 ? { part: h.part } : {}) }));
   }
 
   /**

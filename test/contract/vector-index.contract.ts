@@ -116,6 +116,84 @@ export function vectorIndexContract(name: string, make: () => Promise<VectorInde
       await ix.close();
     });
 
+    /** an entry's whole text (part 0) and passages 1…n, each with the entry's payload */
+    const entry = (id: string, user: string, session: string, vectors: Float32Array[]): VectorPoint[] =>
+      vectors.map((vector, part) => ({ id, part, vector, payload: payload(user, session, id) }));
+
+    it('an entry of several passages is one hit: its best part\'s score and number, its whole text\'s payload; has and count count entries', async () => {
+      const ix = await make();
+      const u = uid();
+      const [long, other] = [pid('long'), pid('other')];
+      await ix.upsert(A, [...entry(long, u, 's', [axis(0), axis(2), axis(4)]), point(other, u, 's', axis(2, 0.3))]);
+      const hits = await ix.search(A, axis(2), { user_id: u }, 2);
+      assert.deepEqual(hits.map((h) => [h.id, h.part]), [[long, 1], [other, 0]]);
+      assert.ok(Math.abs(hits[0]!.score - 1) < 1e-4, `scored by its passage: ${hits[0]!.score}`);
+      assert.deepEqual(hits[0]!.payload, payload(u, 's', long), 'with the payload of its whole text');
+      assert.deepEqual((await ix.search(A, axis(0), { user_id: u }, 1)).map((h) => [h.id, h.part]), [[long, 0]], 'its whole text matched: part 0');
+      assert.equal(await ix.count(A, { user_id: u }), 2);
+      assert.deepEqual([...(await ix.has(A, u, [long, other]))].sort(), [long, other].sort());
+      await ix.close();
+    });
+
+    it('an entry whose passages fill the nearest vectors still leaves room for k entries', async () => {
+      const ix = await make();
+      const u = uid();
+      const long = pid('long');
+      // 40 passages nearer the query than any other entry: k = 3 must still be three entries
+      const near = (t: number) => unit([1, 0.01 * t, 0, 0, 0, 0, 0, 0]);
+      await ix.upsert(A, entry(long, u, 's', Array.from({ length: 41 }, (_, i) => near(i))));
+      const others = [pid('o1'), pid('o2'), pid('o3')];
+      await ix.upsert(A, others.map((id, i) => point(id, u, 's', near(200 + 50 * i))));
+      const hits = await ix.search(A, near(0), { user_id: u }, 3);
+      assert.deepEqual(hits.map((h) => h.id), [long, others[0], others[1]]);
+      await ix.close();
+    });
+
+    it('an upsert replaces the entry: its parts beyond the highest given are gone', async () => {
+      const ix = await make();
+      const u = uid();
+      const id = pid('edited');
+      await ix.upsert(A, entry(id, u, 's', [axis(0), axis(1), axis(2), axis(3)]));
+      assert.deepEqual((await ix.search(A, axis(3), { user_id: u }, 1)).map((h) => h.part), [3], 'held (and, where the index keeps a copy in memory, loaded)');
+      await ix.upsert(A, entry(id, u, 's', [axis(0), axis(1)]));
+      const hits = await ix.search(A, axis(3), { user_id: u }, 5);
+      assert.ok(hits.every((h) => h.part <= 1 && h.score < 0.5), `no vector of the old parts 2 and 3: ${JSON.stringify(hits.map((h) => [h.part, h.score]))}`);
+      await ix.upsert(A, entry(id, u, 's', [axis(5)]));
+      assert.deepEqual((await ix.search(A, axis(1), { user_id: u }, 5)).filter((h) => h.score > 0.5), [], 'nor of part 1 once the text is short');
+      assert.equal(await ix.count(A, { user_id: u }), 1);
+      await ix.close();
+    });
+
+    it('deleting an entry removes every passage under every embedder; deleteWhere counts entries', async () => {
+      const ix = await make();
+      const u = uid();
+      const [a, b] = [pid('a'), pid('b')];
+      await ix.upsert(A, entry(a, u, 's1', [axis(0), axis(1), axis(2)]));
+      await ix.upsert(B, entry(a, u, 's1', [axis(0), axis(1), axis(2)]));
+      await ix.upsert(A, entry(b, u, 's2', [axis(5), axis(6), axis(7)]));
+      await ix.delete(u, [a]);
+      for (const tag of [A, B]) for (const i of [0, 1, 2]) assert.deepEqual(await ix.search(tag, axis(i), { user_id: u, session_id: 's1' }, 5), [], `${tag.id} part ${i}`);
+      assert.deepEqual((await ix.search(A, axis(6), { user_id: u }, 5)).map((h) => [h.id, h.part]), [[b, 1]]);
+      assert.equal(await ix.deleteWhere({ user_id: u }), 1, 'one entry, not three vectors');
+      assert.deepEqual(await ix.search(A, axis(6), { user_id: u }, 5), []);
+      assert.equal(await ix.count(undefined, { user_id: u }), 0);
+      await ix.close();
+    });
+
+    it("a user never reaches another's passages, nor deletes them", async () => {
+      const ix = await make();
+      const [alice, bob] = [uid(), uid()];
+      const id = pid('same');
+      await ix.upsert(A, entry(id, alice, 's', [axis(0), axis(3)]));
+      await ix.upsert(A, entry(id, bob, 's', [axis(1), axis(6)]));
+      const bobs = await ix.search(A, axis(3), { user_id: bob }, 5);
+      assert.ok(bobs.every((h) => h.payload.user_id === bob && h.score < 0.5), JSON.stringify(bobs));
+      await ix.delete(alice, [id]);
+      assert.deepEqual((await ix.search(A, axis(6), { user_id: bob }, 5)).map((h) => [h.id, h.part, h.payload.user_id]), [[id, 1, bob]]);
+      assert.deepEqual(await ix.search(A, axis(3), { user_id: alice }, 5), []);
+      await ix.close();
+    });
+
     // last: it removes other embedders' vectors of every user, which the tests above no longer need
     it('deletes the vectors of every other embedder, keeping one', async () => {
       const ix = await make();

@@ -9,7 +9,7 @@ import { scanThread } from './scan-thread.js';
  */
 const SPLIT_MIN_ROWS = 16_384;
 
-/** ids are their user's: (user, id) names one vector */
+/** ids are their user's: (user, id) names one entry (its whole text and any passages) */
 const keyOf = (userId: string, id: string): string => `${userId}\u0000${id}`;
 
 /**
@@ -22,6 +22,8 @@ export class EmbedderIndex {
   private arena = new Arena();
   private partitions = new Map<string, Partition>();
   private where = new Map<string, Partition>();
+  /** rows held: an entry's passages are rows of their own */
+  private rows = 0;
 
   private readonly split: ScanSplit | null;
 
@@ -35,8 +37,9 @@ export class EmbedderIndex {
     this.split = split ? { thread: scanThread(), minRows: split.minRows } : null;
   }
 
+  /** vectors held (passages included) */
   get size(): number {
-    return this.where.size;
+    return this.rows;
   }
 
   /** Sizes the user's partition for `n` vectors before a load puts them. */
@@ -46,19 +49,20 @@ export class EmbedderIndex {
     p.reserve(n);
   }
 
-  put(id: string, userId: string, sessionId: string, rowid: number, vector: Float32Array): void {
+  put(id: string, userId: string, sessionId: string, rowid: number, vector: Float32Array, part = 0): void {
     if (vector.length !== this.dim) return; // a row of another dimension under the same id is never searched
     let p = this.partitions.get(userId);
     if (!p) this.partitions.set(userId, (p = new Partition(userId, this.arena, this.stride, this.split)));
-    p.put(id, sessionId, rowid, vector);
+    if (p.put(id, sessionId, rowid, vector, part)) this.rows++;
     this.where.set(keyOf(userId, id), p);
   }
 
+  /** Removes every part of the entry. */
   remove(userId: string, id: string): void {
     const key = keyOf(userId, id);
     const p = this.where.get(key);
     if (!p) return;
-    p.remove(id);
+    this.rows -= p.remove(id);
     this.where.delete(key);
     if (p.n === 0) {
       p.release();
@@ -71,6 +75,7 @@ export class EmbedderIndex {
     this.arena = new Arena();
     this.partitions = new Map();
     this.where = new Map();
+    this.rows = 0;
   }
 
   /**
@@ -89,6 +94,6 @@ export class EmbedderIndex {
 
   stats(): { vectors: number; users: number; arenaBytes: number; arenaUsed: number } {
     const a = this.arena.stats();
-    return { vectors: this.where.size, users: this.partitions.size, arenaBytes: a.reserved, arenaUsed: a.used };
+    return { vectors: this.rows, users: this.partitions.size, arenaBytes: a.reserved, arenaUsed: a.used };
   }
 }

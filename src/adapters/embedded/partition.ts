@@ -15,12 +15,15 @@ export interface ScanSplit {
   minRows: number;
 }
 
+/** a row's key: an entry's whole-text vector is its id, a passage's the id and its part */
+const slotKey = (id: string, part: number): string => (part === 0 ? id : `${id}\u0000${part}`);
+
 /**
  * The vectors of one user under one embedder: `cap` int8 rows in one arena block, contiguous, so a
  * search scans exactly the user's vectors and nothing else; their scales in a second block (the
  * kernel reads them). Beside each row, in JS arrays: its id, its SQLite rowid (for the exact rerank)
- * and its session. Removal moves the last row into
- * the hole, keeping the rows dense.
+ * and its session. An entry has one row per part (its whole text, and each passage of a long turn).
+ * Removal moves the last row into the hole, keeping the rows dense.
  */
 export class Partition {
   n = 0;
@@ -29,6 +32,10 @@ export class Partition {
   /** byte offset of the float32 scales in the arena */
   private scalesBlock = 0;
   private ids: string[] = [];
+  /** each row's slotKey */
+  private keys: string[] = [];
+  /** the highest part held of each id that has passages (most have none: no entry) */
+  private readonly lastPart = new Map<string, number>();
   private rowids = new Float64Array(0);
   private sessions = new Int32Array(0);
   private readonly slots = new Map<string, number>();
@@ -51,14 +58,18 @@ export class Partition {
     if (n > this.cap) this.resize(n);
   }
 
-  /** Inserts or replaces the vector of `id`. */
-  put(id: string, sessionId: string, rowid: number, vector: Float32Array): void {
-    let slot = this.slots.get(id);
+  /** Inserts or replaces the vector of `id`'s `part`; true when the row is new. */
+  put(id: string, sessionId: string, rowid: number, vector: Float32Array, part = 0): boolean {
+    const key = slotKey(id, part);
+    let slot = this.slots.get(key);
+    const added = slot === undefined;
     if (slot === undefined) {
       if (this.n === this.cap) this.resize(Math.max(MIN_CAPACITY, Math.ceil(this.cap * 1.5)));
       slot = this.n++;
-      this.slots.set(id, slot);
+      this.slots.set(key, slot);
       this.ids[slot] = id;
+      this.keys[slot] = key;
+      if (part > 0 && part > (this.lastPart.get(id) ?? 0)) this.lastPart.set(id, part);
     }
     const codes = this.arena.i8;
     const row = this.block + slot * this.stride;
@@ -67,18 +78,29 @@ export class Partition {
     this.arena.f32[this.scalesBlock / 4 + slot] = scale;
     this.rowids[slot] = rowid;
     this.sessions[slot] = this.sessionNumber(sessionId);
+    return added;
   }
 
-  remove(id: string): boolean {
-    const slot = this.slots.get(id);
+  /** Removes every part of `id`; returns how many rows went. */
+  remove(id: string): number {
+    const last = this.lastPart.get(id) ?? 0;
+    this.lastPart.delete(id);
+    let removed = 0;
+    for (let part = 0; part <= last; part++) if (this.removeSlot(slotKey(id, part))) removed++;
+    return removed;
+  }
+
+  private removeSlot(key: string): boolean {
+    const slot = this.slots.get(key);
     if (slot === undefined) return false;
-    this.slots.delete(id);
+    this.slots.delete(key);
     const last = --this.n;
     if (slot !== last) {
       const rows = this.block;
       this.arena.u8.copyWithin(rows + slot * this.stride, rows + last * this.stride, rows + (last + 1) * this.stride);
-      const moved = this.ids[last]!;
-      this.ids[slot] = moved;
+      const moved = this.keys[last]!;
+      this.ids[slot] = this.ids[last]!;
+      this.keys[slot] = moved;
       const f32 = this.arena.f32;
       f32[this.scalesBlock / 4 + slot] = f32[this.scalesBlock / 4 + last]!;
       this.rowids[slot] = this.rowids[last]!;
@@ -86,6 +108,7 @@ export class Partition {
       this.slots.set(moved, slot);
     }
     this.ids.length = this.n;
+    this.keys.length = this.n;
     return true;
   }
 

@@ -5,6 +5,7 @@ import { filterSql } from '../sqlite/filter-sql.js';
 import type { TransactionBatcher } from '../sqlite/transaction-batcher.js';
 import type { EmbedderTag, VectorFilter, VectorPayload, VectorPoint } from '../../ports/vector-index.js';
 import { ChangeLog } from './change-log.js';
+import { lastParts } from '../vector-parts.js';
 import { pruneStep, type Change, type ChangeRange, type FullRow, type IndexRow, type LoadPut, type RemovedRow, type VectorStore, type Written } from './store.js';
 
 /**
@@ -12,7 +13,7 @@ import { pruneStep, type Change, type ChangeRange, type FullRow, type IndexRow, 
  * search; building each as a named-column object, then its payload from that, was a third of the read)
  */
 type StoredRow = [
-  rowid: number, id: string, embedder: string, user_id: string, session_id: string, role: VectorPayload['role'], name: string | null,
+  rowid: number, id: string, part: number, embedder: string, user_id: string, session_id: string, role: VectorPayload['role'], name: string | null,
   kind: VectorPayload['kind'], content: string, content_hash: string, created_at: string, metadata: string | null, vector: Buffer,
 ];
 
@@ -31,8 +32,8 @@ export function toBlob(v: Float32Array): Buffer {
 }
 
 /**
- * The statements over the `vectors` table (migration 1; one row per memory and embedder), prepared
- * once. Every write here is also recorded in `vector_changes` by the table's triggers.
+ * The statements over the `vectors` table (migration 15: one row per memory, embedder and part — the
+ * whole text, and each passage of a long turn), prepared once. Every write here is also recorded in `vector_changes` by the table's triggers.
  */
 class VectorRows {
   private readonly s;
@@ -43,24 +44,27 @@ class VectorRows {
   constructor(private readonly db: Db) {
     this.s = {
       upsert: db.prepare(
-        `INSERT INTO vectors (id, embedder, dim, ${PAYLOAD}, vector)
-         VALUES (@id, @embedder, @dim, @user_id, @session_id, @role, @name, @kind, @content, @content_hash, @created_at, @metadata, @vector)
-         ON CONFLICT (user_id, id, embedder) DO UPDATE SET dim = excluded.dim, session_id = excluded.session_id,
+        `INSERT INTO vectors (id, embedder, part, dim, ${PAYLOAD}, vector)
+         VALUES (@id, @embedder, @part, @dim, @user_id, @session_id, @role, @name, @kind, @content, @content_hash, @created_at, @metadata, @vector)
+         ON CONFLICT (user_id, id, embedder, part) DO UPDATE SET dim = excluded.dim, session_id = excluded.session_id,
            role = excluded.role, name = excluded.name, kind = excluded.kind, content = excluded.content,
            content_hash = excluded.content_hash, created_at = excluded.created_at, metadata = excluded.metadata, vector = excluded.vector
          RETURNING rowid`,
       ),
-      current: db.prepare('SELECT rowid, id, user_id, session_id, vector FROM vectors WHERE user_id = ? AND id = ? AND embedder = ?'),
-      ofEmbedder: db.prepare('SELECT rowid, id, user_id, session_id, vector FROM vectors WHERE embedder = ? AND dim = ?').raw(),
+      // the passages an upsert of fewer parts leaves behind (an edit to a shorter text)
+      trimParts: db.prepare('DELETE FROM vectors WHERE user_id = ? AND id = ? AND embedder = ? AND part > ?'),
+      current: db.prepare('SELECT rowid, id, part, user_id, session_id, vector FROM vectors WHERE user_id = ? AND id = ? AND embedder = ?'),
+      ofEmbedder: db.prepare('SELECT rowid, id, user_id, session_id, vector, part FROM vectors WHERE embedder = ? AND dim = ?').raw(),
       // covered by the (embedder, user_id) index: no table reads
       usersOf: db.prepare('SELECT user_id, count(*) AS n FROM vectors WHERE embedder = ? GROUP BY user_id'),
-      has: db.prepare('SELECT 1 FROM vectors WHERE user_id = ? AND id = ? AND embedder = ?').pluck(),
+      whole: db.prepare(`SELECT rowid, id, part, embedder, ${PAYLOAD}, vector FROM vectors WHERE user_id = ? AND id = ? AND embedder = ? AND part = 0`).raw(),
+      has: db.prepare('SELECT 1 FROM vectors WHERE user_id = ? AND id = ? AND embedder = ? AND part = 0').pluck(),
       delete: db.prepare('DELETE FROM vectors WHERE user_id = ? AND id = ? RETURNING user_id, id, embedder'),
       deleteWhere: db.prepare('DELETE FROM vectors WHERE user_id = @user_id AND (@session_id IS NULL OR session_id = @session_id) RETURNING user_id, id, embedder'),
       deleteAll: db.prepare('DELETE FROM vectors'),
       deleteOthers: db.prepare('DELETE FROM vectors WHERE embedder != ?'),
       count: db.prepare(
-        'SELECT count(*) FROM vectors WHERE (@e IS NULL OR embedder = @e) AND (@u IS NULL OR user_id = @u) AND (@s IS NULL OR session_id = @s)',
+        'SELECT count(*) FROM vectors WHERE part = 0 AND (@e IS NULL OR embedder = @e) AND (@u IS NULL OR user_id = @u) AND (@s IS NULL OR session_id = @s)',
       ).pluck(),
     };
   }
@@ -68,17 +72,26 @@ class VectorRows {
   /** Inserts or replaces one point; returns its rowid (stable across replaces). */
   upsert(tag: EmbedderTag, p: VectorPoint): number {
     const metadata = p.payload.metadata ? JSON.stringify(p.payload.metadata) : null;
-    const row = this.s.upsert.get({ id: p.id, embedder: tag.id, dim: tag.dim, ...p.payload, metadata, vector: toBlob(p.vector) }) as { rowid: number };
+    const part = p.part ?? 0;
+    // a passage keeps no copy of the turn's text (65 of a 30,000-character turn would hold 2 MB): a
+    // search that a passage wins reads the payload of the entry's part 0 (wholeRows)
+    const content = part === 0 ? p.payload.content : '';
+    const row = this.s.upsert.get({ id: p.id, embedder: tag.id, part, dim: tag.dim, ...p.payload, content, metadata, vector: toBlob(p.vector) }) as { rowid: number };
     return row.rowid;
   }
 
-  current(userId: string, id: string, embedder: string): (Omit<IndexRow, 'vector'> & { vector: Buffer }) | undefined {
-    return this.s.current.get(userId, id, embedder) as (Omit<IndexRow, 'vector'> & { vector: Buffer }) | undefined;
+  /** Deletes the id's parts after `last` under the embedder. */
+  trimParts(tag: EmbedderTag, userId: string, id: string, last: number): void {
+    this.s.trimParts.run(userId, id, tag.id, last);
   }
 
-  /** every row of the embedder, as [rowid, id, user_id, session_id, vector] arrays (no object per row) */
-  ofEmbedder(tag: EmbedderTag): IterableIterator<[number, string, string, string, Buffer]> {
-    return this.s.ofEmbedder.iterate(tag.id, tag.dim) as IterableIterator<[number, string, string, string, Buffer]>;
+  current(userId: string, id: string, embedder: string): Array<Omit<IndexRow, 'vector'> & { vector: Buffer }> {
+    return this.s.current.all(userId, id, embedder) as Array<Omit<IndexRow, 'vector'> & { vector: Buffer }>;
+  }
+
+  /** every row of the embedder, as [rowid, id, user_id, session_id, vector, part] arrays (no object per row) */
+  ofEmbedder(tag: EmbedderTag): IterableIterator<[number, string, string, string, Buffer, number]> {
+    return this.s.ofEmbedder.iterate(tag.id, tag.dim) as IterableIterator<[number, string, string, string, Buffer, number]>;
   }
 
   /** how many vectors each user holds under the embedder */
@@ -106,10 +119,14 @@ class VectorRows {
     if (rowids.length === 0) return [];
     let st = this.byRowidsOf.get(rowids.length);
     if (!st) {
-      st = this.db.prepare(`SELECT rowid, id, embedder, ${PAYLOAD}, vector FROM vectors WHERE rowid IN (${rowids.map(() => '?').join(', ')})`).raw();
+      st = this.db.prepare(`SELECT rowid, id, part, embedder, ${PAYLOAD}, vector FROM vectors WHERE rowid IN (${rowids.map(() => '?').join(', ')})`).raw();
       if (this.byRowidsOf.size < 64) this.byRowidsOf.set(rowids.length, st);
     }
     return st.all(rowids) as StoredRow[];
+  }
+
+  whole(tag: EmbedderTag, userId: string, id: string): StoredRow | undefined {
+    return this.s.whole.get(userId, id, tag.id) as StoredRow | undefined;
   }
 
   has(tag: EmbedderTag, userId: string, ids: readonly string[]): Set<string> {
@@ -171,7 +188,13 @@ export class SqliteVectorStore implements VectorStore {
   }
 
   async upsert(batch: ReadonlyArray<{ tag: EmbedderTag; points: readonly VectorPoint[] }>, retain: number): Promise<Written<number[][]>> {
-    return this.write(retain, () => batch.map((u) => u.points.map((p) => this.rows.upsert(u.tag, p))));
+    return this.write(retain, () =>
+      batch.map((u) => {
+        const rowids = u.points.map((p) => this.rows.upsert(u.tag, p));
+        for (const [key, last] of lastParts(u.points)) this.rows.trimParts(u.tag, key.user_id, key.id, last);
+        return rowids;
+      }),
+    );
   }
 
   async delete(userId: string, ids: readonly string[], retain: number): Promise<Written<RemovedRow[]>> {
@@ -193,14 +216,13 @@ export class SqliteVectorStore implements VectorStore {
   /** one synchronous pass: better-sqlite3 allows no other statement while an iteration is open */
   async load(tag: EmbedderTag, reserve: (userId: string, n: number) => void, put: LoadPut): Promise<void> {
     for (const { user_id, n } of this.rows.usersOf(tag)) reserve(user_id, n);
-    for (const [rowid, id, user_id, session_id, vector] of this.rows.ofEmbedder(tag)) put(id, user_id, session_id, rowid, toFloat32(vector));
+    for (const [rowid, id, user_id, session_id, vector, part] of this.rows.ofEmbedder(tag)) put(id, user_id, session_id, rowid, toFloat32(vector), part);
   }
 
   async current(keys: readonly Change[]): Promise<Array<IndexRow & { embedder: string }>> {
     const out: Array<IndexRow & { embedder: string }> = [];
     for (const k of keys) {
-      const row = this.rows.current(k.user_id, k.id, k.embedder);
-      if (row) out.push({ ...row, embedder: k.embedder, vector: toFloat32(row.vector) });
+      for (const row of this.rows.current(k.user_id, k.id, k.embedder)) out.push({ ...row, embedder: k.embedder, vector: toFloat32(row.vector) });
     }
     return out;
   }
@@ -211,10 +233,15 @@ export class SqliteVectorStore implements VectorStore {
 
   async byRowids(rowids: readonly number[]): Promise<Map<number, FullRow>> {
     const out = new Map<number, FullRow>();
-    for (const [rowid, id, embedder, user_id, session_id, role, name, kind, content, content_hash, created_at, metadata, vector] of this.rows.byRowids(rowids)) {
-      // the payload's keys in PAYLOAD's order, as the object rows gave them
-      const payload: VectorPayload = { user_id, session_id, role, name, kind, content, content_hash, created_at, metadata: metadata ? (JSON.parse(metadata) as Record<string, unknown>) : null };
-      out.set(rowid, { id, embedder, vector: toFloat32(vector), payload });
+    for (const r of this.rows.byRowids(rowids)) out.set(r[0], fullRow(r));
+    return out;
+  }
+
+  async wholeRows(tag: EmbedderTag, userId: string, ids: readonly string[]): Promise<Map<string, FullRow>> {
+    const out = new Map<string, FullRow>();
+    for (const id of ids) {
+      const r = this.rows.whole(tag, userId, id);
+      if (r) out.set(id, fullRow(r));
     }
     return out;
   }
@@ -255,4 +282,10 @@ export class SqliteVectorStore implements VectorStore {
     });
     return { result, changes };
   }
+}
+
+function fullRow([, id, part, embedder, user_id, session_id, role, name, kind, content, content_hash, created_at, metadata, vector]: StoredRow): FullRow {
+  // the payload's keys in PAYLOAD's order, as the object rows gave them
+  const payload: VectorPayload = { user_id, session_id, role, name, kind, content, content_hash, created_at, metadata: metadata ? (JSON.parse(metadata) as Record<string, unknown>) : null };
+  return { id, part, embedder, vector: toFloat32(vector), payload };
 }

@@ -3,9 +3,11 @@ import type { EmbedderTag, VectorFilter, VectorPayload, VectorPoint } from '../.
 
 /** A row of `vectors` as the in-memory index needs it. */
 export interface IndexRow {
-  /** the row's number, stable across replaces of the same (user, id, embedder) */
+  /** the row's number, stable across replaces of the same (user, id, embedder, part) */
   rowid: number;
   id: string;
+  /** 0: the entry's whole text; n ≥ 1: its n-th passage */
+  part: number;
   user_id: string;
   session_id: string;
   vector: Float32Array;
@@ -21,15 +23,19 @@ export interface RemovedRow {
 /** A full row, read for the few candidates a search reranks. */
 export interface FullRow {
   id: string;
+  part: number;
   embedder: string;
   payload: VectorPayload;
   vector: Float32Array;
 }
 
 /** receives each row of a load (positional: no object per row of a 100k-row load) */
-export type LoadPut = (id: string, userId: string, sessionId: string, rowid: number, vector: Float32Array) => void;
+export type LoadPut = (id: string, userId: string, sessionId: string, rowid: number, vector: Float32Array, part: number) => void;
 
-/** One entry of the change log: a vector was written or deleted. */
+/**
+ * One entry of the change log: a vector of the entry (user, id) was written or deleted, under that
+ * embedder (which part is not logged: a reader re-reads every part of the entry).
+ */
 export interface Change {
   seq: number;
   user_id: string;
@@ -65,7 +71,11 @@ export interface VectorStore {
   readonly kind: 'sqlite' | 'postgres';
   /** what reports show: the file, or the URL without its password */
   readonly where: string;
-  /** writes every point of every call, in order, in one transaction; the rowid of each point */
+  /**
+   * writes every point of every call, in order, in one transaction; the rowid of each point. Each call
+   * replaces its ids' vectors under its embedder: parts of an id beyond the highest the call gives are
+   * deleted.
+   */
   upsert(batch: ReadonlyArray<{ tag: EmbedderTag; points: readonly VectorPoint[] }>, retain: number): Promise<Written<number[][]>>;
   /** deletes the user's ids under every embedder */
   delete(userId: string, ids: readonly string[], retain: number): Promise<Written<RemovedRow[]>>;
@@ -73,12 +83,19 @@ export interface VectorStore {
   deleteAll(retain: number): Promise<Written<number>>;
   deleteOtherEmbedders(keep: EmbedderTag, retain: number): Promise<Written<number>>;
   load(tag: EmbedderTag, reserve: (userId: string, n: number) => void, put: LoadPut): Promise<void>;
-  /** the rows as they are now (absent: deleted) */
+  /** the rows of these entries as they are now, every part of each (absent: deleted) */
   current(keys: readonly Change[]): Promise<Array<IndexRow & { embedder: string }>>;
   /** the rowids of the user's vectors of this embedder matching a retrieval filter */
   matching(tag: EmbedderTag, userId: string, where: RecordFilter): Promise<Set<number>>;
   byRowids(rowids: readonly number[]): Promise<Map<number, FullRow>>;
+  /**
+   * the whole-text rows (part 0) of the user's ids under the embedder: a passage row keeps no copy of
+   * its turn's text, so a hit a passage won reports the payload of these
+   */
+  wholeRows(tag: EmbedderTag, userId: string, ids: readonly string[]): Promise<Map<string, FullRow>>;
+  /** which of the ids hold a whole-text vector (part 0) of this embedder */
   has(tag: EmbedderTag, userId: string, ids: readonly string[]): Promise<Set<string>>;
+  /** entries (part 0 rows), not passages */
   count(tag?: EmbedderTag, filter?: VectorFilter): Promise<number>;
   /** the newest change seq committed, and the newest pruned away */
   head(): Promise<{ head: number; pruned: number }>;

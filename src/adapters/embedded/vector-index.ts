@@ -6,6 +6,7 @@ import { OwnChanges } from './change-log.js';
 import { EmbedderIndex } from './embedder-index.js';
 import { cosine } from './quantize.js';
 import { SqliteVectorStore } from './rows.js';
+import { lastParts } from '../vector-parts.js';
 import type { ChangeRange, VectorStore } from './store.js';
 
 export interface EmbeddedVectorIndexOptions {
@@ -135,18 +136,37 @@ export class EmbeddedVectorIndex implements VectorIndex {
     // others in progress the process already keeps both cores busy, and splitting would only add the
     // hand-over's CPU (measured: +0.5 ms a pass at 16 concurrent retrieves, no throughput gained)
     const share = this.searching === 1;
-    const { rowids, ids } = index.nearest(query, filter.user_id, filter.session_id, Math.max(k, this.candidates(k)), allowed, share);
-    const hits: VectorHit[] = [];
-    const rows = await this.store.byRowids(rowids);
-    rowids.forEach((rowid, i) => {
-      const row = rows.get(rowid);
-      // the row may have changed since the scan (another process): never return another user's vector
-      if (!row || row.id !== ids[i] || row.embedder !== tag.id || row.payload.user_id !== filter.user_id) return;
-      if (filter.session_id !== undefined && row.payload.session_id !== filter.session_id) return;
-      if (where && !matchesFilter(row.payload, where)) return;
-      hits.push({ id: row.id, score: cosine(query, row.vector), payload: row.payload });
+    // a long turn's passages are rows of their own and may fill the candidates: while the best
+    // entries are fewer than k and rows were left out, the scan is repeated for more of them
+    for (let r = Math.max(k, this.candidates(k)); ; r *= 4) {
+      signal?.throwIfAborted();
+      const { rowids, ids } = index.nearest(query, filter.user_id, filter.session_id, r, allowed, share);
+      const best = new Map<string, VectorHit>();
+      const rows = await this.store.byRowids(rowids);
+      rowids.forEach((rowid, i) => {
+        const row = rows.get(rowid);
+        // the row may have changed since the scan (another process): never return another user's vector
+        if (!row || row.id !== ids[i] || row.embedder !== tag.id || row.payload.user_id !== filter.user_id) return;
+        if (filter.session_id !== undefined && row.payload.session_id !== filter.session_id) return;
+        if (where && !matchesFilter(row.payload, where)) return;
+        const score = cosine(query, row.vector);
+        const held = best.get(row.id);
+        if (!held || score > held.score) best.set(row.id, { id: row.id, score, part: row.part, payload: row.payload });
+      });
+      if (best.size >= k || rowids.length < r) return this.withText([...best.values()].sort((a, b) => b.score - a.score).slice(0, k), tag, filter.user_id);
+    }
+  }
+
+  /** Hits a passage won carry their entry's payload (a passage row keeps no text); one whose entry is gone is dropped. */
+  private async withText(hits: VectorHit[], tag: EmbedderTag, userId: string): Promise<VectorHit[]> {
+    const passages = hits.filter((h) => h.part > 0);
+    if (passages.length === 0) return hits;
+    const whole = await this.store.wholeRows(tag, userId, passages.map((h) => h.id));
+    return hits.flatMap((h) => {
+      if (h.part === 0) return [h];
+      const row = whole.get(h.id);
+      return row ? [{ ...h, payload: row.payload }] : [];
     });
-    return hits.sort((a, b) => b.score - a.score).slice(0, k);
   }
 
   async has(tag: EmbedderTag, userId: string, ids: readonly string[]): Promise<Set<string>> {
@@ -240,7 +260,7 @@ export class EmbeddedVectorIndex implements VectorIndex {
   }
 
   private async fill(index: EmbedderIndex): Promise<EmbedderIndex> {
-    await this.store.load(index, (user, n) => index.reserve(user, n), (id, user, session, rowid, vector) => index.put(id, user, session, rowid, vector));
+    await this.store.load(index, (user, n) => index.reserve(user, n), (id, user, session, rowid, vector, part) => index.put(id, user, session, rowid, vector, part));
     return index;
   }
 
@@ -285,11 +305,11 @@ export class EmbeddedVectorIndex implements VectorIndex {
           seen.add(key);
           return true;
         });
-        // the rows as they are now: later changes to them only repeat this
+        // the entries as they are now, every part: later changes to them only repeat this. Each is
+        // dropped and put back whole, so a part deleted meanwhile (an edit to a shorter text) goes too
         const rows = await this.store.current(reread);
-        const found = new Set(rows.map((r) => `${r.embedder}\u0000${r.user_id}\u0000${r.id}`));
-        for (const c of reread) if (!found.has(`${c.embedder}\u0000${c.user_id}\u0000${c.id}`)) this.loaded.get(c.embedder)?.remove(c.user_id, c.id);
-        for (const r of rows) this.loaded.get(r.embedder)?.put(r.id, r.user_id, r.session_id, r.rowid, r.vector);
+        for (const c of reread) this.loaded.get(c.embedder)?.remove(c.user_id, c.id);
+        for (const r of rows) this.loaded.get(r.embedder)?.put(r.id, r.user_id, r.session_id, r.rowid, r.vector, r.part);
         if (changes.length > 0) this.cursor = changes[changes.length - 1]!.seq;
         if (changes.length < CHANGES_PAGE) break;
       }
@@ -360,7 +380,9 @@ export class EmbeddedVectorIndex implements VectorIndex {
         batch.forEach((u, i) => {
           const index = this.loaded.get(u.tag.id);
           if (!index || index.dim !== u.tag.dim) return;
-          u.points.forEach((p, j) => index.put(p.id, p.payload.user_id, p.payload.session_id, rowids[i]![j]!, p.vector));
+          // a call replaces its entries (the store deleted parts beyond the ones given): drop each first
+          for (const key of lastParts(u.points).keys()) index.remove(key.user_id, key.id);
+          u.points.forEach((p, j) => index.put(p.id, p.payload.user_id, p.payload.session_id, rowids[i]![j]!, p.vector, p.part ?? 0));
         }),
       ),
     );

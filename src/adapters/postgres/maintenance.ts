@@ -40,7 +40,7 @@ export class PostgresMaintenanceStore implements MaintenanceStore {
               has_table_privilege('turns', 'INSERT') AND has_table_privilege('entries', 'INSERT') AS can_write`,
     );
     const [counts] = await this.pg.query<{ turns: number; vectors: number; entries: Record<string, number> | null }>(
-      `SELECT (SELECT count(*) FROM turns) AS turns, (SELECT count(*) FROM vectors) AS vectors,
+      `SELECT (SELECT count(*) FROM turns) AS turns, (SELECT count(*) FROM vectors WHERE part = 0) AS vectors,
               (SELECT jsonb_object_agg(kind, n) FROM (SELECT kind, count(*) AS n FROM entries GROUP BY kind) k) AS entries`,
     );
     const report: StoreReport = {

@@ -273,6 +273,17 @@ export const MIGRATIONS: readonly Migration[] = [
       DROP INDEX vectors_embedder_user;
     `,
   },
+  {
+    version: 8,
+    name: 'a long turn has a vector per passage besides its whole text',
+    sql: `
+      -- part 0 is the entry's whole text, parts 1..n the passages of a long turn
+      -- (src/embedding/passages.ts); the key takes the part. Existing rows are whole texts.
+      ALTER TABLE vectors ADD COLUMN part integer NOT NULL DEFAULT 0;
+      ALTER TABLE vectors DROP CONSTRAINT vectors_pkey;
+      ALTER TABLE vectors ADD PRIMARY KEY (user_id, id, embedder, part);
+    `,
+  },
 ];
 
 export const LATEST_VERSION = MIGRATIONS[MIGRATIONS.length - 1]!.version;

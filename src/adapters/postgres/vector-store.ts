@@ -1,6 +1,7 @@
 import type { RecordFilter } from '../../domain/filters.js';
 import type { EmbedderTag, VectorFilter, VectorPayload, VectorPoint } from '../../ports/vector-index.js';
 import { toBlob, toFloat32 } from '../embedded/rows.js';
+import { lastParts } from '../vector-parts.js';
 import { pruneStep, type Change, type FullRow, type IndexRow, type LoadPut, type RemovedRow, type VectorStore, type Written } from '../embedded/store.js';
 import { filterSql } from './filter-sql.js';
 import type { Postgres, Tx } from './pool.js';
@@ -10,7 +11,7 @@ export const VECTOR_WRITE_LOCK = 0x6e63_7673;
 const LOAD_PAGE = 5_000;
 const PAYLOAD = 'user_id, session_id, role, name, kind, content, content_hash, created_at, metadata';
 
-type PayloadRow = VectorPayload & { seq: number; id: string; embedder: string; vector: Buffer };
+type PayloadRow = VectorPayload & { seq: number; id: string; part: number; embedder: string; vector: Buffer };
 
 /**
  * The embedded index's vectors and change log in PostgreSQL: every API and worker process on every
@@ -30,19 +31,21 @@ export class PostgresVectorStore implements VectorStore {
   async upsert(batch: ReadonlyArray<{ tag: EmbedderTag; points: readonly VectorPoint[] }>, retain: number): Promise<Written<number[][]>> {
     // one row per key: a statement may not update a row twice; the last write of a key wins, as in order
     const last = new Map<string, { tag: EmbedderTag; p: VectorPoint }>();
-    for (const u of batch) for (const p of u.points) last.set(keyOf(p.payload.user_id, p.id, u.tag.id), { tag: u.tag, p });
+    for (const u of batch) for (const p of u.points) last.set(keyOf(p.payload.user_id, p.id, u.tag.id, p.part ?? 0), { tag: u.tag, p });
     const rows = [...last.values()];
+    // each call replaces its entries: their parts beyond the highest given go (an edit to a shorter text)
+    const trims = batch.flatMap((u) => [...lastParts(u.points)].map(([key, lastPart]) => ({ ...key, embedder: u.tag.id, lastPart })));
     return this.write(retain, async (tx) => {
-      const written = await tx.query<{ seq: number; user_id: string; id: string; embedder: string }>(
-        `INSERT INTO vectors (id, embedder, dim, ${PAYLOAD}, vector)
-         SELECT u.id, u.embedder, u.dim, u.user_id, u.session_id, u.role, u.name, u.kind, u.content, u.content_hash, u.created_at, u.metadata::jsonb, u.vector
+      const written = await tx.query<{ seq: number; user_id: string; id: string; embedder: string; part: number }>(
+        `INSERT INTO vectors (id, embedder, part, dim, ${PAYLOAD}, vector)
+         SELECT u.id, u.embedder, u.part, u.dim, u.user_id, u.session_id, u.role, u.name, u.kind, u.content, u.content_hash, u.created_at, u.metadata::jsonb, u.vector
          FROM unnest($1::text[], $2::text[], $3::int4[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[], $9::text[], $10::text[],
-                     $11::timestamptz[], $12::text[], $13::bytea[])
-           AS u(id, embedder, dim, user_id, session_id, role, name, kind, content, content_hash, created_at, metadata, vector)
-         ON CONFLICT (user_id, id, embedder) DO UPDATE SET dim = excluded.dim, session_id = excluded.session_id, role = excluded.role,
+                     $11::timestamptz[], $12::text[], $13::bytea[], $14::int4[])
+           AS u(id, embedder, dim, user_id, session_id, role, name, kind, content, content_hash, created_at, metadata, vector, part)
+         ON CONFLICT (user_id, id, embedder, part) DO UPDATE SET dim = excluded.dim, session_id = excluded.session_id, role = excluded.role,
            name = excluded.name, kind = excluded.kind, content = excluded.content, content_hash = excluded.content_hash,
            created_at = excluded.created_at, metadata = excluded.metadata, vector = excluded.vector
-         RETURNING seq, user_id, id, embedder`,
+         RETURNING seq, user_id, id, embedder, part`,
         [
           rows.map((r) => r.p.id),
           rows.map((r) => r.tag.id),
@@ -52,15 +55,24 @@ export class PostgresVectorStore implements VectorStore {
           rows.map((r) => r.p.payload.role),
           rows.map((r) => r.p.payload.name),
           rows.map((r) => r.p.payload.kind),
-          rows.map((r) => r.p.payload.content),
+          // a passage keeps no copy of the turn's text: a search it wins reads part 0's (wholeRows)
+          rows.map((r) => ((r.p.part ?? 0) === 0 ? r.p.payload.content : '')),
           rows.map((r) => r.p.payload.content_hash),
           rows.map((r) => r.p.payload.created_at),
           rows.map((r) => (r.p.payload.metadata ? JSON.stringify(r.p.payload.metadata) : null)),
           rows.map((r) => toBlob(r.p.vector)),
+          rows.map((r) => r.p.part ?? 0),
         ],
       );
-      const seqOf = new Map(written.map((w) => [keyOf(w.user_id, w.id, w.embedder), w.seq]));
-      return batch.map((u) => u.points.map((p) => seqOf.get(keyOf(p.payload.user_id, p.id, u.tag.id))!));
+      if (trims.length > 0) {
+        await tx.run(
+          `DELETE FROM vectors v USING unnest($1::text[], $2::text[], $3::text[], $4::int4[]) AS t(user_id, id, embedder, last_part)
+           WHERE v.user_id = t.user_id AND v.id = t.id AND v.embedder = t.embedder AND v.part > t.last_part`,
+          [trims.map((t) => t.user_id), trims.map((t) => t.id), trims.map((t) => t.embedder), trims.map((t) => t.lastPart)],
+        );
+      }
+      const seqOf = new Map(written.map((w) => [keyOf(w.user_id, w.id, w.embedder, w.part), w.seq]));
+      return batch.map((u) => u.points.map((p) => seqOf.get(keyOf(p.payload.user_id, p.id, u.tag.id, p.part ?? 0))!));
     });
   }
 
@@ -93,10 +105,10 @@ export class PostgresVectorStore implements VectorStore {
     let after = 0;
     for (;;) {
       const rows = await this.pg.query<IndexRow & { vector: Buffer }>(
-        'SELECT seq AS rowid, id, user_id, session_id, vector FROM vectors WHERE embedder = $1 AND dim = $2 AND seq > $3 ORDER BY seq LIMIT $4',
+        'SELECT seq AS rowid, id, part, user_id, session_id, vector FROM vectors WHERE embedder = $1 AND dim = $2 AND seq > $3 ORDER BY seq LIMIT $4',
         [tag.id, tag.dim, after, LOAD_PAGE],
       );
-      for (const r of rows) put(r.id, r.user_id, r.session_id, r.rowid, toFloat32(r.vector));
+      for (const r of rows) put(r.id, r.user_id, r.session_id, r.rowid, toFloat32(r.vector), r.part);
       if (rows.length < LOAD_PAGE) return;
       after = rows[rows.length - 1]!.rowid;
     }
@@ -105,7 +117,7 @@ export class PostgresVectorStore implements VectorStore {
   async current(keys: readonly Change[]): Promise<Array<IndexRow & { embedder: string }>> {
     if (keys.length === 0) return [];
     const rows = await this.pg.query<IndexRow & { embedder: string; vector: Buffer }>(
-      `SELECT v.seq AS rowid, v.id, v.user_id, v.session_id, v.embedder, v.vector FROM vectors v
+      `SELECT v.seq AS rowid, v.id, v.part, v.user_id, v.session_id, v.embedder, v.vector FROM vectors v
        JOIN unnest($1::text[], $2::text[], $3::text[]) AS k(user_id, id, embedder) ON v.user_id = k.user_id AND v.id = k.id AND v.embedder = k.embedder`,
       [keys.map((k) => k.user_id), keys.map((k) => k.id), keys.map((k) => k.embedder)],
     );
@@ -121,20 +133,31 @@ export class PostgresVectorStore implements VectorStore {
   async byRowids(rowids: readonly number[]): Promise<Map<number, FullRow>> {
     const out = new Map<number, FullRow>();
     if (rowids.length === 0) return out;
-    const rows = await this.pg.query<PayloadRow>(`SELECT seq, id, embedder, ${PAYLOAD}, vector FROM vectors WHERE seq = ANY($1::int8[])`, [rowids]);
-    for (const { seq, id, embedder, vector, ...payload } of rows) out.set(seq, { id, embedder, vector: toFloat32(vector), payload });
+    const rows = await this.pg.query<PayloadRow>(`SELECT seq, id, part, embedder, ${PAYLOAD}, vector FROM vectors WHERE seq = ANY($1::int8[])`, [rowids]);
+    for (const { seq, id, part, embedder, vector, ...payload } of rows) out.set(seq, { id, part, embedder, vector: toFloat32(vector), payload });
+    return out;
+  }
+
+  async wholeRows(tag: EmbedderTag, userId: string, ids: readonly string[]): Promise<Map<string, FullRow>> {
+    const out = new Map<string, FullRow>();
+    if (ids.length === 0) return out;
+    const rows = await this.pg.query<PayloadRow>(
+      `SELECT seq, id, part, embedder, ${PAYLOAD}, vector FROM vectors WHERE user_id = $1 AND embedder = $2 AND id = ANY($3::text[]) AND part = 0`,
+      [userId, tag.id, ids],
+    );
+    for (const { seq: _, id, part, embedder, vector, ...payload } of rows) out.set(id, { id, part, embedder, vector: toFloat32(vector), payload });
     return out;
   }
 
   async has(tag: EmbedderTag, userId: string, ids: readonly string[]): Promise<Set<string>> {
     if (ids.length === 0) return new Set();
-    const rows = await this.pg.query<{ id: string }>('SELECT id FROM vectors WHERE user_id = $1 AND embedder = $2 AND id = ANY($3::text[])', [userId, tag.id, ids]);
+    const rows = await this.pg.query<{ id: string }>('SELECT id FROM vectors WHERE user_id = $1 AND embedder = $2 AND id = ANY($3::text[]) AND part = 0', [userId, tag.id, ids]);
     return new Set(rows.map((r) => r.id));
   }
 
   async count(tag?: EmbedderTag, filter?: VectorFilter): Promise<number> {
     const [r] = await this.pg.query<{ n: number }>(
-      'SELECT count(*) AS n FROM vectors WHERE ($1::text IS NULL OR embedder = $1) AND ($2::text IS NULL OR user_id = $2) AND ($3::text IS NULL OR session_id = $3)',
+      'SELECT count(*) AS n FROM vectors WHERE part = 0 AND ($1::text IS NULL OR embedder = $1) AND ($2::text IS NULL OR user_id = $2) AND ($3::text IS NULL OR session_id = $3)',
       [tag?.id ?? null, filter?.user_id ?? null, filter?.session_id ?? null],
     );
     return r!.n;
@@ -169,7 +192,7 @@ export class PostgresVectorStore implements VectorStore {
   }
 }
 
-const keyOf = (userId: string, id: string, embedder: string) => `${userId}\u0000${id}\u0000${embedder}`;
+const keyOf = (userId: string, id: string, embedder: string, part: number) => `${userId}\u0000${id}\u0000${embedder}\u0000${part}`;
 
 /**
  * The newest change seq committed and the newest pruned. Under the write lock every committed seq is

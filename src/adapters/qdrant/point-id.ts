@@ -11,8 +11,14 @@ import { createHash } from 'node:crypto';
  */
 const NAMESPACE = Buffer.from('5f0c8d8e7b8a4c4f9a1e6b3d2c1a0f9e', 'hex'); // fixed for this project: never change it
 
-export function pointId(userId: string, id: string): string {
-  const h = createHash('sha1').update(NAMESPACE).update(userId, 'utf8').update('\u0000').update(id, 'utf8').digest();
+/** passages of a long turn (part ≥ 1) are named in a namespace of their own: no id of any user can name one */
+const PASSAGES = Buffer.from('9d2b6c1e4f3a4e7d8b0c5a6f1e2d3c4b', 'hex'); // fixed for this project: never change it
+
+/** the point of (user, id)'s whole text, or with `part` ≥ 1 of its part-th passage */
+export function pointId(userId: string, id: string, part = 0): string {
+  const hash = createHash('sha1').update(part === 0 ? NAMESPACE : PASSAGES).update(userId, 'utf8').update('\u0000').update(id, 'utf8');
+  if (part !== 0) hash.update(`\u0000${part}`);
+  const h = hash.digest();
   h[6] = (h[6]! & 0x0f) | 0x50; // version 5
   h[8] = (h[8]! & 0x3f) | 0x80; // RFC variant
   const hex = h.subarray(0, 16).toString('hex');

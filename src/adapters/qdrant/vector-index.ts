@@ -4,6 +4,7 @@ import { acceptedValues, type MetadataScalar, type RecordFilter } from '../../do
 import type { EmbedderTag, VectorFilter, VectorHit, VectorIndex, VectorPayload, VectorPoint, VectorSearchFilter } from '../../ports/vector-index.js';
 import { collectionName, isOurs, PREFIX_PATTERN } from './collections.js';
 import { pointId } from './point-id.js';
+import { lastParts } from '../vector-parts.js';
 
 export interface QdrantIndexOptions {
   /** e.g. http://127.0.0.1:6333 */
@@ -33,9 +34,12 @@ type Client = QdrantClient;
 /** the subset of Qdrant's filter language we send */
 type Condition =
   | { key: string; match: { value: string | number | boolean } | { any: string[] } }
-  | { key: string; range: { gte?: string | number; lt?: string; lte?: number } }
+  | { key: string; range: { gt?: number; gte?: string | number; lt?: string; lte?: number } }
   | { should: Condition[] };
-type Filter = { must: Condition[] };
+type Filter = { must: Condition[]; must_not?: Condition[] };
+
+/** an entry's passages (part ≥ 1): left out where entries are counted. A point without `part` is a whole text. */
+const PASSAGE: Condition = { key: 'part', range: { gt: 0 } };
 
 /** Thrown by `connect()` when Qdrant does not answer; `app.ts` falls back to the embedded index. */
 export class QdrantUnreachableError extends Error {
@@ -103,7 +107,7 @@ export class QdrantVectorIndex implements VectorIndex {
     for (let i = 0; i < points.length; i += CHUNK) {
       const body = {
         wait: true,
-        points: points.slice(i, i + CHUNK).map((p) => ({ id: pointId(p.payload.user_id, p.id), vector: Array.from(p.vector), payload: { ...p.payload, turn_id: p.id } })),
+        points: points.slice(i, i + CHUNK).map((p) => ({ id: pointId(p.payload.user_id, p.id, p.part ?? 0), vector: Array.from(p.vector), payload: payloadOf(p) })),
       };
       try {
         await this.writes.upsert(name, body);
@@ -115,16 +119,63 @@ export class QdrantVectorIndex implements VectorIndex {
         await this.call('upsert', name, () => this.writes.upsert(name, body));
       }
     }
+    await this.trimParts(name, points);
+  }
+
+  /**
+   * An upsert replaces its entries: their passages beyond the highest part it gave go (an edit to a
+   * shorter text). One delete per user and highest part (mostly: every id of the batch, "part > 0").
+   */
+  private async trimParts(name: string, points: readonly VectorPoint[]): Promise<void> {
+    const groups = new Map<string, { user: string; last: number; ids: string[] }>();
+    for (const [key, last] of lastParts(points)) {
+      const g = `${key.user_id}\u0000${last}`;
+      const held = groups.get(g);
+      if (held) held.ids.push(key.id);
+      else groups.set(g, { user: key.user_id, last, ids: [key.id] });
+    }
+    for (const { user, last, ids } of groups.values()) {
+      for (let i = 0; i < ids.length; i += CHUNK * 4) {
+        const filter: Filter = {
+          must: [{ key: 'user_id', match: { value: user } }, { key: 'turn_id', match: { any: ids.slice(i, i + CHUNK * 4) } }, { key: 'part', range: { gt: last } }],
+        };
+        await this.orEmpty('delete', name, () => this.writes.delete(name, { wait: true, filter }));
+      }
+    }
   }
 
   async search(tag: EmbedderTag, query: Float32Array, filter: VectorSearchFilter, k: number): Promise<VectorHit[]> {
     if (query.length !== tag.dim) throw new Error(`query of ${query.length} dimensions; embedder ${tag.id} has ${tag.dim}`);
     const name = this.collectionFor(tag);
-    const res = await this.orEmpty('query', name, () =>
-      this.reads.query(name, { query: Array.from(query), filter: filterOf(filter, filter.where), limit: k, with_payload: true, with_vector: false }),
+    // a long turn's passages are points of their own and may fill the limit: while the best entries
+    // are fewer than k and points were left out, the query is repeated for more of them
+    for (let limit = k; ; limit *= 4) {
+      const res = await this.orEmpty('query', name, () =>
+        this.reads.query(name, { query: Array.from(query), filter: filterOf(filter, filter.where), limit, with_payload: true, with_vector: false }),
+      );
+      if (!res) return [];
+      const best = new Map<string, VectorHit>();
+      for (const p of res.points) {
+        const id = turnId(p.payload);
+        if (!best.has(id)) best.set(id, { id, score: p.score, part: partOf(p.payload), payload: toPayload(p.payload) });
+      }
+      if (best.size >= k || res.points.length < limit) return this.withText([...best.values()].slice(0, k), name, filter.user_id);
+    }
+  }
+
+  /** Hits a passage won carry their entry's payload (a passage point keeps no text); one whose entry is gone is dropped. */
+  private async withText(hits: VectorHit[], name: string, userId: string): Promise<VectorHit[]> {
+    const passages = hits.filter((h) => h.part > 0);
+    if (passages.length === 0) return hits;
+    const found = await this.orEmpty('retrieve', name, () =>
+      this.reads.retrieve(name, { ids: passages.map((h) => pointId(userId, h.id)), with_payload: true, with_vector: false }),
     );
-    if (!res) return [];
-    return res.points.map((p) => ({ id: turnId(p.payload), score: p.score, payload: toPayload(p.payload) }));
+    const whole = new Map((found ?? []).map((p) => [turnId(p.payload), toPayload(p.payload)]));
+    return hits.flatMap((h) => {
+      if (h.part === 0) return [h];
+      const payload = whole.get(h.id);
+      return payload ? [{ ...h, payload }] : [];
+    });
   }
 
   async has(tag: EmbedderTag, userId: string, ids: readonly string[]): Promise<Set<string>> {
@@ -163,7 +214,7 @@ export class QdrantVectorIndex implements VectorIndex {
     const names = await this.ourCollections();
     const removed = await Promise.all(
       names.map(async (name) => {
-        const counted = await this.orEmpty('count', name, () => this.writes.count(name, { filter: filterOf(filter), exact: true }));
+        const counted = await this.orEmpty('count', name, () => this.writes.count(name, { filter: entriesOf(filterOf(filter)), exact: true }));
         if (!counted || counted.count === 0) return 0;
         await this.orEmpty('delete', name, () => this.writes.delete(name, { wait: true, filter: filterOf(filter) }));
         return counted.count;
@@ -184,7 +235,7 @@ export class QdrantVectorIndex implements VectorIndex {
     const names = (await this.ourCollections()).filter((n) => n !== this.collectionFor(keep));
     const removed = await Promise.all(
       names.map(async (name) => {
-        const counted = await this.orEmpty('count', name, () => this.writes.count(name, { exact: true }));
+        const counted = await this.orEmpty('count', name, () => this.writes.count(name, { filter: entriesOf({ must: [] }), exact: true }));
         this.ensured.delete(name);
         await this.orEmpty('delete collection', name, () => this.writes.deleteCollection(name));
         return counted?.count ?? 0;
@@ -196,7 +247,7 @@ export class QdrantVectorIndex implements VectorIndex {
   async count(tag?: EmbedderTag, filter?: VectorFilter): Promise<number> {
     const names = tag ? [this.collectionFor(tag)] : await this.ourCollections();
     const counts = await Promise.all(
-      names.map((name) => this.orEmpty('count', name, () => this.writes.count(name, { ...(filter ? { filter: filterOf(filter) } : {}), exact: true }))),
+      names.map((name) => this.orEmpty('count', name, () => this.writes.count(name, { filter: entriesOf(filter ? filterOf(filter) : { must: [] }), exact: true }))),
     );
     return counts.reduce((sum, c) => sum + (c?.count ?? 0), 0);
   }
@@ -252,6 +303,8 @@ export class QdrantVectorIndex implements VectorIndex {
     for (const field of INDEXED_FIELDS) {
       await this.call('create payload index', name, () => this.writes.createPayloadIndex(name, { field_name: field, field_schema: 'keyword', wait: true }));
     }
+    // counts leave passages out, and an upsert trims an entry's parts, by a range on it
+    await this.call('create payload index', name, () => this.writes.createPayloadIndex(name, { field_name: 'part', field_schema: 'integer', wait: true }));
   }
 
   private async call<T>(what: string, name: string, fn: () => Promise<T>): Promise<T> {
@@ -310,7 +363,23 @@ function filterOf(f: VectorFilter, where?: RecordFilter): Filter {
   return { must };
 }
 
+/** the filter's points that are whole texts (entries), not passages */
+function entriesOf(f: Filter): Filter {
+  return { ...f, must_not: [...(f.must_not ?? []), PASSAGE] };
+}
+
+/** a passage point holds its part and no copy of the turn's text (withText reads the entry's) */
+function payloadOf(p: VectorPoint): Record<string, unknown> {
+  const part = p.part ?? 0;
+  return part === 0 ? { ...p.payload, turn_id: p.id } : { ...p.payload, content: '', turn_id: p.id, part };
+}
+
 type RawPayload = Record<string, unknown> | null | undefined;
+
+function partOf(payload: RawPayload): number {
+  const part = payload?.part;
+  return typeof part === 'number' ? part : 0;
+}
 
 function turnId(payload: RawPayload): string {
   const id = payload?.turn_id;

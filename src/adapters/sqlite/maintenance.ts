@@ -67,7 +67,8 @@ export class SqliteMaintenanceStore implements MaintenanceStore {
     };
     report.rows.turns = (db.prepare('SELECT count(*) AS n FROM turns').get() as { n: number }).n;
     for (const r of db.prepare('SELECT kind, count(*) AS n FROM entries GROUP BY kind').all() as Array<{ kind: string; n: number }>) report.rows.entries[r.kind] = r.n;
-    report.rows.vectors = (db.prepare('SELECT count(*) AS n FROM vectors').get() as { n: number }).n;
+    // memories with a vector, as turns and entries count memories: a long turn's passages are not more of them
+    report.rows.vectors = (db.prepare('SELECT count(*) AS n FROM vectors WHERE part = 0').get() as { n: number }).n;
 
     try {
       if (absolute !== ':memory:') {

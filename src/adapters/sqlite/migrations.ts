@@ -496,4 +496,49 @@ export const MIGRATIONS: ReadonlyArray<{ version: number; name: string; sql: str
       END;
     `,
   },
+  {
+    version: 15,
+    name: 'a long turn has a vector per passage besides its whole text',
+    sql: `
+      -- part 0 is the entry's whole text, parts 1..n the passages of a long turn
+      -- (src/embedding/passages.ts). A primary key cannot change in place: the table is rebuilt,
+      -- rowids kept (the in-memory index and the change log name rows by them).
+      CREATE TABLE vectors_v15 (
+        id           TEXT NOT NULL,
+        embedder     TEXT NOT NULL,
+        part         INTEGER NOT NULL DEFAULT 0,
+        dim          INTEGER NOT NULL,
+        user_id      TEXT NOT NULL,
+        session_id   TEXT NOT NULL,
+        role         TEXT NOT NULL,
+        name         TEXT,
+        kind         TEXT NOT NULL,
+        content      TEXT NOT NULL,
+        content_hash TEXT NOT NULL,
+        created_at   TEXT NOT NULL,
+        vector       BLOB NOT NULL,
+        metadata     TEXT,
+        PRIMARY KEY (user_id, id, embedder, part)
+      ) STRICT;
+      INSERT INTO vectors_v15 (rowid, id, embedder, part, dim, user_id, session_id, role, name, kind, content, content_hash, created_at, vector, metadata)
+        SELECT rowid, id, embedder, 0, dim, user_id, session_id, role, name, kind, content, content_hash, created_at, vector, metadata FROM vectors;
+      DROP TABLE vectors;
+      ALTER TABLE vectors_v15 RENAME TO vectors;
+      CREATE INDEX vectors_filter ON vectors (embedder, user_id, session_id, role, kind, created_at, metadata);
+      -- the triggers went with the old table; the log still names (user, id, embedder): a reader
+      -- re-reads every part of a logged entry
+      CREATE TRIGGER vectors_log_insert AFTER INSERT ON vectors BEGIN
+        INSERT INTO vector_changes (user_id, id, embedder, op) VALUES (new.user_id, new.id, new.embedder, 'upsert');
+      END;
+      CREATE TRIGGER vectors_log_update AFTER UPDATE ON vectors BEGIN
+        INSERT INTO vector_changes (user_id, id, embedder, op)
+          SELECT old.user_id, old.id, old.embedder, 'delete'
+          WHERE old.id IS NOT new.id OR old.embedder IS NOT new.embedder OR old.user_id IS NOT new.user_id;
+        INSERT INTO vector_changes (user_id, id, embedder, op) VALUES (new.user_id, new.id, new.embedder, 'upsert');
+      END;
+      CREATE TRIGGER vectors_log_delete AFTER DELETE ON vectors BEGIN
+        INSERT INTO vector_changes (user_id, id, embedder, op) VALUES (old.user_id, old.id, old.embedder, 'delete');
+      END;
+    `,
+  },
 ];

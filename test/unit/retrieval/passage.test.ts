@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { LONG_TURN_CHARS, PASSAGE_CHARS, matchedPassage, passageWork, quoted } from '../../../src/retrieval/passage.js';
+import { passagesOf } from '../../../src/embedding/passages.js';
+import { LONG_TURN_CHARS, PASSAGE_CHARS, matchedPassage, passageWork, quoted, vectorPassage } from '../../../src/retrieval/passage.js';
 import { stems } from '../../../src/retrieval/query-terms.js';
 
 const wanted = (q: string) => new Set(stems(q));
@@ -70,5 +71,21 @@ describe('quoted', () => {
     assert.ok(start.length <= PASSAGE_CHARS + 2 && start.endsWith(' …') && long.startsWith(start.slice(0, -2)), start);
     const mid = quoted(long, { start: 2_000, end: 2_400, text: long.slice(2_000, 2_400) });
     assert.ok(mid.startsWith('… ') && mid.endsWith(' …') && mid.includes(long.slice(2_010, 2_390)));
+  });
+});
+
+describe('vectorPassage: where the semantic tier matched a long turn', () => {
+  it("is the start of the embedded passage, at most PASSAGE_CHARS and cut between words; none for a short turn or a part it lacks", () => {
+    const content = filler(400);
+    const part = 7;
+    const embedded = passagesOf(content)[part - 1]!;
+    const p = vectorPassage(content, part);
+    assert.ok(p);
+    assert.equal(p.start, embedded.start);
+    assert.ok(p.end <= embedded.end && p.end - p.start <= PASSAGE_CHARS, `${p.start}..${p.end}`);
+    assert.equal(p.text, content.slice(p.start, p.end));
+    assert.match(content[p.end] ?? ' ', /\s/, 'cut between words');
+    assert.equal(vectorPassage(filler(3), 1), null);
+    assert.equal(vectorPassage(content, 10_000), null);
   });
 });

@@ -3,7 +3,7 @@ import { describe, it } from 'node:test';
 import { ExplainSchema, type RetrievalResult } from '../../../src/domain/entry.js';
 import { parseTimeRange } from '../../../src/retrieval/time-range.js';
 import { ALL_SIGNALS, BRIEF_FLOOR, BRIEF_WORDS, CONTEXT_SHARE, NEIGHBOUR_SHARE, OTHER_SPEAKER_SHARE, QUESTION_SHARE, RECENCY_HALF_LIFE_DAYS, RRF_K, WEIGHTS, MESSAGE_WORDS, addContext, asksOnly, asksWork, finalize, fuse, isShort, scoreCandidates, substance, type Candidate } from '../../../src/retrieval/rank.js';
-import { passageWork } from '../../../src/retrieval/passage.js';
+import { passageWork, vectorPassage } from '../../../src/retrieval/passage.js';
 import { textCacheSize } from '../../../src/retrieval/text-cache.js';
 import { mentionedWork } from '../../../src/retrieval/time-range.js';
 
@@ -377,5 +377,19 @@ describe('long memories asked about pass after pass', () => {
     assert.equal(substance(text), 1);
     assert.equal(isShort(text), false);
     assert.equal(textCacheSize().texts - before, 1);
+  });
+});
+
+describe('a long result matched by a passage vector', () => {
+  const content = Array.from({ length: 300 }, (_, i) => `Paragraph ${i} walks through the quarterly figures once more.`).join(' ');
+
+  it('is reported with that passage when none of the query words is in it, and with the words\' own window when they are', () => {
+    const text = cand(content, { id: 'long', content_hash: 'long' });
+    const semantic = { ...text, similarity: 0.4, part: 9 };
+    const [r] = fuse({ long_term: [text], semantic: [semantic] }, { topK: 3, now: NOW, terms: ['zanzibar'] });
+    assert.deepEqual(r!.passage, vectorPassage(content, 9));
+    assert.ok(!('part' in r!), 'the part stays out of the result');
+    const [w] = fuse({ long_term: [text], semantic: [semantic] }, { topK: 3, now: NOW, terms: ['paragraph', '250'] });
+    assert.ok(w!.passage?.text.includes('Paragraph 250'), w!.passage?.text);
   });
 });

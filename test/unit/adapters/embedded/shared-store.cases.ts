@@ -53,6 +53,26 @@ export function sharedStoreCases(name: string, open: OpenShared): void {
       await close();
     });
 
+    it("sees another process's passages of a long turn, their trim when the text gets short and their delete", async () => {
+      const { vectors } = clustered(40, DIM, 14);
+      const { a, b, close } = await open({});
+      await a.upsert(TAG, [point('other', vectors[30]!)]);
+      assert.deepEqual(await ids(b, vectors[30]!, 1), ['other']); // b loads here
+      const parts = (id: string, from: number, n: number) => Array.from({ length: n }, (_, part) => ({ ...point(id, vectors[from + part]!), part }));
+      await a.upsert(TAG, parts('long', 0, 6));
+      const hit = (await b.search(TAG, vectors[4]!, { user_id: 'u' }, 1))[0]!;
+      assert.deepEqual([hit.id, hit.part, hit.payload.content], ['long', 4, 'text of long']);
+      assert.equal(b.stats()[0]!.vectors, 7);
+      await a.upsert(TAG, parts('long', 0, 2)); // edited to a shorter text: parts 2-5 go
+      const after = (await b.search(TAG, vectors[4]!, { user_id: 'u' }, 2)).find((h) => h.id === 'long');
+      assert.ok(!after || after.part <= 1, `part ${after?.part}`);
+      assert.equal(b.stats()[0]!.vectors, 3);
+      await a.delete('u', ['long']);
+      assert.deepEqual(await ids(b, vectors[1]!, 5), ['other']);
+      assert.equal(b.stats()[0]!.vectors, 1);
+      await close();
+    });
+
     it('catches up by reloading when the change log was pruned past it', async () => {
       const { vectors } = clustered(400, DIM, 13);
       const { a, b, close, prunedThrough } = await open({ retainChanges: 10 });

@@ -48,7 +48,7 @@ describe('QdrantVectorIndex against a fake Qdrant HTTP server implementing the R
   const connect = (extra: Partial<Parameters<typeof QdrantVectorIndex.connect>[0]> = {}) =>
     QdrantVectorIndex.connect({ url: fake.url, apiKey: 'secret-key-for-tests', log, ...extra });
 
-  it('creates the embedder collection with cosine distance and keyword indexes on user_id, session_id and turn_id', async () => {
+  it('creates the embedder collection with cosine distance, keyword indexes on user_id, session_id and turn_id and an integer one on part', async () => {
     const ix = await connect({ prefix: 'create' });
     assert.equal(ix.serverVersion, '1.18.0', 'connect() read the version from GET /');
     await ix.upsert(TAG, [point('t1', 'u1', 's1', [1, 2, 3, 4])]);
@@ -56,7 +56,7 @@ describe('QdrantVectorIndex against a fake Qdrant HTTP server implementing the R
     assert.ok(c, 'the collection exists');
     assert.equal(c.size, 4);
     assert.equal(c.distance, 'Cosine');
-    assert.deepEqual(Object.fromEntries(c.payloadIndexes), { user_id: 'keyword', session_id: 'keyword', turn_id: 'keyword' });
+    assert.deepEqual(Object.fromEntries(c.payloadIndexes), { user_id: 'keyword', session_id: 'keyword', turn_id: 'keyword', part: 'integer' });
     // the point id is derived from the (user, turn id), which travel in the payload
     const stored = c.points.get(pointId('u1', 't1'));
     assert.equal(stored?.payload.turn_id, 't1');

@@ -52,7 +52,9 @@ describe('SQLite migration 6: memory ids scoped to their user', () => {
         (db.prepare('SELECT name, pk FROM pragma_table_info(?) WHERE pk > 0 ORDER BY pk').all(table) as Array<{ name: string }>).map((c) => c.name);
       assert.deepEqual(pk('turns'), ['user_id', 'id']);
       assert.deepEqual(pk('entries'), ['user_id', 'id']);
-      assert.deepEqual(pk('vectors'), ['user_id', 'id', 'embedder']);
+      // migration 15 adds the part (a long turn's passages); rows from before are whole texts
+      assert.deepEqual(pk('vectors'), ['user_id', 'id', 'embedder', 'part']);
+      assert.deepEqual(db.prepare('SELECT DISTINCT part FROM vectors').pluck().all(), [0]);
       assert.deepEqual(pk('vector_deletes'), ['user_id', 'id']);
 
       const ids = (db.prepare('SELECT user_id, id, kind, covers FROM entries ORDER BY rowid').all() as Array<{ user_id: string; id: string; kind: string; covers: string | null }>);
