@@ -444,9 +444,8 @@ export function finalize(scored: readonly Scored[], o: RankOptions): RetrievalRe
   const kept = supersede(scored, o).filter((s) => s.score >= (o.minScore ?? 0) && (s.answers || !isFiller(s.candidate.content)));
   return (sig.spread && isMessage(o) ? spreadOverSessions(kept) : kept)
     .slice(0, o.topK)
-    .map((s) => toResult(s, o.signals ?? ALL_SIGNALS, wanted));
+    .map((s) => toResult(s, sig, wanted));
 }
-
 
 /**
  * A message refers back to conversations (MESSAGE_WORDS), and several turns of one conversation tell

@@ -191,7 +191,7 @@ export class SqliteVectorStore implements VectorStore {
     return this.write(retain, () =>
       batch.map((u) => {
         const rowids = u.points.map((p) => this.rows.upsert(u.tag, p));
-        for (const [key, last] of lastParts(u.points)) this.rows.trimParts(u.tag, key.user_id, key.id, last);
+        for (const { user_id, id, last } of lastParts(u.points)) this.rows.trimParts(u.tag, user_id, id, last);
         return rowids;
       }),
     );

@@ -381,7 +381,7 @@ export class EmbeddedVectorIndex implements VectorIndex {
           const index = this.loaded.get(u.tag.id);
           if (!index || index.dim !== u.tag.dim) return;
           // a call replaces its entries (the store deleted parts beyond the ones given): drop each first
-          for (const key of lastParts(u.points).keys()) index.remove(key.user_id, key.id);
+          for (const { user_id, id } of lastParts(u.points)) index.remove(user_id, id);
           u.points.forEach((p, j) => index.put(p.id, p.payload.user_id, p.payload.session_id, rowids[i]![j]!, p.vector, p.part ?? 0));
         }),
       ),

@@ -34,7 +34,7 @@ export class PostgresVectorStore implements VectorStore {
     for (const u of batch) for (const p of u.points) last.set(keyOf(p.payload.user_id, p.id, u.tag.id, p.part ?? 0), { tag: u.tag, p });
     const rows = [...last.values()];
     // each call replaces its entries: their parts beyond the highest given go (an edit to a shorter text)
-    const trims = batch.flatMap((u) => [...lastParts(u.points)].map(([key, lastPart]) => ({ ...key, embedder: u.tag.id, lastPart })));
+    const trims = batch.flatMap((u) => lastParts(u.points).map(({ user_id, id, last }) => ({ user_id, id, embedder: u.tag.id, lastPart: last })));
     return this.write(retain, async (tx) => {
       const written = await tx.query<{ seq: number; user_id: string; id: string; embedder: string; part: number }>(
         `INSERT INTO vectors (id, embedder, part, dim, ${PAYLOAD}, vector)

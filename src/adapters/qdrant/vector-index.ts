@@ -128,11 +128,11 @@ export class QdrantVectorIndex implements VectorIndex {
    */
   private async trimParts(name: string, points: readonly VectorPoint[]): Promise<void> {
     const groups = new Map<string, { user: string; last: number; ids: string[] }>();
-    for (const [key, last] of lastParts(points)) {
-      const g = `${key.user_id}\u0000${last}`;
+    for (const { user_id, id, last } of lastParts(points)) {
+      const g = `${user_id}\u0000${last}`;
       const held = groups.get(g);
-      if (held) held.ids.push(key.id);
-      else groups.set(g, { user: key.user_id, last, ids: [key.id] });
+      if (held) held.ids.push(id);
+      else groups.set(g, { user: user_id, last, ids: [id] });
     }
     for (const { user, last, ids } of groups.values()) {
       for (let i = 0; i < ids.length; i += CHUNK * 4) {
