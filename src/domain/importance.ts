@@ -14,7 +14,7 @@ const PLEASANTRIES = new Set(
   `ok okay k kk thanks thank thx ty you so much very cool great nice good perfect awesome brilliant lovely excellent sure yes yeah yep
   yup no nope nah alright right fine got it that that's is all for now bye goodbye cya see ya later talk soon speak night goodnight
   morning evening afternoon hi hey hello hiya again lol haha hahaha hehe hmm hm ah oh wow sounds gotta run will do np no worries
-  cheers welcome quick one question the a and anytime take care have day`
+  cheers welcome noted quick one question the a and anytime take care have day`
     .split(/\s+/)
     .filter(Boolean),
 );
@@ -41,18 +41,24 @@ function isPleasantry(content: string): boolean {
   return words.length > names;
 }
 
-const ROLE_BASE: Record<Role, number> = { user: 0.4, assistant: 0.25, system: 0.3, tool: 0.15 };
+/**
+ * Where a turn's importance starts. The two speakers of a conversation start alike: what the
+ * assistant said ("the schedule we set up", "the budget you calculated") is asked about as much as
+ * what the user said, and the same conversation with its roles swapped keeps the same memories.
+ * System prompts and tool output are not statements of either, and start lower.
+ */
+const ROLE_BASE: Record<Role, number> = { user: 0.4, assistant: 0.4, system: 0.3, tool: 0.15 };
 
 /**
  * The importance of a turn that carries none, in [0, 1]. A transparent heuristic, not a model:
- * start from the role (what the user says about themselves matters most), add for first-person facts
- * and preferences, dates and numbers, names, and substance (length, up to a point); greetings, thanks
- * and sign-offs score near zero. With the default `importance_threshold` (0.3) a user's statement of
- * substance is kept, an assistant's reply is kept when it carries facts, and "ok thanks" is not.
+ * start from the role (see ROLE_BASE), add for first-person facts and preferences, dates and numbers,
+ * names, and substance (length, up to a point); greetings, thanks, acknowledgements and sign-offs
+ * score near zero. With the default `importance_threshold` (0.3) every statement of substance is kept,
+ * whoever said it, and "ok thanks" or "Noted!" is not.
  *
- * A short user turn that is not a pleasantry is kept: it is usually an answer ("casa verde", "nine",
- * "dr okafor" after the assistant asked), and the retrieval pass reads it together with the question
- * before it. Short assistant and tool turns are marked down.
+ * A short turn that is not a pleasantry is kept: it is usually an answer ("casa verde", "nine",
+ * "dr okafor" after the other speaker asked), and the retrieval pass reads it together with the
+ * question before it. Short system and tool turns are marked down.
  */
 export function scoreImportance(content: string, role: Role): number {
   if (isFiller(content)) return 0.05;
@@ -63,6 +69,6 @@ export function scoreImportance(content: string, role: Role): number {
   const words = content.trim().split(/\s+/).length;
   if (words >= 8) score += 0.05;
   if (words >= 25) score += 0.05;
-  if (words < 4 && role !== 'user') score -= 0.15;
+  if (words < 4 && (role === 'system' || role === 'tool')) score -= 0.15;
   return Math.round(Math.min(1, Math.max(0, score)) * 1000) / 1000;
 }

@@ -12,7 +12,7 @@ import { formatPromptBlocks } from './prompt-blocks.js';
 import { QUESTION_FRAME, changeTerms, heldStems, queryTerms, stems, words } from './query-terms.js';
 import { ALL_SIGNALS, CONTEXT_SHARE, isMessage, LEXICAL_SEMANTIC_WEIGHT, NEIGHBOUR_SHARE, addContext, isShort, finalize, scoreCandidates, type Candidate, type ContextAddition, type RankOptions, type Scored, type Signals } from './rank.js';
 import type { RetrieveRequest } from './request.js';
-import { asksAboutSelf } from './subject.js';
+import { askedOf, asksAboutSelf } from './subject.js';
 import { parseTimeRange, withoutTimeExpression, type TimeRange } from './time-range.js';
 
 export interface TierReport {
@@ -220,7 +220,8 @@ export class Retriever {
 
   /**
    * BM25 over the user's entries; and when the query names a period, that period's entries: those
-   * matching the text first, then the rest by importance.
+   * matching the text first, then the rest, those of the speaker the question asks about first
+   * (askedFirst), then by importance.
    */
   private async longTerm(req: RetrieveRequest, text: string, speakerTerms: string[], period: TimeRange | null, k: number, signal?: AbortSignal): Promise<LongTermLists> {
     const { longTerm } = this.deps;
@@ -232,7 +233,8 @@ export class Retriever {
     ]);
     const periodList: Candidate[] = inPeriodHits.map(({ entry, bm25 }) => ({ ...entryCandidate(entry), bm25: round(bm25) }));
     const seen = new Set(periodList.map((c) => c.id));
-    const rest = inPeriod.filter((e) => !seen.has(e.id)).sort((a, b) => b.importance - a.importance || b.created_at.localeCompare(a.created_at));
+    const first = askedFirst(req.query);
+    const rest = inPeriod.filter((e) => !seen.has(e.id)).sort((a, b) => first(b) - first(a) || b.importance - a.importance || b.created_at.localeCompare(a.created_at));
     for (const e of rest.slice(0, Math.max(0, k - periodList.length))) periodList.push(entryCandidate(e));
     return { text: hits.map(({ entry, bm25 }) => ({ ...entryCandidate(entry), bm25: round(bm25) })), period: periodList };
   }
@@ -285,6 +287,18 @@ export class Retriever {
     }
     return out;
   }
+}
+
+/**
+ * 1 for an entry said by the one a question asks about by its person (askedOf): in "what did I do last
+ * June?" the asker is the user, in "what did you suggest in May?" the one asked is the assistant. It
+ * orders a period's entries that match none of the query's words, where nothing else tells them apart.
+ */
+function askedFirst(query: string): (e: MemoryEntry) => number {
+  const whose = askedOf(query);
+  if (whose === null) return () => 0;
+  const role = whose === 'asker' ? 'user' : 'assistant';
+  return (e) => (e.role === role ? 1 : 0);
 }
 
 function speakerOf(t: { role: string; name: string | null | undefined }): string {

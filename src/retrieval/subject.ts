@@ -88,3 +88,23 @@ export function sameHolder(a: ReadonlySet<string>, b: ReadonlySet<string>): bool
   for (const x of a) if (b.has(x)) return true;
   return false;
 }
+
+const SECOND_PERSON = new Set(['you', 'your', 'yours', 'yourself', "you're", "you've", "you'd", "you'll"]);
+
+/**
+ * Whose statements a question asks about by its grammatical person, when it names no one else: "what
+ * did I do last June?" asks about the asker (the user's own turns), "what did you suggest in May?"
+ * about the one asked (the assistant's). Null when it names a holder, or speaks in both persons or
+ * neither. The words alone decide, not who said a memory: the caller compares it with the speakers.
+ */
+export function askedOf(query: string): 'asker' | 'asked' | null {
+  let first = false;
+  let second = false;
+  for (const m of query.toLowerCase().matchAll(TOKEN)) {
+    const w = m[0].replace(/’/g, "'");
+    if (FIRST_PERSON.has(w) || w === 'my' || w === 'our') first = true;
+    else if (SECOND_PERSON.has(w)) second = true;
+  }
+  if (first === second || !asksAboutSelf(query)) return null;
+  return first ? 'asker' : 'asked';
+}

@@ -44,7 +44,7 @@ const QUESTIONS: Array<{ query: string; answer: string }> = [
   { query: 'How is work going for Theo?', answer: 'Busy, the warehouse switched to night shifts so I sleep until noon.' },
 ];
 
-async function recallWith(theo: Role): Promise<{ recall: number; ranks: Array<number | null> }> {
+async function recallWith(theo: Role): Promise<{ recall: number; ranks: Array<number | null>; scored: string[][] }> {
   const { memory } = await testMemory();
   try {
     const turns = SESSIONS.flatMap((session, s) =>
@@ -60,12 +60,14 @@ async function recallWith(theo: Role): Promise<{ recall: number; ranks: Array<nu
     await memory.addTurns(turns);
     await memory.idle();
     const ranks: Array<number | null> = [];
+    const scored: string[][] = [];
     for (const q of QUESTIONS) {
       const { results } = await memory.retrieve({ query: q.query, user_id: 'maya', session_id: 'asking', top_k: 3 });
       const at = results.findIndex((r) => r.content === q.answer);
       ranks.push(at < 0 ? null : at + 1);
+      scored.push(results.map((r) => `${r.content} ${r.score} importance ${r.explain.importance}`));
     }
-    return { recall: ranks.filter((r) => r !== null).length / QUESTIONS.length, ranks };
+    return { recall: ranks.filter((r) => r !== null).length / QUESTIONS.length, ranks, scored };
   } finally {
     await memory.close();
   }
@@ -77,5 +79,7 @@ describe('roles do not decide relevance (library, SQLite, hash embedder)', () =>
     const asAssistant = await recallWith('assistant');
     assert.ok(asUser.recall >= 0.8, `with both speakers as users, R@3 ${asUser.recall} (${JSON.stringify(asUser.ranks)})`);
     assert.ok(Math.abs(asUser.recall - asAssistant.recall) <= 0.01, `R@3 as user ${asUser.recall} ${JSON.stringify(asUser.ranks)}, as assistant ${asAssistant.recall} ${JSON.stringify(asAssistant.ranks)}`);
+    // nor does it move a score: the same memories, in the same order, with the same importance
+    assert.deepEqual(asAssistant.scored, asUser.scored);
   });
 });

@@ -26,10 +26,29 @@ describe('scoreImportance', () => {
     assert.ok(plain >= THRESHOLD);
   });
 
-  it('marks down short assistant and tool turns, keeps assistant turns carrying facts', () => {
+  it('scores what the assistant says like what the user says: the same words, the same importance', () => {
+    for (const t of [
+      'Your appointment with Dr. Okafor is on Friday at 9:30.',
+      'The budget comes to about four hundred a month',
+      'Tuesday at nine',
+      'I recommend the Lex Fridman podcast for the commute.',
+      'the weather is finally nice today',
+      'Noted!',
+      'ok thanks',
+    ]) {
+      assert.equal(scoreImportance(t, 'assistant'), scoreImportance(t, 'user'), t);
+    }
+    // a short answer is kept whoever gives it; an acknowledgement by either is not
+    assert.ok(scoreImportance('Tuesday at nine', 'assistant') >= THRESHOLD);
+    assert.ok(scoreImportance('The budget comes to about four hundred a month', 'assistant') >= THRESHOLD);
     assert.ok(scoreImportance('Noted!', 'assistant') < THRESHOLD);
+    assert.ok(scoreImportance('Noted!', 'user') < THRESHOLD);
+  });
+
+  it('marks down short tool and system turns', () => {
     assert.ok(scoreImportance('ok', 'tool') < THRESHOLD);
-    assert.ok(scoreImportance('Your appointment with Dr. Okafor is on Friday at 9:30.', 'assistant') >= THRESHOLD);
+    assert.ok(scoreImportance('exit 0', 'tool') < THRESHOLD);
+    assert.ok(scoreImportance('done', 'system') < THRESHOLD);
   });
 
   it('stays in [0, 1]', () => {

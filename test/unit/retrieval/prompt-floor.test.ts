@@ -2,25 +2,31 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { testMemory } from '../../helpers/services.js';
 
-/** The README's library example: what lands in the prompt is what answers the question (issue 27, item 7). */
+/**
+ * The README's library example, with a reply that bears on nothing asked: what lands in the prompt is
+ * what answers the question (issue 27, item 7). "Noted!" says nothing, whoever says it: no result at all.
+ */
 describe('prompt blocks leave out results under the relevance floor (prompt_min_relevance)', () => {
   const example = [
     { user_id: 'alice', session_id: 'trip', role: 'user', content: 'My sister Ana is a dentist in Porto.' },
     { user_id: 'alice', session_id: 'trip', role: 'assistant', content: 'Noted!' },
+    { user_id: 'alice', session_id: 'trip', role: 'assistant', content: 'Porto is lovely in spring.' },
   ];
+  const AFIELD = /Porto is lovely in spring/;
   const ask = { query: "what is my sister's job?", user_id: 'alice', session_id: 'new-chat' };
 
-  test('by default: the answer is in the prompt, "Noted!" only among the results', async () => {
+  test('by default: the answer is in the prompt, the reply afield only among the results, "Noted!" nowhere', async () => {
     const { memory } = await testMemory();
     try {
       await memory.addTurns(example);
       await memory.idle();
       const { prompt_blocks, results } = await memory.retrieve(ask);
-      const noted = results.find((r) => r.content === 'Noted!');
-      assert.ok(noted, 'still a result, with its score');
-      assert.ok(noted.explain.relevance < 0.1, `relevance ${noted.explain.relevance}`);
+      const afield = results.find((r) => AFIELD.test(r.content));
+      assert.ok(afield, 'still a result, with its score');
+      assert.ok(afield.explain.relevance < 0.1, `relevance ${afield.explain.relevance}`);
+      assert.ok(!results.some((r) => r.content === 'Noted!'), 'filler never pads the results');
       assert.match(prompt_blocks, /user: My sister Ana is a dentist in Porto\./);
-      assert.doesNotMatch(prompt_blocks, /Noted!/);
+      assert.doesNotMatch(prompt_blocks, AFIELD);
       assert.doesNotMatch(prompt_blocks, /Related earlier conversation/, 'no heading left without lines');
       assert.equal(memory.formatPromptBlocks(results), prompt_blocks, 'the library formats with the same floor');
     } finally {
@@ -29,14 +35,14 @@ describe('prompt blocks leave out results under the relevance floor (prompt_min_
   });
 
   test('prompt_min_relevance = 0 puts every result in; 1 leaves the prompt empty', async () => {
-    for (const [floor, noted, empty] of [[0, true, false], [1, false, true]] as const) {
+    for (const [floor, shown, empty] of [[0, true, false], [1, false, true]] as const) {
       const { memory } = await testMemory({ prompt_min_relevance: floor });
       try {
         await memory.addTurns(example);
         await memory.idle();
         const { prompt_blocks, results } = await memory.retrieve(ask);
         assert.equal(results.length, 2);
-        assert.equal(/Noted!/.test(prompt_blocks), noted, `floor ${floor}`);
+        assert.equal(AFIELD.test(prompt_blocks), shown, `floor ${floor}`);
         assert.equal(prompt_blocks === '', empty, `floor ${floor}`);
       } finally {
         await memory.close();

@@ -120,6 +120,29 @@ describe('Retriever on a real store', () => {
   });
 });
 
+describe('Retriever on a period named with nothing else to match', () => {
+  let memory: Memory;
+
+  before(async () => {
+    ({ memory } = await testMemory({}, { reconcile: false }));
+    // the assistant's reply is the newer one and as important by its words: only the question's
+    // person tells which of the two "what did I do" asks about
+    await memory.addTurns([
+      turn('shelf', 'o1', '2024-10-05T10:00:00.000Z', 'user', 'Maya', 'Built a bookshelf from scratch for the spare room, only one screw left over.', 'u4'),
+      turn('advice', 'o1', '2024-10-05T10:01:00.000Z', 'assistant', 'Nova', 'Try breaking it into three small steps and start with the easiest one.', 'u4'),
+    ]);
+    await memory.idle();
+  });
+  after(() => memory.close());
+
+  it('lists the asker\'s own turns first for a question in the first person, the assistant\'s for one in the second', async () => {
+    const mine = await memory.retrieve({ query: 'What did I do in October 2024?', user_id: 'u4', session_id: 'new', top_k: 2 });
+    assert.deepEqual(mine.results.map((x) => x.id), ['shelf', 'advice']);
+    const yours = await memory.retrieve({ query: 'What did you say in October 2024?', user_id: 'u4', session_id: 'new', top_k: 2 });
+    assert.deepEqual(yours.results.map((x) => x.id), ['advice', 'shelf']);
+  });
+});
+
 describe('Retriever on a conversation between two people', () => {
   let memory: Memory;
   const at = (i: number) => new Date(Date.UTC(2023, 4, 8, 13, 0, i * 30)).toISOString();

@@ -23,7 +23,7 @@ describe('the text steps of a chat turn on the worst inputs', () => {
         const query = text.slice(0, 4000);
         for (const q of [query, 'What did I do ' + query.slice(0, 3900) + ' last week?']) {
           tr.withoutTimeExpression(q, tr.parseTimeRange(q, now));
-          qt.queryTerms(q); subject.asksAboutSelf(q);
+          qt.queryTerms(q); subject.asksAboutSelf(q); subject.askedOf(q);
         }
         for (const content of [text, 'yesterday ' + text.slice(10), text.slice(0, 31990) + ' last May?']) {
           tr.mentionedDate(content, '2025-06-20T18:00:00.000Z');
