@@ -156,6 +156,18 @@ export class ErasureIncompleteError extends NeuralCleaveError {
   }
 }
 
+/**
+ * The caller stopped waiting before the answer (an HTTP client closed its connection): the work done
+ * for it stopped where it was, and nothing was answered. Nobody reads the code; it is the one a request
+ * aborted before its body arrived gets (400), and the error is never logged as unexpected.
+ */
+export class RequestAbortedError extends NeuralCleaveError {
+  constructor(message = 'the caller stopped waiting before the answer: the work for it stopped', options?: ErrorOptions) {
+    super('bad_request', message, undefined, options);
+    this.name = 'RequestAbortedError';
+  }
+}
+
 /** Why no LLM answered: nothing configured, not reachable, too slow, an HTTP error, or an unusable answer. */
 export type LlmFailure = 'not_configured' | 'unreachable' | 'timeout' | 'http_error' | 'bad_response';
 

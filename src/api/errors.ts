@@ -1,5 +1,6 @@
 import type { NextFunction, Request, Response } from 'express';
-import { BackendBusyError, ERROR_CATALOG, NeuralCleaveError, type ErrorCode, type ErrorDetail } from '../errors.js';
+import { BackendBusyError, ERROR_CATALOG, NeuralCleaveError, RequestAbortedError, type ErrorCode, type ErrorDetail } from '../errors.js';
+import { CLIENT_LEFT } from './client-gone.js';
 
 export interface ErrorBody {
   error: { code: ErrorCode; message: string; details?: ErrorDetail[] };
@@ -72,6 +73,11 @@ export function toHttpError(err: unknown, context: { maxBodyBytes?: number; requ
 /** The app's one error middleware. Unexpected errors are logged whole and answered without detail. */
 export function errorMiddleware(maxBodyBytes: number) {
   return (err: unknown, req: Request, res: Response, next: NextFunction): void => {
+    // the client left and the work stopped: nothing to answer, and no error (pino-http wrote "request aborted")
+    if (err instanceof RequestAbortedError && res.destroyed) {
+      req.log?.debug(CLIENT_LEFT.fields, CLIENT_LEFT.message);
+      return;
+    }
     if (res.headersSent) {
       next(err);
       return;

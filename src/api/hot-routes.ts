@@ -1,6 +1,8 @@
 import { isUtf8 } from 'node:buffer';
 import { IncomingMessage, type RequestListener, type ServerResponse } from 'node:http';
+import { RequestAbortedError } from '../errors.js';
 import type { Principal } from './auth.js';
+import { CLIENT_LEFT, whileClientWaits } from './client-gone.js';
 import type { RouteContext } from './context.js';
 import { toHttpError } from './errors.js';
 import { logRequestLine, requestId, type HttpLog } from './http-log.js';
@@ -26,7 +28,8 @@ import { retrieve } from './routes/memory.js';
 interface Hot {
   route: string;
   status: number;
-  run(ctx: RouteContext, principal: Principal, match: RegExpExecArray, body: unknown): Promise<unknown>;
+  /** `res`: the response, whose close before the answer stops a retrieval (see whileClientWaits) */
+  run(ctx: RouteContext, principal: Principal, match: RegExpExecArray, body: unknown, res: ServerResponse): Promise<unknown>;
 }
 
 // lower-case literals only (Express matches any case: those requests go to Express); a session id with
@@ -36,7 +39,7 @@ const RETRIEVE = /^\/memory\/retrieve\/?(?:\?.*)?$/;
 
 const routes: Array<[RegExp, Hot]> = [
   [TURNS, { route: TURNS_PATH, status: 202, run: (ctx, p, m, body) => addTurns(ctx, p, { session_id: m[1] }, body) }],
-  [RETRIEVE, { route: '/memory/retrieve', status: 200, run: (ctx, p, _m, body) => retrieve(ctx, p, body) }],
+  [RETRIEVE, { route: '/memory/retrieve', status: 200, run: (ctx, p, _m, body, res) => retrieve(ctx, p, body, whileClientWaits(res)) }],
 ];
 
 /** `application/json`, alone or with a UTF-8 charset: what express.json reads as UTF-8 with no question */
@@ -100,8 +103,13 @@ export function hotRoutes(deps: HotRoutesDeps): RequestListener {
     res.on('finish', onFinish);
     res.on('close', onClose);
     try {
-      send(res, hot.status, await hot.run(ctx, principal, match, body));
+      send(res, hot.status, await hot.run(ctx, principal, match, body, res));
     } catch (err) {
+      // the client left and the work stopped: nothing to answer, and no error (its request line is written)
+      if (err instanceof RequestAbortedError && res.destroyed) {
+        logger.child({ req }).debug(CLIENT_LEFT.fields, CLIENT_LEFT.message);
+        return;
+      }
       if (res.headersSent) {
         res.destroy(err as Error);
         return;

@@ -67,5 +67,6 @@ export function logRequestLine(logger: HttpLog, req: IncomingMessage, res: Serve
   let log = logger.child({ req });
   if (errorCode) log = log.child({ error_code: errorCode });
   if (failed) log.error({ res, err: new Error('failed with status code ' + res.statusCode), responseTime }, 'request errored');
-  else log.info({ res, responseTime }, 'request completed');
+  // as pino-http's: a client gone before the answer is "request aborted"
+  else log.info({ res, responseTime }, !req.readableAborted && res.writableEnded ? 'request completed' : 'request aborted');
 }

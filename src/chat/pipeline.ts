@@ -7,6 +7,7 @@ import { LlmUnavailableError, ValidationError, describeDetails } from '../errors
 import type { ChatMessage, ChatReply, LlmProvider } from '../ports/llm.js';
 import type { Logger } from '../logger.js';
 import type { WritePath } from '../memory/write-path.js';
+import { throwIfAbandoned } from '../retrieval/budget.js';
 import type { Retriever } from '../retrieval/retrieve.js';
 import type { ShortTermStore } from '../ports/short-term.js';
 import { parseOrThrow } from '../validate.js';
@@ -80,9 +81,10 @@ export class ChatPipeline {
     return { user_id: req.user_id, session_id: req.session_id, memories: retrieved.results, prompt_blocks: promptBlocks };
   }
 
-  private async gather(req: ChatRequest) {
+  /** `signal`: the caller left; the retrieval then stops and this rejects with a RequestAbortedError before the prompt is built */
+  private async gather(req: ChatRequest, signal?: AbortSignal) {
     const [retrieved, history] = await Promise.all([
-      this.deps.retriever.retrieve({ query: req.message.slice(0, 4000), user_id: req.user_id, session_id: req.session_id, top_k: CHAT_TOP_K }),
+      this.deps.retriever.retrieve({ query: req.message.slice(0, 4000), user_id: req.user_id, session_id: req.session_id, top_k: CHAT_TOP_K }, Date.now(), signal ? { signal } : {}),
       this.deps.shortTerm.recent(req.user_id, req.session_id),
     ]);
     // counted a slice of the event loop at a time, so prompt()'s counts below are lookups: a
@@ -90,12 +92,15 @@ export class ChatPipeline {
     const { tokens } = this.deps;
     await tokens.countSoon(req.message);
     await tokens.sessionSoon(history);
+    throwIfAbandoned(signal);
     return { retrieved, ...this.prompt(req.message, retrieved.results, history) };
   }
 
   /**
    * `onRetrieved` hears what retrieval found before the LLM is asked, so a caller can still show it
-   * (`/why`) when the LLM then fails.
+   * (`/why`) when the LLM then fails. `signal`: the caller left (an HTTP client that closed its
+   * connection): the retrieval stops, the LLM is not asked if it has not been yet (its call is
+   * cancelled if it has), nothing is written, and this rejects with a RequestAbortedError.
    */
   async chat(input: ChatRequestInput | unknown, options: { signal?: AbortSignal; onRetrieved?: (p: ChatPreview) => void } = {}): Promise<ChatResponse> {
     const req = parseOrThrow(this.schema, input, 'chat request');
@@ -107,9 +112,20 @@ export class ChatPipeline {
     const userTurn = { user_id: req.user_id, session_id: req.session_id, role: 'user' as const, content: req.message, created_at: new Date(receivedAt).toISOString() };
     // the message must be storable before the LLM is asked anything
     this.validateMessage(userTurn);
-    const { retrieved, messages, promptBlocks } = await this.gather(req);
+    const { signal } = options;
+    const { retrieved, messages, promptBlocks } = await this.gather(req, signal);
     options.onRetrieved?.({ user_id: req.user_id, session_id: req.session_id, memories: retrieved.results, prompt_blocks: promptBlocks });
-    const answer = await llm.chat(messages, options.signal ? { signal: options.signal } : {});
+    // nobody would read the reply: the LLM is not asked
+    throwIfAbandoned(signal);
+    let answer: ChatReply;
+    try {
+      answer = await llm.chat(messages, signal ? { signal } : {});
+    } catch (err) {
+      // a call cancelled because the caller left is no LLM failure
+      throwIfAbandoned(signal);
+      throw err;
+    }
+    throwIfAbandoned(signal);
 
     let reply: string;
     try {

@@ -39,10 +39,11 @@ function toolError(err: unknown, tool: string, log: Logger): CallToolResult {
   return { isError: true, content: [{ type: 'text', text: [`${code}: ${message}`, ...lines].join('\n') }], _meta: { [ERROR_META_KEY]: body.error } };
 }
 
-async function call(def: ToolDef, args: unknown, deps: McpDeps): Promise<CallToolResult> {
+/** `signal`: the SDK's for this request (a cancellation, or the connection closed) */
+async function call(def: ToolDef, args: unknown, deps: McpDeps, signal?: AbortSignal): Promise<CallToolResult> {
   try {
     const parsed = parseRequest(def.input, args ?? {}, 'arguments');
-    const result = await def.run(parsed, deps);
+    const result = await def.run(parsed, deps, signal);
     return { content: [{ type: 'text', text: def.text(result) }], structuredContent: result };
   } catch (err) {
     return toolError(err, def.name, deps.log);
@@ -88,16 +89,16 @@ export function createMcpServer(deps: McpDeps): McpServer {
     server.registerTool(
       t.name,
       { title: t.title, description: t.description, inputSchema: t.input, ...(t.output ? { outputSchema: t.output } : {}), annotations: t.annotations },
-      (args: unknown) => call(t, args, deps),
+      (args: unknown, extra: { signal: AbortSignal }) => call(t, args, deps, extra.signal),
     );
   }
   // The SDK's own tools/call handler validates arguments before the tool runs and reports a failure as
   // text without our error code; this one (the documented low-level hook) validates with the same
   // schemas through parseOrThrow, so a bad argument is a `bad_request` naming each field, as over HTTP.
-  server.server.setRequestHandler(CallToolRequestSchema, async (req) => {
+  server.server.setRequestHandler(CallToolRequestSchema, async (req, extra) => {
     const t = tools.get(req.params.name);
     if (!t) throw new McpError(RpcErrorCode.InvalidParams, `no tool "${req.params.name}"; tools: ${[...tools.keys()].join(', ')}`);
-    return call(t, req.params.arguments, deps);
+    return call(t, req.params.arguments, deps, extra.signal);
   });
 
   server.registerResource(

@@ -24,7 +24,8 @@ export interface ToolDef {
   /** the HTTP response schema the structured result follows, when the HTTP API has one */
   output?: z.ZodObject;
   annotations: { readOnlyHint: boolean; destructiveHint: boolean; idempotentHint: boolean };
-  run(args: unknown, ctx: ToolContext): Promise<Record<string, unknown>>;
+  /** `signal`: the call was cancelled or its connection closed (a retrieve then stops; see RetrieveOptions) */
+  run(args: unknown, ctx: ToolContext, signal?: AbortSignal): Promise<Record<string, unknown>>;
   /** the result as text an LLM reads */
   text(result: Record<string, unknown>): string;
 }
@@ -37,7 +38,7 @@ function tool<I extends z.ZodObject, R extends object>(def: {
   input: I;
   output?: z.ZodObject;
   kind: 'read' | 'write' | 'destructive';
-  run(args: z.output<I>, ctx: ToolContext): Promise<R>;
+  run(args: z.output<I>, ctx: ToolContext, signal?: AbortSignal): Promise<R>;
   text(result: R): string;
 }): ToolDef {
   const { kind, ...rest } = def;
@@ -118,8 +119,8 @@ export function mcpTools(s: ApiSchemas): ToolDef[] {
       input: s.RetrieveBody.extend({ user_id: USER }),
       output: s.RetrieveResponse,
       kind: 'read',
-      async run(args, ctx) {
-        return ctx.memory.retrieve({ ...args, user_id: actingUser(ctx.principal, args.user_id) });
+      async run(args, ctx, signal) {
+        return ctx.memory.retrieve({ ...args, user_id: actingUser(ctx.principal, args.user_id) }, signal ? { signal } : {});
       },
       text: (r) =>
         r.results.length === 0

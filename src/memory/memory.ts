@@ -3,7 +3,7 @@ import { contentHash } from '../domain/hash.js';
 import { embedJob, memoryJobIds } from '../../queues/producers.js';
 import { NotFoundError } from '../errors.js';
 import { RetrieveRequestSchema, type RetrieveRequestInput } from '../retrieval/request.js';
-import type { Retriever, RetrieveResponse } from '../retrieval/retrieve.js';
+import type { Retriever, RetrieveOptions, RetrieveResponse } from '../retrieval/retrieve.js';
 import type { EntryPatch, MemoryRef, PruneCriteria } from '../ports/long-term.js';
 import { parseOrThrow } from '../validate.js';
 import type { AddTurnsResult, WritePath } from './write-path.js';
@@ -84,8 +84,9 @@ export class Memory {
     return this.services.writePath.addTurns(Array.isArray(turns) ? turns : [turns]);
   }
 
-  async retrieve(request: RetrieveRequestInput): Promise<RetrieveResponse> {
-    return this.services.retriever.retrieve(parseOrThrow(RetrieveRequestSchema, request));
+  /** `options.signal`: the caller stopped waiting (see RetrieveOptions); the pass then stops and rejects with a RequestAbortedError */
+  async retrieve(request: RetrieveRequestInput, options: RetrieveOptions = {}): Promise<RetrieveResponse> {
+    return this.services.retriever.retrieve(parseOrThrow(RetrieveRequestSchema, request), Date.now(), options);
   }
 
   formatPromptBlocks(results: readonly RetrievalResult[]): string {

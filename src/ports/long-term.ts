@@ -23,8 +23,9 @@ export interface ListOptions {
   /** a retrieval filter (searchText, searchSubstring, recent): applied in the query, before `limit` */
   where?: RecordFilter;
   /**
-   * searchText: aborts once the caller no longer waits for the answer (its tier budget ran out). A
-   * search not started by then is not run; the returned promise rejects with the signal's reason.
+   * searchText: aborts once the caller no longer waits for the answer (its tier budget ran out, or the
+   * pass's own caller left). A search not started by then is not run; the returned promise rejects
+   * with the signal's reason.
    */
   signal?: AbortSignal;
 }

@@ -57,7 +57,7 @@ export interface VectorSearchFilter extends VectorFilter {
 export interface VectorIndex {
   readonly backend: 'embedded' | 'qdrant';
   upsert(tag: EmbedderTag, points: readonly VectorPoint[]): Promise<void>;
-  /** `signal`: aborts once the caller no longer waits (its tier budget ran out); work not started by then may be skipped, the promise then rejecting with its reason */
+  /** `signal`: aborts once the caller no longer waits (its tier budget ran out, or the pass's caller left); work not started by then may be skipped, the promise then rejecting with its reason */
   search(tag: EmbedderTag, query: Float32Array, filter: VectorSearchFilter, k: number, signal?: AbortSignal): Promise<VectorHit[]>;
   /** which of the user's `ids` hold a vector of this embedder */
   has(tag: EmbedderTag, userId: string, ids: readonly string[]): Promise<Set<string>>;

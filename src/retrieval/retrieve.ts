@@ -7,7 +7,7 @@ import { warnOnce, type Logger } from '../logger.js';
 import type { LongTermStore } from '../ports/long-term.js';
 import type { ShortTermStore } from '../ports/short-term.js';
 import type { VectorIndex } from '../ports/vector-index.js';
-import { withBudget, type TierStatus } from './budget.js';
+import { throwIfAbandoned, withBudget, type TierStatus } from './budget.js';
 import { formatPromptBlocks } from './prompt-blocks.js';
 import { QUESTION_FRAME, changeTerms, heldStems, queryTerms, stems, words } from './query-terms.js';
 import { ALL_SIGNALS, CONTEXT_SHARE, isMessage, LEXICAL_SEMANTIC_WEIGHT, NEIGHBOUR_SHARE, addContext, isShort, finalize, scoreCandidates, type Candidate, type ContextAddition, type RankOptions, type Scored, type Signals } from './rank.js';
@@ -21,6 +21,17 @@ export interface TierReport {
   ms: number;
   count: number;
   error?: string;
+}
+
+/** How one pass is run, besides its request. */
+export interface RetrieveOptions {
+  /**
+   * The caller's signal: aborted when nobody waits for the answer any more (an HTTP client that closed
+   * its connection). Each tier's budget signal aborts with it, so work not started is not done; the
+   * later stages (context reads, ranking, prompt blocks) are skipped, and the pass rejects with a
+   * `RequestAbortedError`. Library callers, the CLI and MCP over stdio need not pass one.
+   */
+  signal?: AbortSignal;
 }
 
 export interface RetrieveResponse {
@@ -96,8 +107,9 @@ export class Retriever {
     return formatPromptBlocks(results, this.deps.promptMinRelevance ?? 0);
   }
 
-  async retrieve(req: RetrieveRequest, now = Date.now()): Promise<RetrieveResponse> {
+  async retrieve(req: RetrieveRequest, now = Date.now(), { signal }: RetrieveOptions = {}): Promise<RetrieveResponse> {
     const { deps } = this;
+    throwIfAbandoned(signal);
     const pool = req.top_k * CANDIDATES_PER_RESULT;
     const period = parseTimeRange(req.query, now);
     const asked = withoutTimeExpression(req.query, period);
@@ -112,11 +124,14 @@ export class Retriever {
     // who is asked about is matched against who said a memory; the semantic tier compares texts, so
     // the names leave its query (unless nothing else is left)
     const about = speakers.length > 0 ? withoutWords(text, speakers) : text;
+    throwIfAbandoned(signal);
     const [st, sem, lt] = await Promise.all([
-      withBudget(() => this.shortTerm(req, terms), deps.budgets.short_term, [] as Candidate[]),
-      withBudget((signal) => this.semantic(req, about.trim() === '' ? text : about, pool, signal), deps.budgets.semantic, null as Candidate[] | null),
-      withBudget((signal) => this.longTerm(req, changes.length > 0 ? `${text} ${changes.join(' ')}` : text, speakers, period, pool, signal), deps.budgets.long_term, { text: [], period: [] } as LongTermLists),
+      withBudget(() => this.shortTerm(req, terms), deps.budgets.short_term, [] as Candidate[], signal),
+      withBudget((tier) => this.semantic(req, about.trim() === '' ? text : about, pool, tier), deps.budgets.semantic, null as Candidate[] | null, signal),
+      withBudget((tier) => this.longTerm(req, changes.length > 0 ? `${text} ${changes.join(' ')}` : text, speakers, period, pool, tier), deps.budgets.long_term, { text: [], period: [] } as LongTermLists, signal),
     ]);
+    // nobody waits for the answer: no tier is reported (an abandoned tier is no timeout), nothing ranked
+    throwIfAbandoned(signal);
     const semStatus: TierStatus = sem.status === 'ok' && sem.value === null ? 'skipped' : sem.status;
     const tiers: Record<Tier, TierReport> = {
       short_term: report(deps.shortTerm.backend, st.status, st.ms, st.value.length, st.error),
@@ -141,7 +156,8 @@ export class Retriever {
     // question ranks low itself but leads to the named person's answer. Not for a message (see
     // MESSAGE_WORDS): it refers back to a conversation, which the session list finds, not to one turn
     // whose neighbour completes it
-    if (deps.context && sig.context && !isMessage(options)) scored = addContext(scored, await this.context(req, [...scored].sort((a, b) => b.relevance - a.relevance).slice(0, CONTEXT_HITS)), options);
+    if (deps.context && sig.context && !isMessage(options)) scored = addContext(scored, await this.context(req, [...scored].sort((a, b) => b.relevance - a.relevance).slice(0, CONTEXT_HITS), signal), options);
+    throwIfAbandoned(signal);
     const results = finalize(scored, options);
     return { results, prompt_blocks: this.promptBlocks(results), tiers };
   }
@@ -254,10 +270,12 @@ export class Retriever {
    * turn says what it means on its own, and its neighbours would push other matches out. Best effort: a
    * failing lookup adds no context and never fails the pass.
    */
-  private async context(req: RetrieveRequest, hits: readonly Scored[]): Promise<ContextAddition[]> {
+  private async context(req: RetrieveRequest, hits: readonly Scored[], signal?: AbortSignal): Promise<ContextAddition[]> {
     const out: ContextAddition[] = [];
     try {
       for (const hit of hits) {
+        // a caller that left: no more reads (the pass throws once this returns)
+        if (signal?.aborted) break;
         const h = hit.candidate;
         if (h.kind !== 'turn' || Object.keys(hit.ranks).length === 0 || !isShort(h.content)) continue;
         const around = await this.deps.context!.neighbours(h.user_id, h.id, 2, 2);

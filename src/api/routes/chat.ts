@@ -1,5 +1,6 @@
 import { Router } from 'express';
 import { assertMayTouch, principalOf } from '../auth.js';
+import { whileClientWaits } from '../client-gone.js';
 import type { RouteContext } from '../context.js';
 import { methodNotAllowed } from '../errors.js';
 import type { RouteDoc } from '../openapi.js';
@@ -9,7 +10,7 @@ import { parseRequest, withDefaultUser } from '../validate.js';
 /**
  * POST /chat (docs/architecture.md, chat): retrieve → prompt blocks → LLM → reply → both turns written → compaction
  * check. 503 `llm_unavailable` when no LLM is configured or reachable (nothing is written then); a
- * client that goes away cancels the LLM call.
+ * client that goes away stops the retrieval pass, and the LLM is then not asked (or its call is cancelled).
  */
 export function chatRouter(ctx: RouteContext): Router {
   const { ChatBody } = ctx.schemas;
@@ -20,11 +21,7 @@ export function chatRouter(ctx: RouteContext): Router {
       const principal = principalOf(res);
       const body = parseRequest(ChatBody, withDefaultUser(req.body, principal), 'body');
       assertMayTouch(principal, body.user_id);
-      const cancel = new AbortController();
-      res.on('close', () => {
-        if (!res.writableEnded) cancel.abort();
-      });
-      res.json(await ctx.services.chat.chat(body, { signal: cancel.signal }));
+      res.json(await ctx.services.chat.chat(body, { signal: whileClientWaits(res) }));
     })
     .all(methodNotAllowed('POST'));
   return router;

@@ -1,6 +1,7 @@
 import { Router, type Response } from 'express';
 import type { RetrieveResponse } from '../../retrieval/retrieve.js';
 import { actingUser, ownedEntry } from '../access.js';
+import { whileClientWaits } from '../client-gone.js';
 import { assertMayTouch, boundToOneUser, principalOf, type Principal } from '../auth.js';
 import { ValidationError } from '../../errors.js';
 import type { RouteContext } from '../context.js';
@@ -12,11 +13,14 @@ import { isPlainObject, parseRequest, withDefaultUser } from '../validate.js';
 /** The user a route acts for (see actingUser): ids are that user's own. */
 const userFor = (res: Response, named: string | undefined): string => actingUser(principalOf(res), named);
 
-/** POST /memory/retrieve once the body is parsed: shared with the plain node:http route (src/api/hot-routes.ts). */
-export async function retrieve(ctx: RouteContext, principal: Principal, raw: unknown): Promise<RetrieveResponse> {
+/**
+ * POST /memory/retrieve once the body is parsed: shared with the plain node:http route (src/api/hot-routes.ts).
+ * `signal`: the client left (whileClientWaits); the pass then stops and rejects with a RequestAbortedError.
+ */
+export async function retrieve(ctx: RouteContext, principal: Principal, raw: unknown, signal?: AbortSignal): Promise<RetrieveResponse> {
   const body = parseRequest(ctx.schemas.RetrieveBody, withDefaultUser(raw, principal), 'body');
   assertMayTouch(principal, body.user_id);
-  return ctx.memory.retrieve(body);
+  return ctx.memory.retrieve(body, signal ? { signal } : {});
 }
 
 /** /memory/*: search, recent, retrieve, prune, and one entry by id (read, edit, delete). */
@@ -48,7 +52,7 @@ export function memoryRouter(ctx: RouteContext): Router {
   router
     .route('/memory/retrieve')
     .post(async (req, res) => {
-      res.json(await retrieve(ctx, principalOf(res), req.body));
+      res.json(await retrieve(ctx, principalOf(res), req.body, whileClientWaits(res)));
     })
     .all(methodNotAllowed('POST'));
 

@@ -1,7 +1,9 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { LlmUnavailableError, ValidationError } from '../../../src/errors.js';
-import { DEFAULT_SYSTEM_PROMPT } from '../../../src/chat/pipeline.js';
+import type { Services } from '../../../src/app.js';
+import { LlmUnavailableError, RequestAbortedError, ValidationError } from '../../../src/errors.js';
+import { ChatPipeline, DEFAULT_SYSTEM_PROMPT } from '../../../src/chat/pipeline.js';
+import type { ChatMessage, ChatOptions, ChatReply, LlmProvider } from '../../../src/ports/llm.js';
 import { POPS_PER_TURN, TokenCounter } from '../../../src/compaction/tokens.js';
 import { worstInputs } from '../../fixtures/token-worst.js';
 import { mergingPerTurn } from '../../helpers/event-loop.js';
@@ -190,6 +192,66 @@ describe('the reply and the compaction it triggers', () => {
       releaseSummary();
       await services.close();
       await ollama.close();
+    }
+  });
+});
+
+describe('a chat whose caller left', () => {
+  /** an LLM in process that counts its calls; `hold`: it answers only once its signal aborts (then rejects as the providers do) */
+  function countingLlm(hold = false): LlmProvider & { calls: number } {
+    const llm = {
+      name: 'ollama' as const,
+      model: 'counting',
+      baseUrl: 'http://127.0.0.1:1',
+      calls: 0,
+      async chat(_messages: readonly ChatMessage[], options: ChatOptions = {}): Promise<ChatReply> {
+        llm.calls++;
+        if (hold) {
+          await new Promise((resolve) => options.signal?.addEventListener('abort', resolve, { once: true }));
+          throw new LlmUnavailableError('the call to the fake was cancelled', 'unreachable');
+        }
+        return { content: 'a reply', model: 'counting', provider: 'ollama', usage: { prompt_tokens: 1, completion_tokens: 1 } };
+      },
+      ping: async () => true,
+    };
+    return llm;
+  }
+
+  const pipelineOf = (services: Services, llm: LlmProvider) =>
+    new ChatPipeline({ retriever: services.retriever, writePath: services.writePath, shortTerm: services.shortTerm, llm, tokens: services.tokens, log: services.log, contextWindow: services.config.context_window, maxTurnChars: services.config.max_turn_chars });
+
+  it('does not ask the LLM once the caller left during retrieval, writes nothing, and rejects with a RequestAbortedError', async () => {
+    const { services } = await testMemory({}, { reconcile: false });
+    try {
+      const sound = countingLlm();
+      await pipelineOf(services, sound).chat({ session_id: 's0', user_id: 'ada', message: 'Hello there' }, { signal: new AbortController().signal });
+      assert.equal(sound.calls, 1, 'a caller still there gets the LLM asked');
+      const llm = countingLlm();
+      const caller = new AbortController();
+      // the client leaves once retrieval is done, before the LLM would be asked
+      await assert.rejects(
+        pipelineOf(services, llm).chat({ session_id: 's1', user_id: 'ada', message: 'What is my favourite colour?' }, { signal: caller.signal, onRetrieved: () => caller.abort() }),
+        RequestAbortedError,
+      );
+      assert.equal(llm.calls, 0, 'the LLM was not asked');
+      assert.deepEqual(await services.turnLog.session('ada', 's1'), [], 'nothing written');
+    } finally {
+      await services.close();
+    }
+  });
+
+  it('a call cancelled because the caller left is no LLM failure: RequestAbortedError, nothing written', async () => {
+    const { services } = await testMemory({}, { reconcile: false });
+    try {
+      const llm = countingLlm(true);
+      const caller = new AbortController();
+      const chat = pipelineOf(services, llm).chat({ session_id: 's2', user_id: 'ada', message: 'Tell me something' }, { signal: caller.signal });
+      while (llm.calls === 0) await new Promise((r) => setTimeout(r, 5));
+      caller.abort();
+      await assert.rejects(chat, RequestAbortedError);
+      assert.deepEqual(await services.turnLog.session('ada', 's2'), []);
+    } finally {
+      await services.close();
     }
   });
 });

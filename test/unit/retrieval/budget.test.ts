@@ -31,6 +31,34 @@ describe('tier budgets', () => {
     assert.equal(seen!.aborted, false, 'work answered in time is not aborted');
   });
 
+  it("abort the tier's signal with the caller's, and stop waiting at once: skipped, not a timeout or an error", async () => {
+    let seen: AbortSignal | undefined;
+    const caller = new AbortController();
+    const reason = new Error('the client left');
+    setTimeout(() => caller.abort(reason), 20);
+    const started = performance.now();
+    // work that ignores its signal: the pass still does not wait for it
+    const r = await withBudget((signal) => ((seen = signal), new Promise<number>((resolve) => setTimeout(() => resolve(1), 1_000).unref())), 5_000, 0, caller.signal);
+    assert.equal(r.status, 'skipped');
+    assert.equal(r.value, 0);
+    assert.ok(performance.now() - started < 500, `waited ${(performance.now() - started).toFixed(0)} ms`);
+    assert.equal(seen!.aborted, true);
+    assert.equal(seen!.reason, reason, "the caller's reason");
+    // work that fails on its aborted signal is skipped too, not an error
+    const again = new AbortController();
+    setTimeout(() => again.abort(reason), 10);
+    const failed = await withBudget((signal) => new Promise<number>((_resolve, reject) => signal.addEventListener('abort', () => reject(signal.reason))), 5_000, 0, again.signal);
+    assert.equal(failed.status, 'skipped');
+    // a caller gone before the tier starts: the work is not started at all
+    let started2 = false;
+    const gone = await withBudget(async () => ((started2 = true), 1), 5_000, 0, caller.signal);
+    assert.equal(gone.status, 'skipped');
+    assert.equal(started2, false);
+    // a caller still there changes nothing
+    const ok = await withBudget(async (signal) => ((seen = signal), 2), 5_000, 0, new AbortController().signal);
+    assert.deepEqual([ok.status, ok.value, seen!.aborted], ['ok', 2, false]);
+  });
+
   it('cannot bound synchronous work: it runs to the end and its result is used', async () => {
     const r = await withBudget(async () => {
       busy(120);
