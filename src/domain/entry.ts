@@ -59,8 +59,6 @@ export const ExplainSchema = z.object({
   period_rank: z.number().int().positive().nullable(),
   /** rank among the candidates ordered by how many of the query's words they hold (null: none) */
   overlap_rank: z.number().int().positive().nullable(),
-  /** rank of this memory's session among the sessions of the candidates, by how many of the query's words they hold together, for a query of 12 or more content words (a message; null otherwise, and for all but a session's best candidate) */
-  session_rank: z.number().int().positive().nullable(),
   /** reciprocal rank fusion of the ranks above, scaled to [0, 1] */
   fusion: z.number(),
   /** when this turn was added as context of a hit (the question before an answer, the answer after a question): that hit's id */

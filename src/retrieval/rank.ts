@@ -20,9 +20,9 @@ const CandidateSchema = VectorPayloadSchema.extend({
 export type Candidate = z.infer<typeof CandidateSchema>;
 
 /** The ranked lists fusion reads: one per tier, and the long-term entries of the period a time question names. */
-export type ListName = Tier | 'period' | 'overlap' | 'session';
+export type ListName = Tier | 'period' | 'overlap';
 /** the lists the tiers give (overlap and session are derived from them) */
-export type RankedLists = Partial<Record<Exclude<ListName, 'overlap' | 'session'>, readonly Candidate[]>>;
+export type RankedLists = Partial<Record<Exclude<ListName, 'overlap'>, readonly Candidate[]>>;
 
 /**
  * Reciprocal-rank-fusion constant. Small, not the usual 60 (which was made for merging many long web
@@ -37,7 +37,7 @@ export const RRF_K = 5;
  * candidates of every list ordered by how many of the query's words they hold) rewards a memory that
  * answers the whole question over one that repeats its rarest word.
  */
-export const LIST_WEIGHTS: Record<ListName, number> = { short_term: 1, semantic: 1, long_term: 1, period: 1, overlap: 1, session: 1 };
+export const LIST_WEIGHTS: Record<ListName, number> = { short_term: 1, semantic: 1, long_term: 1, period: 1, overlap: 1 };
 /**
  * A lexical embedder (`hash`) matches words, not meanings: its list repeats what BM25 already says,
  * less precisely (no word weights), so it counts half.
@@ -63,20 +63,7 @@ export const OTHER_SPEAKER_SHARE = 0.5;
  * nothing: it keeps this share of its relevance (its answer, the next turn, is pulled in as context).
  */
 export const QUESTION_SHARE = 0.7;
-/**
- * A memory of few words says little: conversation turns that match a query word but hold fewer than
- * BRIEF_WORDS content words are mostly reactions ("Wow, looks awesome! Did you join in?", "Long time no
- * see!"), while the turns people are asked about tell something at length. Such a memory keeps
- * BRIEF_FLOOR of its relevance plus the rest in proportion to its content words (BM25's length
- * normalisation favours exactly these turns). An answer pulled in as context ("Luna and Oliver!")
- * passes through the same rule: its hit usually ranks too.
- */
-export const BRIEF_WORDS = 10;
-export const BRIEF_FLOOR = 0.5;
-/**
- * any other turn just before or after a hit, this share (0.6, not 0.5, since brevity discounts the
- * neighbours that only react: what is left of a neighbour is mostly the rest of what the hit tells)
- */
+/** any other turn just before or after a hit, this share (it often holds the rest of what the hit tells) */
 export const NEIGHBOUR_SHARE = 0.6;
 /**
  * A turn of at most this many content words says one thing: its neighbours complete it (the retrieval
@@ -99,9 +86,8 @@ export const SUPERSEDE_MARGIN = 0.2;
  * A query of this many distinct content words or more is a message about a topic ("Regarding the
  * business processes we discussed last time, I've thought about it more…"), not a question about one
  * fact: no single turn is expected to hold all its words, the conversation it refers back to does.
- * For such a query the `session` list ranks sessions by the query words their candidates hold
- * together, each by its candidate holding most; a held word counts by its rarity among the candidates
- * (wordWeight); and the results spread over sessions (spreadOverSessions). Questions stay below it
+ * For such a query a held word counts by its rarity among the candidates (wordWeight), and the
+ * results spread over sessions (spreadOverSessions). Questions stay below it
  * (LoCoMo dev: 10 content words at p99) and chat messages mostly above (RealMem dev: 10 at p10, 19 at
  * the median).
  */
@@ -116,7 +102,7 @@ export function isMessage(o: Pick<RankOptions, 'queryWords'>): boolean {
  * The signals of a retrieval pass, each of which can be switched off (the evaluation's ablation table
  * turns them off one at a time to show what each earns on real conversations). All on in production.
  */
-export const SIGNALS = ['short_term', 'semantic', 'long_term', 'period_list', 'overlap', 'sessions', 'spread', 'names', 'said_by_named', 'questions', 'brevity', 'question_frame', 'context', 'supersession', 'in_period', 'priors'] as const;
+export const SIGNALS = ['short_term', 'semantic', 'long_term', 'period_list', 'overlap', 'spread', 'names', 'said_by_named', 'questions', 'question_frame', 'context', 'supersession', 'in_period', 'priors'] as const;
 export type Signal = (typeof SIGNALS)[number];
 export type Signals = Record<Signal, boolean>;
 export const ALL_SIGNALS: Signals = Object.fromEntries(SIGNALS.map((s) => [s, true])) as Signals;
@@ -150,7 +136,6 @@ export interface Scored {
   ranks: Partial<Record<Tier, number>>;
   periodRank: number | null;
   overlapRank: number | null;
-  sessionRank: number | null;
   similarity: number | null;
   bm25: number | null;
   fusion: number;
@@ -162,8 +147,6 @@ export interface Scored {
   saidByOther: boolean;
   /** the memory only asks (see asksOnly) */
   asks: boolean;
-  /** the share of its relevance a memory of few words keeps (see substance) */
-  substance: number;
   supersededBy: string | null;
   supersededAt: string | null;
   inPeriod: boolean | null;
@@ -185,8 +168,7 @@ export interface Scored {
  * absent for queries naming none; tier_priority is 1 for the session's short-term turns
  * and 0.5 otherwise; recency halves every 90 days; importance is the stored or scored importance
  * (0.5 when unknown). Relevance keeps OTHER_SPEAKER_SHARE of itself when the query names participants
- * and someone else said the memory, QUESTION_SHARE when the memory only asks, and a share between
- * BRIEF_FLOOR and 1 when it holds fewer than BRIEF_WORDS content words.
+ * and someone else said the memory, and QUESTION_SHARE when the memory only asks.
  */
 export function scoreCandidates(lists: RankedLists, o: RankOptions): Scored[] {
   const sig = o.signals ?? ALL_SIGNALS;
@@ -207,13 +189,10 @@ export function scoreCandidates(lists: RankedLists, o: RankOptions): Scored[] {
       if (m.c.part === undefined && c.part !== undefined) m.c = { ...m.c, part: c.part };
     });
   }
-  const message = isMessage(o);
-  const sessions = sig.sessions && message;
-  // both lists read which of the query's words each candidate holds: looked up once
-  const held = sig.overlap || sessions ? heldWords(merged, o) : new Map<string, string[]>();
-  const weigh = wordWeight(held, merged.size, message);
-  if (sig.overlap) overlapList(merged, held, weigh).forEach((hash, i) => (merged.get(hash)!.ranks.overlap = i + 1));
-  if (sessions) sessionList(merged, held, weigh).forEach((hash, i) => (merged.get(hash)!.ranks.session = i + 1));
+  if (sig.overlap) {
+    const held = heldWords(merged, o);
+    overlapList(merged, held, wordWeight(held, merged.size, isMessage(o))).forEach((hash, i) => (merged.get(hash)!.ranks.overlap = i + 1));
+  }
   const weight = (l: ListName) => o.weights?.[l] ?? LIST_WEIGHTS[l];
   const answered = new Set<ListName>();
   for (const m of merged.values()) for (const l of Object.keys(m.ranks) as ListName[]) answered.add(l);
@@ -223,7 +202,7 @@ export function scoreCandidates(lists: RankedLists, o: RankOptions): Scored[] {
     let rrf = 0;
     for (const [list, rank] of Object.entries(ranks) as Array<[ListName, number]>) rrf += weight(list) / (RRF_K + rank);
     const fusion = rrf / fusionMax;
-    const { period: periodRank, overlap: overlapRank, session: sessionRank, ...tierRanks } = ranks;
+    const { period: periodRank, overlap: overlapRank, ...tierRanks } = ranks;
     // a memory only the period list found is a long-term entry
     const t = tier ?? 'long_term';
     out.push(
@@ -234,7 +213,6 @@ export function scoreCandidates(lists: RankedLists, o: RankOptions): Scored[] {
           ranks: tierRanks,
           periodRank: periodRank ?? null,
           overlapRank: overlapRank ?? null,
-          sessionRank: sessionRank ?? null,
           similarity,
           bm25,
           fusion,
@@ -243,7 +221,6 @@ export function scoreCandidates(lists: RankedLists, o: RankOptions): Scored[] {
           answers: false,
           saidByOther: saidByOther(c, o),
           asks: asksOnly(c.content),
-          substance: substance(c.content),
           supersededBy: null,
           supersededAt: null,
           inPeriod: o.period && sig.in_period ? aboutPeriod(c, o.period) : null,
@@ -278,7 +255,7 @@ function heldWords(merged: ReadonlyMap<string, MergedCandidate>, o: RankOptions)
 }
 
 /**
- * What a held query word is worth to the overlap and session lists. Each word of a question counts
+ * What a held query word is worth to the overlap list. Each word of a question counts
  * one: a question is short and each of its words is asked (LoCoMo dev, weighing them by rarity: −0.004
  * R@8). A message's words are not equally telling ("thought", "plan" and "week" beside "sourdough"):
  * a word held by few of the candidates says more about what the message refers to than one most of
@@ -300,30 +277,6 @@ const worth = (words: Iterable<string>, weigh: (word: string) => number): number
 
 /** the candidate's best rank in any list */
 const bestRank = (m: MergedCandidate): number => Math.min(...(Object.values(m.ranks) as number[]));
-
-/**
- * The `session` list (see MESSAGE_WORDS): the sessions of the candidates, the most worth (wordWeight)
- * of distinct query words held by their candidates together first, ties by their best candidate's
- * list rank; each session is one place, taken by its candidate holding most query words (ties: its
- * best-ranked). A memory of no session stands alone.
- */
-function sessionList(merged: ReadonlyMap<string, MergedCandidate>, heldBy: ReadonlyMap<string, string[]>, weigh: (word: string) => number): string[] {
-  const sessions = new Map<string, { words: Set<string>; hash: string; held: number; best: number }>();
-  for (const [hash, held] of heldBy) {
-    const m = merged.get(hash)!;
-    const best = bestRank(m);
-    const key = m.c.session_id ?? `\u0000${hash}`;
-    const s = sessions.get(key);
-    if (!s) {
-      sessions.set(key, { words: new Set(held), hash, held: held.length, best });
-      continue;
-    }
-    for (const w of held) s.words.add(w);
-    if (held.length > s.held || (held.length === s.held && best < s.best)) Object.assign(s, { hash, held: held.length, best });
-  }
-  const ranked = [...sessions.values()].map((s) => ({ ...s, worth: worth(s.words, weigh) }));
-  return ranked.sort((a, b) => b.worth - a.worth || a.best - b.best).map((s) => s.hash);
-}
 
 /**
  * The `overlap` list: every candidate holding at least one of the query's content words (speakers'
@@ -371,7 +324,6 @@ export function addContext(scored: readonly Scored[], additions: readonly Contex
       ranks: {},
       periodRank: null,
       overlapRank: null,
-      sessionRank: null,
       similarity: null,
       bm25: null,
       fusion: 0,
@@ -380,7 +332,6 @@ export function addContext(scored: readonly Scored[], additions: readonly Contex
       answers: share >= CONTEXT_SHARE,
       saidByOther: saidByOther(turn, o),
       asks: asksOnly(turn.content),
-      substance: substance(turn.content),
       supersededBy: null,
       supersededAt: null,
       inPeriod: o.period && sig.in_period ? aboutPeriod(turn, o.period) : null,
@@ -480,16 +431,11 @@ function rescore(s: Scored, sig: Signals): Scored {
 
 /**
  * The relevance a memory's score uses: its fused (or context) relevance, less when someone other than
- * the person asked about said it, when it only asks, or when it says little. `relevance` itself stays
+ * the person asked about said it, or when it only asks. `relevance` itself stays
  * whole: a question that matched passes it on to its answer.
  */
 function ownRelevance(s: Scored, sig: Signals): number {
-  return s.relevance * (s.saidByOther && sig.said_by_named ? OTHER_SPEAKER_SHARE : 1) * (s.asks && sig.questions ? QUESTION_SHARE : 1) * (sig.brevity ? s.substance : 1);
-}
-
-/** BRIEF_FLOOR for a memory without content words, rising to 1 at BRIEF_WORDS of them. */
-export function substance(content: string): number {
-  return BRIEF_FLOOR + (1 - BRIEF_FLOOR) * Math.min(1, stems(content).length / BRIEF_WORDS);
+  return s.relevance * (s.saidByOther && sig.said_by_named ? OTHER_SPEAKER_SHARE : 1) * (s.asks && sig.questions ? QUESTION_SHARE : 1);
 }
 
 function sortScored(xs: Scored[]): Scored[] {
@@ -586,7 +532,6 @@ function toResult(s: Scored, sig: Signals, wanted: ReadonlySet<string>): Retriev
     ranks: s.ranks,
     period_rank: s.periodRank,
     overlap_rank: s.overlapRank,
-    session_rank: s.sessionRank,
     fusion: round(s.fusion),
     context_of: s.contextOf,
     relevance: round(ownRelevance(s, sig)),

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { ExplainSchema, type RetrievalResult } from '../../../src/domain/entry.js';
 import { parseTimeRange } from '../../../src/retrieval/time-range.js';
-import { ALL_SIGNALS, BRIEF_FLOOR, BRIEF_WORDS, CONTEXT_SHARE, NEIGHBOUR_SHARE, OTHER_SPEAKER_SHARE, QUESTION_SHARE, RECENCY_HALF_LIFE_DAYS, RRF_K, WEIGHTS, MESSAGE_WORDS, addContext, asksOnly, asksWork, finalize, fuse, isShort, scoreCandidates, substance, type Candidate } from '../../../src/retrieval/rank.js';
+import { ALL_SIGNALS, CONTEXT_SHARE, NEIGHBOUR_SHARE, OTHER_SPEAKER_SHARE, QUESTION_SHARE, RECENCY_HALF_LIFE_DAYS, RRF_K, WEIGHTS, MESSAGE_WORDS, addContext, asksOnly, asksWork, finalize, fuse, isShort, scoreCandidates, type Candidate } from '../../../src/retrieval/rank.js';
 import { passageWork, vectorPassage } from '../../../src/retrieval/passage.js';
 import { textCacheSize } from '../../../src/retrieval/text-cache.js';
 import { mentionedWork } from '../../../src/retrieval/time-range.js';
@@ -99,37 +99,6 @@ describe('fusion', () => {
   });
 });
 
-describe('a message about a topic: the session list', () => {
-  // "Regarding the savings plan for my bakery we sketched, the flour supplier invoices and the oven loan still worry me"
-  const terms = ['savings', 'plan', 'bakery', 'sketched', 'flour', 'supplier', 'invoices', 'oven', 'loan', 'still', 'worry', 'regarding'];
-  // session "plan" talks the topic over in three turns; session "other" has one turn that BM25 ranks first
-  const planA = cand('Your bakery savings plan: put aside a share of each week', { id: 'planA', session_id: 'plan' });
-  const planB = cand('The flour supplier invoices come monthly and the oven loan quarterly', { id: 'planB', session_id: 'plan' });
-  const planC = cand('We sketched it so nothing worries you', { id: 'planC', session_id: 'plan' });
-  const other = cand('Flour prices and supplier invoices rose again this spring', { id: 'other', session_id: 'other' });
-  const lists = () => ({ long_term: [other, planB, planA, planC].map((c) => ({ ...c })) });
-
-  it('ranks sessions by the query words their candidates hold together, each by its candidate holding most', () => {
-    const results = fuse(lists(), { topK: 8, now: NOW, terms, queryWords: MESSAGE_WORDS });
-    const rank = (id: string) => results.find((r) => r.id === id)!.explain.session_rank;
-    assert.equal(rank('planB'), 1);
-    assert.equal(rank('other'), 2);
-    assert.equal(rank('planA'), null);
-    assert.equal(rank('planC'), null);
-    assert.equal(results[0]!.id, 'planB', results.map((r) => r.id).join(', '));
-  });
-
-  it('is not used for a question of fewer content words, nor with the signal off', () => {
-    const fusionOf = (results: RetrievalResult[], id: string) => results.find((r) => r.id === id)!.explain.fusion;
-    const withList = fuse(lists(), { topK: 8, now: NOW, terms, queryWords: MESSAGE_WORDS });
-    for (const o of [{ queryWords: MESSAGE_WORDS - 1 }, { queryWords: MESSAGE_WORDS, signals: { ...ALL_SIGNALS, sessions: false } }]) {
-      const results = fuse(lists(), { topK: 8, now: NOW, terms, ...o });
-      assert.ok(results.every((r) => r.explain.session_rank === null));
-      assert.ok(fusionOf(results, 'planB') < fusionOf(withList, 'planB'));
-    }
-  });
-});
-
 describe('a message about a topic: held words by their rarity', () => {
   const terms = ['thought', 'plan', 'week', 'sourdough', 'starter', 'regarding', 'discussed', 'last', 'time', 'more', 'again', 'feeding'];
   // four candidates hold two common words of the message, one holds its one rare word
@@ -157,15 +126,14 @@ describe("a message about a topic: results spread over sessions", () => {
   const ids = (results: RetrievalResult[]) => results.map((r) => r.id);
 
   it("puts each session's best memory first, then the rest in score order", () => {
-    // the session list off: it alone would lift b1 (its session's one place)
-    const spread = fuse(lists(), { topK: 8, now: NOW, terms, queryWords: MESSAGE_WORDS, signals: { ...ALL_SIGNALS, sessions: false } });
-    const plain = fuse(lists(), { topK: 8, now: NOW, terms, queryWords: MESSAGE_WORDS, signals: { ...ALL_SIGNALS, sessions: false, spread: false } });
+    const spread = fuse(lists(), { topK: 8, now: NOW, terms, queryWords: MESSAGE_WORDS });
+    const plain = fuse(lists(), { topK: 8, now: NOW, terms, queryWords: MESSAGE_WORDS, signals: { ...ALL_SIGNALS, spread: false } });
     assert.ok(ids(plain).indexOf('b1') > 1, ids(plain).join(', '));
     assert.deepEqual(ids(spread), [ids(plain)[0]!, 'b1', ...ids(plain).filter((id) => id !== 'b1').slice(1)]);
   });
 
   it("leaves a question's results in score order", () => {
-    const question = fuse(lists(), { topK: 8, now: NOW, terms, queryWords: MESSAGE_WORDS - 1, signals: { ...ALL_SIGNALS, sessions: false } });
+    const question = fuse(lists(), { topK: 8, now: NOW, terms, queryWords: MESSAGE_WORDS - 1 });
     assert.ok(ids(question).indexOf('b1') > 1, ids(question).join(', '));
   });
 });
@@ -256,9 +224,8 @@ describe('neighbouring turns as context', () => {
     assert.equal(a.tier, 'long_term');
     assert.deepEqual(a.explain.ranks, {});
     // the question's whole relevance is passed on, though its own score keeps QUESTION_SHARE of it
-    // (both say little, and keep their substance share of what they get)
-    assert.ok(Math.abs(a.explain.relevance - CONTEXT_SHARE * hit.relevance * substance('dr okafor')) < 1e-5);
-    assert.ok(Math.abs(results.find((r) => r.id === 'q')!.explain.relevance - QUESTION_SHARE * hit.relevance * substance(question.content)) < 1e-5);
+    assert.ok(Math.abs(a.explain.relevance - CONTEXT_SHARE * hit.relevance) < 1e-5);
+    assert.ok(Math.abs(results.find((r) => r.id === 'q')!.explain.relevance - QUESTION_SHARE * hit.relevance) < 1e-5);
     assert.ok(Math.abs(a.score - fromParts(a)) < 1e-5);
   });
 
@@ -308,7 +275,7 @@ describe('who said it, and turns that only ask', () => {
     const lists = { long_term: [other, own], semantic: [other, own] };
     assert.deepEqual(fuse(lists, { topK: 8, now: NOW, speakers: ['melanie'] }).map((r) => r.id), ['melanie', 'caroline']);
     const [, demoted] = fuse(lists, { topK: 8, now: NOW, speakers: ['melanie'] });
-    assert.ok(Math.abs(demoted!.explain.relevance - OTHER_SPEAKER_SHARE * demoted!.explain.fusion * substance(other.content)) < 1e-5);
+    assert.ok(Math.abs(demoted!.explain.relevance - OTHER_SPEAKER_SHARE * demoted!.explain.fusion) < 1e-5);
     assert.ok(Math.abs(demoted!.score - fromParts(demoted!)) < 1e-5);
     // a query naming nobody ranks by relevance alone
     assert.deepEqual(fuse(lists, { topK: 8, now: NOW }).map((r) => r.id), ['caroline', 'melanie']);
@@ -319,19 +286,6 @@ describe('who said it, and turns that only ask', () => {
     assert.equal(asksOnly('Which dentist do you go to?'), true);
     assert.equal(asksOnly('We adopted a beagle puppy last week. What do you think of the name Rex?'), false);
     assert.equal(asksOnly('I love pottery.'), false);
-  });
-
-  it('keeps of a brief turn\'s relevance a share that grows with its content words', () => {
-    assert.equal(substance('Is it?'), BRIEF_FLOOR);
-    assert.equal(substance('We explored the coast up in the Pacific Northwest and hit some cool national parks and quiet beaches on the way'), 1);
-    const brief = cand('Wow, looks awesome! Did you join in?', { id: 'brief' });
-    const full = cand('We held a bake sale at the shelter and raised money for warm winter coats for the residents', { id: 'full' });
-    assert.ok(substance(brief.content) > BRIEF_FLOOR && substance(brief.content) < 1);
-    // BM25 ranks the short reaction first; the turn that tells something wins
-    const lists = { long_term: [brief, full] };
-    assert.deepEqual(fuse(lists, { topK: 8, now: NOW }).map((r) => r.id), ['full', 'brief']);
-    assert.deepEqual(fuse(lists, { topK: 8, now: NOW, signals: { ...ALL_SIGNALS, brevity: false } }).map((r) => r.id), ['brief', 'full']);
-    assert.ok(BRIEF_WORDS > 1);
   });
 
   it('ranks a statement above a question that matched as well', () => {
@@ -374,7 +328,6 @@ describe('long memories asked about pass after pass', () => {
     const before = textCacheSize().texts;
     assert.equal(asksOnly(text), false);
     // what the rest of the pass asks of the turn is kept with it
-    assert.equal(substance(text), 1);
     assert.equal(isShort(text), false);
     assert.equal(textCacheSize().texts - before, 1);
   });

@@ -29,7 +29,7 @@ describe('the text steps of a chat turn on the worst inputs', () => {
           tr.mentionedDate(content, '2025-06-20T18:00:00.000Z');
           qt.stems(content); subject.holdersOf(content, 'Ana');
           passage.quoted(content, passage.matchedPassage(content, new Set(['note', 'xx'])) ?? undefined);
-          rank.withoutQuestions(content); rank.asksOnly(content); rank.substance(content); rank.isShort(content);
+          rank.withoutQuestions(content); rank.asksOnly(content); rank.isShort(content);
           importance.scoreImportance(content, 'user'); importance.scoreImportance(content, 'assistant');
           new HashEmbedder().embedOne(content);
           for (const _ of piecesOf(content));
