@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
+import { matchesFilter } from '../../src/domain/filters.js';
 import type { EmbedderTag, VectorIndex, VectorPayload, VectorPoint } from '../../src/ports/vector-index.js';
 import { FILTER_CASES, FILTER_RECORDS } from './filter-cases.js';
 
@@ -233,6 +234,50 @@ export function vectorIndexContract(name: string, make: () => Promise<VectorInde
         assert.deepEqual(hits.map((h) => h.id), expected, `${c.name}: ${JSON.stringify(c.filter)}`);
         for (const h of hits) assert.deepEqual(h.payload.metadata, FILTER_RECORDS[ids.indexOf(h.id)]!.metadata, `${c.name}: metadata of ${h.id}`);
       }
+      await ix.close();
+    });
+
+    it("a filtered search is the plain search's whole ranking filtered, through inserts, updates and deletes; another user's writes change none of it", async () => {
+      const ix = await make();
+      const [u, other] = [uid(), uid()];
+      const at = (t: number) => unit([1, 0.15 * t, 0, 0, 0, 0, 0, 0]);
+      const ids = FILTER_RECORDS.map((r) => pid(`f${r.rank}`));
+      const record = (i: number, user: string, t: number): VectorPoint => {
+        const r = FILTER_RECORDS[i % FILTER_RECORDS.length]!;
+        return { id: ids[i % ids.length]!, vector: at(t), payload: { ...payload(user, r.session_id, `c${i}`), role: r.role, kind: r.kind, created_at: r.created_at, metadata: r.metadata } };
+      };
+      await ix.upsert(A, FILTER_RECORDS.map((r, i) => record(i, u, r.rank + 5)));
+      const check = async (label: string) => {
+        const whole = await ix.search(A, at(0), { user_id: u }, 100);
+        for (const c of FILTER_CASES) {
+          for (const k of [1, 3]) {
+            const hits = await ix.search(A, at(0), { user_id: u, where: c.filter }, k);
+            const want = whole.filter((h) => matchesFilter(h.payload, c.filter)).slice(0, k);
+            assert.deepEqual(hits.map((h) => h.id), want.map((h) => h.id), `${label}: ${c.name}, k ${k}`);
+            hits.forEach((h, i) => assert.ok(Math.abs(h.score - want[i]!.score) < 1e-6, `${label}: ${c.name}: the plain search's score`));
+          }
+        }
+        return whole.map((h) => h.id);
+      };
+      const first = await check('as written');
+      // another user: the same ids, nearer the query, passing every filter; then deleted
+      await ix.upsert(A, FILTER_RECORDS.map((_, i) => record(i, other, 0.1 * i)));
+      assert.deepEqual(await check("after another user's writes"), first);
+      await ix.delete(other, ids.slice(0, 6));
+      await ix.deleteWhere({ user_id: other });
+      assert.deepEqual(await check("after another user's deletes"), first);
+      // u's own: an insert nearest the query, updates of filter fields and of vectors, deletes
+      const fresh = pid('fresh');
+      await ix.upsert(A, [{ ...record(2, u, 0), id: fresh }]);
+      assert.equal((await check('after an insert'))[0], fresh);
+      await ix.upsert(A, [
+        { ...record(4, u, 9), payload: { ...record(4, u, 9).payload, role: 'assistant', kind: 'summary', session_id: 's2', metadata: { topic: 'work', n: 3, flag: true } } },
+        { ...record(7, u, 0.5), payload: { ...record(7, u, 0.5).payload, role: 'user', created_at: '2026-01-03T00:00:00.000Z' } },
+      ]);
+      await check('after updates');
+      await ix.delete(u, [fresh, ids[0]!, ids[7]!]);
+      const left = await check('after deletes');
+      assert.ok(![fresh, ids[0], ids[7]].some((id) => left.includes(id!)), 'the deleted ids are gone');
       await ix.close();
     });
   });

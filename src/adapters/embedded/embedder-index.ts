@@ -1,5 +1,5 @@
 import { Arena } from './arena.js';
-import { Partition, type ScanSplit } from './partition.js';
+import { Partition, type PartitionShape, type ScanSplit } from './partition.js';
 import { quantizeInto, strideFor } from './quantize.js';
 import { scanThread } from './scan-thread.js';
 
@@ -90,6 +90,16 @@ export class EmbedderIndex {
     a.i16.fill(0, q16 / 2, q16 / 2 + this.stride);
     quantizeInto(query, a.i16, q16 / 2);
     return p.nearest(q16, q16 + this.stride * 2, r, sessionId, allowed, share);
+  }
+
+  /**
+   * What a filtered search of the user weighs its plan with (see EmbeddedVectorIndex.search): the
+   * user's rows, those of some sessions, and the share of rows each filter allowed when last seen.
+   * Undefined when the user holds no vector.
+   */
+  shape(userId: string): PartitionShape | undefined {
+    const p = this.partitions.get(userId);
+    return p && p.n > 0 ? p : undefined;
   }
 
   stats(): { vectors: number; users: number; arenaBytes: number; arenaUsed: number } {

@@ -15,6 +15,16 @@ export interface ScanSplit {
   minRows: number;
 }
 
+/** A user's partition as a filtered search's plan sees it (EmbedderIndex.shape). */
+export interface PartitionShape {
+  readonly n: number;
+  /** bumped by every put and remove: what was read of the user's rows at one version holds while it lasts */
+  readonly version: number;
+  rowsOfSessions(sessionIds: readonly string[]): number;
+  hint(key: string): number | undefined;
+  setHint(key: string, share: number): void;
+}
+
 /** a row's key: an entry's whole-text vector is its id, a passage's the id and its part */
 const slotKey = (id: string, part: number): string => (part === 0 ? id : `${id}\u0000${part}`);
 
@@ -25,8 +35,9 @@ const slotKey = (id: string, part: number): string => (part === 0 ? id : `${id}\
  * and its session. An entry has one row per part (its whole text, and each passage of a long turn).
  * Removal moves the last row into the hole, keeping the rows dense.
  */
-export class Partition {
+export class Partition implements PartitionShape {
   n = 0;
+  version = 0;
   private cap = 0;
   private block = 0;
   /** byte offset of the float32 scales in the arena */
@@ -40,6 +51,14 @@ export class Partition {
   private sessions = new Int32Array(0);
   private readonly slots = new Map<string, number>();
   private readonly sessionNumbers = new Map<string, number>();
+  /** rows held of each session, by session number */
+  private readonly sessionRows: number[] = [];
+  /**
+   * what share of the rows each retrieval filter (by its key) allowed when last seen: how a filtered
+   * search chooses between probing the unfiltered ranking and listing the allowed rows (a hint only,
+   * never a result: kept across writes, and a stale one costs time, not correctness)
+   */
+  private readonly hints = new Map<string, number>();
 
   constructor(
     readonly userId: string,
@@ -63,6 +82,7 @@ export class Partition {
     const key = slotKey(id, part);
     let slot = this.slots.get(key);
     const added = slot === undefined;
+    this.version++;
     if (slot === undefined) {
       if (this.n === this.cap) this.resize(Math.max(MIN_CAPACITY, Math.ceil(this.cap * 1.5)));
       slot = this.n++;
@@ -77,7 +97,10 @@ export class Partition {
     const scale = quantizeInto(vector, codes, row);
     this.arena.f32[this.scalesBlock / 4 + slot] = scale;
     this.rowids[slot] = rowid;
-    this.sessions[slot] = this.sessionNumber(sessionId);
+    const session = this.sessionNumber(sessionId);
+    if (!added) this.sessionRows[this.sessions[slot]!]!--;
+    this.sessionRows[session] = (this.sessionRows[session] ?? 0) + 1;
+    this.sessions[slot] = session;
     return added;
   }
 
@@ -94,6 +117,8 @@ export class Partition {
     const slot = this.slots.get(key);
     if (slot === undefined) return false;
     this.slots.delete(key);
+    this.version++;
+    this.sessionRows[this.sessions[slot]!]!--;
     const last = --this.n;
     if (slot !== last) {
       const rows = this.block;
@@ -191,11 +216,32 @@ export class Partition {
     const { sessions, rowids } = this;
     for (let i = 0; i < this.n; i++) {
       if (session >= 0 && sessions[i] !== session) continue;
-      if (allowed && !allowed.has(rowids[i]!)) continue;
       // float32 like the kernel's own scores, so both paths rank identically
       const s = Math.fround(dots[base + i]! * scales[sc + i]!);
-      if (s > top.floor) top.push(i, s);
+      // the score first: most rows fall below the k-th best, and a Set lookup costs more than a
+      // multiply (a broad filter's 50k rowids: the lookups were a third of the filtered search)
+      if (s > top.floor && (!allowed || allowed.has(rowids[i]!))) top.push(i, s);
     }
+  }
+
+  /** How many rows belong to these sessions (an upper bound on what a session_ids filter allows). */
+  rowsOfSessions(sessionIds: readonly string[]): number {
+    let n = 0;
+    for (const id of new Set(sessionIds)) {
+      const s = this.sessionNumbers.get(id);
+      if (s !== undefined) n += this.sessionRows[s] ?? 0;
+    }
+    return n;
+  }
+
+  /** The share of rows the filter of this key allowed when last seen (undefined: never seen). */
+  hint(key: string): number | undefined {
+    return this.hints.get(key);
+  }
+
+  setHint(key: string, share: number): void {
+    if (this.hints.size >= 64 && !this.hints.has(key)) this.hints.clear();
+    this.hints.set(key, share);
   }
 
   /** Gives the block back to the arena (the partition is empty or being dropped). */

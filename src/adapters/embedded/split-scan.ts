@@ -42,8 +42,11 @@ export const MAX_CHUNKS = 1024;
 /** per chunk: where its candidates start in LIST, and how many */
 const META = STATE + MAX_CHUNKS;
 const LIST = META + 2 * MAX_CHUNKS;
-/** the most candidates a search asks for that a split scan serves (more: one thread) */
-export const MAX_R = 128;
+/**
+ * the most candidates a search asks for that a split scan serves (more: one thread); a filtered
+ * search's probe of the unfiltered ranking asks for 256
+ */
+export const MAX_R = 256;
 const LIST_ENTRIES = MAX_CHUNKS * MAX_R;
 export const CONTROL_BYTES = (LIST + 2 * LIST_ENTRIES) * 4;
 

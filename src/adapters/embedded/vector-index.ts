@@ -1,13 +1,15 @@
 import { BackendUnavailableError, ValidationError } from '../../errors.js';
 import type { Db } from '../sqlite/db.js';
-import { isEmptyFilter, matchesFilter } from '../../domain/filters.js';
+import { isEmptyFilter, matchesFilter, type RecordFilter } from '../../domain/filters.js';
 import type { EmbedderTag, VectorFilter, VectorHit, VectorIndex, VectorPoint, VectorSearchFilter } from '../../ports/vector-index.js';
 import { OwnChanges } from './change-log.js';
 import { EmbedderIndex } from './embedder-index.js';
 import { cosine } from './quantize.js';
 import { SqliteVectorStore } from './rows.js';
 import { lastParts } from '../vector-parts.js';
-import type { ChangeRange, VectorStore } from './store.js';
+import { ListingCache } from './listings.js';
+import type { PartitionShape } from './partition.js';
+import type { ChangeRange, FullRow, VectorStore } from './store.js';
 
 export interface EmbeddedVectorIndexOptions {
   /** changes kept in `vector_changes` for other processes to catch up from (default 100,000) */
@@ -20,6 +22,33 @@ export interface EmbeddedVectorIndexOptions {
   candidates?: (k: number) => number;
   /** a user's scan is shared with the helper thread from this many vectors (default: EmbedderIndex's) */
   shareScansFrom?: number;
+  /**
+   * a filtered search of a user holding this many vectors may find its rows in the unfiltered
+   * ranking instead of listing what the filter allows (default 4,096; below it the listing is cheap)
+   */
+  probeFrom?: number;
+}
+
+/** a search's candidates by the int8 scan, best first, with their rows as read */
+interface Found {
+  rowids: number[];
+  ids: string[];
+  rows: Map<number, FullRow>;
+}
+
+/** the unfiltered candidates a filtered search's probe ranks (at least; 3·r for a larger r) */
+const PROBE_ROWS = 256;
+/** a probe is tried when the filter is expected to allow this many times r among its candidates */
+const PROBE_MARGIN = 1.25;
+/** a probe reads at most one candidate's row per this many rows of the user (and at least 2·r) */
+const PROBE_READS_PER_ROW = 32;
+
+/**
+ * the row read is still the one the scan ranked (another process may have changed it since): never
+ * another user's vector, nor another session's when the search names one
+ */
+function isCurrent(row: FullRow, id: string, tag: EmbedderTag, filter: VectorSearchFilter): boolean {
+  return row.id === id && row.embedder === tag.id && row.payload.user_id === filter.user_id && (filter.session_id === undefined || row.payload.session_id === filter.session_id);
 }
 
 interface PendingUpsert {
@@ -43,6 +72,12 @@ const CHANGES_PAGE = 5_000;
  * float32 cosine and cut to `k`. No score comes from the quantized codes. Memory: ~0.4 KiB per
  * 384-dimension vector plus its id; float32 vectors and payloads stay in the store.
  *
+ * A filtered search reranks the best rows its filter allows, found one of two ways with the same
+ * answer: in the unfiltered scan's best rows, checked against the filter as they are read (`probe`:
+ * a big user and a filter that keeps enough of them), or by listing the rows the filter allows and
+ * scanning those alone. A big user's listing is kept while the user's vectors are unchanged
+ * (ListingCache: any put or remove of theirs retires it).
+ *
  * Processes sharing the store (several on one host over the file; any number on any host over
  * PostgreSQL): every write to `vectors` is logged in `vector_changes` in the same transaction. Before
  * each search the index reads the changes since the last one it saw and re-reads those rows, so
@@ -65,6 +100,8 @@ export class EmbeddedVectorIndex implements VectorIndex {
   readonly store: VectorStore;
   private readonly own = new OwnChanges();
   private readonly loaded = new Map<string, EmbedderIndex>();
+  /** listings of what filters allowed, while the user's vectors are unchanged (see ListingCache) */
+  private readonly listings = new ListingCache();
   /** the newest change reflected in the loaded embedders */
   private cursor = 0;
   private pending: PendingUpsert[] = [];
@@ -78,6 +115,7 @@ export class EmbeddedVectorIndex implements VectorIndex {
   private readonly retain: number;
   private readonly candidates: (k: number) => number;
   private readonly shareScansFrom: number | undefined;
+  private readonly probeFrom: number;
   /** searches of this index in progress (see search) */
   private searching = 0;
 
@@ -86,6 +124,7 @@ export class EmbeddedVectorIndex implements VectorIndex {
     this.retain = options.retainChanges ?? 100_000;
     this.candidates = options.candidates ?? ((k) => Math.ceil(k * 1.5) + 8);
     this.shareScansFrom = options.shareScansFrom;
+    this.probeFrom = options.probeFrom ?? 4096;
   }
 
   async upsert(tag: EmbedderTag, points: readonly VectorPoint[]): Promise<void> {
@@ -129,9 +168,10 @@ export class EmbeddedVectorIndex implements VectorIndex {
     if (loading) await new Promise((resolve) => setTimeout(resolve, 0));
     signal?.throwIfAborted();
     const where = isEmptyFilter(filter.where) ? undefined : filter.where;
-    const allowed = where ? await this.store.matching(tag, filter.user_id, where) : undefined;
-    if (allowed?.size === 0) return [];
-    signal?.throwIfAborted();
+    const shape = where ? index.shape(filter.user_id) : undefined;
+    const key = where ? JSON.stringify(where) : '';
+    /** the user's rowids the filter allows, once listed */
+    let allowed: ReadonlySet<number> | undefined;
     // a lone search may share its scan with the helper thread (a free core makes it ~2x faster); with
     // others in progress the process already keeps both cores busy, and splitting would only add the
     // hand-over's CPU (measured: +0.5 ms a pass at 16 concurrent retrieves, no throughput gained)
@@ -140,14 +180,29 @@ export class EmbeddedVectorIndex implements VectorIndex {
     // entries are fewer than k and rows were left out, the scan is repeated for more of them
     for (let r = Math.max(k, this.candidates(k)); ; r *= 4) {
       signal?.throwIfAborted();
-      const { rowids, ids } = index.nearest(query, filter.user_id, filter.session_id, r, allowed, share);
+      // the r best rows the filter allows by the int8 scan: from the unfiltered ranking when the
+      // filter keeps enough of it, else from a scan of the listed rows alone — the same rows, in order
+      if (where && shape && !allowed) allowed = this.listings.get(tag.id, filter.user_id, key, shape);
+      let found = where && shape && !allowed ? await this.probe(index, shape, key, tag, query, filter, where, r, share) : null;
+      if (!found) {
+        if (where && !allowed) {
+          const version = shape?.version;
+          allowed = await this.store.matching(tag, filter.user_id, where);
+          if (shape) {
+            shape.setHint(key, allowed.size / shape.n);
+            if (shape.n >= this.probeFrom) this.listings.set(tag.id, filter.user_id, key, shape, version!, allowed);
+          }
+          if (allowed.size === 0) return [];
+          signal?.throwIfAborted();
+        }
+        const { rowids, ids } = index.nearest(query, filter.user_id, filter.session_id, r, allowed, share);
+        found = { rowids, ids, rows: await this.store.byRowids(rowids) };
+      }
+      const { rowids, ids, rows } = found;
       const best = new Map<string, VectorHit>();
-      const rows = await this.store.byRowids(rowids);
       rowids.forEach((rowid, i) => {
         const row = rows.get(rowid);
-        // the row may have changed since the scan (another process): never return another user's vector
-        if (!row || row.id !== ids[i] || row.embedder !== tag.id || row.payload.user_id !== filter.user_id) return;
-        if (filter.session_id !== undefined && row.payload.session_id !== filter.session_id) return;
+        if (!row || !isCurrent(row, ids[i]!, tag, filter)) return;
         if (where && !matchesFilter(row.payload, where)) return;
         const score = cosine(query, row.vector);
         const held = best.get(row.id);
@@ -155,6 +210,46 @@ export class EmbeddedVectorIndex implements VectorIndex {
       });
       if (best.size >= k || rowids.length < r) return this.withText([...best.values()].sort((a, b) => b.score - a.score).slice(0, k), tag, filter.user_id);
     }
+  }
+
+  /**
+   * A filtered search's r best allowed rows without listing what the filter allows: the user's
+   * `size` best rows by the unfiltered int8 scan (the plain search's scan, shared with the helper
+   * thread), read in their order r at a time, each row's payload checked against the filter
+   * (`matchesFilter`, the meaning every store's SQL is held to) until r pass. The allowed rows among
+   * the unfiltered best are the best allowed rows, in the same order (the scans rank by score, then
+   * by row), so these are exactly the rows the listed scan finds. Null when the filter keeps too few
+   * of the best for that (then the caller lists): judged before the scan by the share the filter
+   * allowed when last seen and the rows of its sessions, and after each read by the share passing.
+   */
+  private async probe(
+    index: EmbedderIndex, shape: PartitionShape, key: string, tag: EmbedderTag, query: Float32Array, filter: VectorSearchFilter, where: RecordFilter, r: number, share: boolean,
+  ): Promise<Found | null> {
+    const n = shape.n;
+    const size = Math.max(PROBE_ROWS, 3 * r);
+    if (n < this.probeFrom) return null;
+    const expected = Math.min(shape.hint(key) ?? 1, where.session_ids ? shape.rowsOfSessions(where.session_ids) / n : 1);
+    if (size < n && expected * size < PROBE_MARGIN * r) return null;
+    const { rowids, ids } = index.nearest(query, filter.user_id, filter.session_id, size, undefined, share);
+    // fewer than asked: every row of the user was ranked, and the allowed ones are all there is
+    const complete = rowids.length < size;
+    const picked: Found = { rowids: [], ids: [], rows: new Map() };
+    // rows read (~7 µs each) beyond this cost more than the listing (~0.25 µs a row of the user) would
+    const budget = complete ? rowids.length : Math.max(2 * r, Math.ceil(n / PROBE_READS_PER_ROW));
+    for (let read = 0; picked.rowids.length < r && read < Math.min(rowids.length, budget); ) {
+      const batch = rowids.slice(read, read + r);
+      const rows = await this.store.byRowids(batch);
+      for (let i = 0; i < batch.length && picked.rowids.length < r; i++) {
+        const rowid = batch[i]!;
+        const row = rows.get(rowid);
+        if (!row || !isCurrent(row, ids[read + i]!, tag, filter) || !matchesFilter(row.payload, where)) continue;
+        picked.rowids.push(rowid);
+        picked.ids.push(ids[read + i]!);
+        picked.rows.set(rowid, row);
+      }
+      read += batch.length;
+    }
+    return picked.rowids.length === r || complete ? picked : null;
   }
 
   /** Hits a passage won carry their entry's payload (a passage row keeps no text); one whose entry is gone is dropped. */
@@ -190,12 +285,14 @@ export class EmbeddedVectorIndex implements VectorIndex {
   async deleteAll(): Promise<void> {
     await this.write((r) => this.store.deleteAll(r), () => {
       for (const index of this.loaded.values()) index.clear();
+      this.listings.clear();
     });
   }
 
   async deleteOtherEmbedders(keep: EmbedderTag): Promise<number> {
     return this.write((r) => this.store.deleteOtherEmbedders(keep, r), () => {
       for (const id of [...this.loaded.keys()]) if (id !== keep.id) this.loaded.delete(id);
+      this.listings.clear();
     });
   }
 
@@ -214,6 +311,7 @@ export class EmbeddedVectorIndex implements VectorIndex {
     await this.flushNow();
     await this.lane.catch(() => {});
     this.loaded.clear();
+    this.listings.clear();
     this.own.clear();
   }
 
@@ -288,6 +386,7 @@ export class EmbeddedVectorIndex implements VectorIndex {
     let loadedVectors = 0;
     for (const ix of this.loaded.values()) loadedVectors += ix.size;
     if (lost || foreign > Math.max(RELOAD_AFTER_MIN, loadedVectors)) {
+      this.listings.clear();
       for (const ix of this.loaded.values()) {
         ix.clear();
         await this.fill(ix);

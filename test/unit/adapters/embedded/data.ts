@@ -10,16 +10,20 @@ export function normalize(v: Float32Array): Float32Array {
   return v;
 }
 
-export function clustered(count: number, dim: number, seed: number, clusters = 50): { vectors: Float32Array[]; near: (i: number, noise?: number) => Float32Array } {
+export function clustered(
+  count: number, dim: number, seed: number, clusters = 50,
+): { vectors: Float32Array[]; near: (i: number, noise?: number) => Float32Array; clusterOf: number[] } {
   const r = rng(seed);
   const gauss = () => Math.sqrt(-2 * Math.log(r() || 1e-12)) * Math.cos(2 * Math.PI * r());
   const centers = Array.from({ length: clusters }, () => normalize(Float32Array.from({ length: dim }, gauss)));
+  const clusterOf: number[] = [];
   const vectors = Array.from({ length: count }, () => {
-    const c = centers[Math.floor(r() * clusters)]!;
-    return normalize(c.map((x) => x + 0.08 * gauss()));
+    const at = Math.floor(r() * clusters);
+    clusterOf.push(at);
+    return normalize(centers[at]!.map((x) => x + 0.08 * gauss()));
   });
   const near = (i: number, noise = 0.05) => normalize(vectors[i]!.map((x) => x + noise * gauss()));
-  return { vectors, near };
+  return { vectors, near, clusterOf };
 }
 
 export function exactTop(vectors: readonly Float32Array[], q: Float32Array, k: number, keep: (i: number) => boolean = () => true): number[] {
