@@ -21,7 +21,7 @@ export type Candidate = z.infer<typeof CandidateSchema>;
 
 /** The ranked lists fusion reads: one per tier, and the long-term entries of the period a time question names. */
 export type ListName = Tier | 'period' | 'overlap';
-/** the lists the tiers give (overlap and session are derived from them) */
+/** the lists the tiers give (overlap is derived from them) */
 export type RankedLists = Partial<Record<Exclude<ListName, 'overlap'>, readonly Candidate[]>>;
 
 /**

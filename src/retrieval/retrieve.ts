@@ -154,8 +154,7 @@ export class Retriever {
     let scored = scoreCandidates(lists, options);
     // the hits whose neighbours are read are the most relevant, whoever said them: another speaker's
     // question ranks low itself but leads to the named person's answer. Not for a message (see
-    // MESSAGE_WORDS): it refers back to a conversation, which the session list finds, not to one turn
-    // whose neighbour completes it
+    // MESSAGE_WORDS): it refers back to a conversation, not to one turn whose neighbour completes it
     if (deps.context && sig.context && !isMessage(options)) scored = addContext(scored, await this.context(req, [...scored].sort((a, b) => b.relevance - a.relevance).slice(0, CONTEXT_HITS), signal), options);
     throwIfAbandoned(signal);
     const results = finalize(scored, options);
