@@ -248,8 +248,12 @@ export class Retriever {
     ]);
     const periodList: Candidate[] = inPeriodHits.map(({ entry, bm25 }) => ({ ...entryCandidate(entry), bm25: round(bm25) }));
     const seen = new Set(periodList.map((c) => c.id));
-    const first = askedFirst(req.query);
-    const rest = inPeriod.filter((e) => !seen.has(e.id)).sort((a, b) => first(b) - first(a) || b.importance - a.importance || b.created_at.localeCompare(a.created_at));
+    const rest = inPeriod.filter((e) => !seen.has(e.id));
+    // the question's person is read only when there is an order to decide (a period was named)
+    if (rest.length > 1) {
+      const first = askedFirst(req.query);
+      rest.sort((a, b) => first(b) - first(a) || b.importance - a.importance || b.created_at.localeCompare(a.created_at));
+    }
     for (const e of rest.slice(0, Math.max(0, k - periodList.length))) periodList.push(entryCandidate(e));
     return { text: hits.map(({ entry, bm25 }) => ({ ...entryCandidate(entry), bm25: round(bm25) })), period: periodList };
   }

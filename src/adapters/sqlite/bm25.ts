@@ -144,7 +144,7 @@ export class UserBm25 {
       const idf = Math.log(1 + (Math.max(docs, df) - df + 0.5) / (df + 0.5));
       for (const [rowid, length] of hits) {
         if (allowed && !allowed.has(rowid)) continue;
-        const tf = (p.key !== null && length >= LONG_ROW_TOKENS ? repeatCount(records.get(rowid) ?? null, p.key) : null) ?? p.weight;
+        const tf = (p.key !== null ? repeatCount(records.get(rowid) ?? null, p.key) : null) ?? p.weight;
         const s = (idf * tf * (K1 + 1)) / (tf + K1 * (1 - B + (B * length) / avgdl));
         scores.set(rowid, (scores.get(rowid) ?? 0) + s);
       }
