@@ -27,6 +27,7 @@ import { join, resolve } from 'node:path';
 import { contentHash } from '../../src/domain/hash.js';
 import type { RecordFilterInput } from '../../src/domain/filters.js';
 import type { Turn } from '../../src/domain/turn.js';
+import { ownerMatch } from '../../src/adapters/sqlite/owner-token.js';
 import { ftsMatchExpression } from '../../src/retrieval/query-terms.js';
 import { readLocomo } from '../../eval/locomo/dataset.js';
 import { childrenOf, processCpuSeconds } from '../proc-cpu.js';
@@ -274,7 +275,7 @@ async function measure(report: Report, label: string, corpus: Corpus, queriesPer
     const scan = db.prepare('SELECT content FROM entries WHERE user_id = ?').pluck();
     const bareFts = await timed(qs.length, (i) => {
       const words = ftsMatchExpression(qs[i]!.query);
-      if (words) fts.all(`user_id : "${qs[i]!.user.replace(/"/g, '""')}" AND (${words})`);
+      if (words) fts.all(`${ownerMatch(qs[i]!.user)} AND (${words})`);
     });
     const bareScan = await timed(qs.length, (i) => {
       let chars = 0;

@@ -93,7 +93,7 @@ export class UserBm25 {
 
   /**
    * [rowid, score] of the user's entries holding any of `phrases` and meeting `where`, unsorted.
-   * `owner` narrows each match to a superset of the user's rows (entry_sizes.user_id decides). With
+   * `owner` narrows each match to the user's rows (its index token; entry_sizes.user_id decides). With
    * `newest`, only the user's newest `newest` matches meeting `where` are scored, and `dfOf` gives a
    * phrase's document frequency over all of the user's rows; otherwise it is counted from the matches.
    */

@@ -10,6 +10,7 @@ import { EntryRepeats, NAME_WEIGHT, repeatKey } from './repeats.js';
 import { TransactionBatcher } from './transaction-batcher.js';
 import { contentHash } from '../../domain/hash.js';
 import { ENTRY_COLUMNS as COLUMNS, ENTRY_VALUES, entryParams, rowToEntry, type EntryRow } from './rows/entries.js';
+import { ownerMatch } from './owner-token.js';
 
 /** `%`, `_` and `\` in user text match themselves in a LIKE pattern with ESCAPE '\'. */
 export function likePattern(q: string): string {
@@ -45,9 +46,6 @@ const DF_CACHE_DRIFT = 16;
 /** a big user's query whose words match more of its entries than this scores only its newest SCORED_MATCHES matches */
 const NEWEST_ABOVE = 1000;
 const SCORED_MATCHES = 500;
-
-/** the words of an ASCII id as FTS5's unicode61 tokenizer splits it (its ASCII token characters) */
-const OWNER_WORDS = /[A-Za-z0-9]+/g;
 
 
 /** A quoted FTS5 string: user text is never read as query syntax. */
@@ -138,7 +136,6 @@ export class SqliteLongTermStore implements LongTermStore {
       userDocsCapped: db
         .prepare('SELECT count(*) FROM (SELECT 1 FROM entries_fts f CROSS JOIN entry_sizes z ON z.rowid = f.rowid WHERE entries_fts MATCH ? AND z.user_id = ? LIMIT ?)')
         .pluck(),
-      cappedCount: db.prepare('SELECT count(*) AS n FROM (SELECT 1 FROM entries_fts WHERE entries_fts MATCH ? LIMIT ?)'),
       like: db.prepare(likeSql('')),
       recent: db.prepare(recentSql('')),
       // whether any entry of the user names its speaker (text_stats.named, migration 14)
@@ -275,7 +272,7 @@ export class SqliteLongTermStore implements LongTermStore {
     // kept a user that had just grown past COMMON_TERM_DOCS on the path for small users
     const { docs } = this.bm25.userStats(userId);
     const rows = this.bm25.tableRows();
-    const owner = 2 * docs < rows ? this.ownerClause(userId, rows) : null;
+    const owner = 2 * docs < rows ? ownerMatch(userId) : null;
     if (docs < COMMON_TERM_DOCS) return { owner, phrases };
     const dfOf = (match: string) => this.userDocsCapped(userId, docs, owner, match);
     const rarer = phrases.length > 1 ? phrases.filter((p) => dfOf(p.match) < COMMON_TERM_DOCS) : phrases;
@@ -283,41 +280,6 @@ export class SqliteLongTermStore implements LongTermStore {
     let matches = 0;
     for (const p of kept) matches += dfOf(p.match);
     return { owner, phrases: kept, newest: matches > NEWEST_ABOVE ? { rows: SCORED_MATCHES, dfOf } : undefined };
-  }
-
-  /**
-   * The clause that narrows a match to the owner's rows, or null when the id has no word to match. The
-   * owner column holds the id as the tokenizer splits it, and an id's words are mostly shared ("user"
-   * of "user-517" is in every row of a store whose ids look alike): FTS5 matches the phrase by reading
-   * the positions of every row holding each word of it. The id's rarest word alone is one short
-   * posting list — a superset of the owner's rows, which the caller's filter on the row's owner (entry_sizes.user_id) narrows
-   * to exactly them, so the answer is the phrase's (same rows, same bm25). Measured at 100k entries of
-   * 1,000 users: `"tacos"` 1.15 → 0.15 ms, `"name" OR "puppy"` 2.6 → 1.6 ms of CPU. Only for ids in
-   * ASCII, whose words the tokenizer splits exactly as OWNER_WORDS does; others keep the whole phrase.
-   */
-  private ownerClause(userId: string, tableRows: number): string | null {
-    const column = (w: string) => `user_id : ${ftsString(w)}`;
-    if (/[^\x00-\x7f]/.test(userId)) return /[\p{L}\p{N}]/u.test(userId) ? column(userId) : null;
-    const words = userId.match(OWNER_WORDS);
-    if (!words) return null;
-    if (words.length === 1) return column(words[0]!);
-    let best = words[0]!;
-    let fewest = Infinity;
-    const distinct = [...new Set(words)];
-    for (const w of distinct) {
-      const n = this.docsCapped(column(w), tableRows);
-      if (n < fewest) (best = w), (fewest = n);
-    }
-    // no word of the id is rare (every one is in COMMON_TERM_DOCS rows or more: "realmem-Sophie_Dubois~14"
-    // among a hundred ids alike): all of them, ANDed, which FTS5 intersects by seeking in the longer
-    // lists. The first word alone matched every row of the store (100k real turns of 113 users: 183 →
-    // 40 ms CPU a retrieve)
-    return fewest >= COMMON_TERM_DOCS && distinct.length > 1 ? `(${distinct.map(column).join(' AND ')})` : column(best);
-  }
-
-  /** min(documents matching, COMMON_TERM_DOCS), cached (see counted): a capped count costs ~0.1 ms */
-  private docsCapped(match: string, tableRows: number): number {
-    return this.counted(match, tableRows, () => (this.s.cappedCount.get(match, COMMON_TERM_DOCS) as { n: number }).n);
   }
 
   /** min(the user's entries holding the phrase, COMMON_TERM_DOCS), cached (see counted) */

@@ -8,6 +8,7 @@ import { SqliteLongTermStore } from '../../../../src/adapters/sqlite/long-term.j
 import { SqliteArchiveStore } from '../../../../src/adapters/sqlite/archive-store.js';
 import { SqliteMaintenanceStore } from '../../../../src/adapters/sqlite/maintenance.js';
 import { LONG_ROW_TOKENS, repeatCount, repeatKey, repeatsOf } from '../../../../src/adapters/sqlite/repeats.js';
+import { BEFORE_OWNER_TOKEN } from '../../../helpers/sqlite-rewind.js';
 import { tmpDir } from '../../../helpers/tmp.js';
 
 const FILLER = Array.from({ length: LONG_ROW_TOKENS }, (_, i) => `word${i}`).join(' ');
@@ -73,7 +74,7 @@ describe('SQLite entry_repeats', () => {
     await new SqliteLongTermStore(db, undefined, { textSearchThread: false }).upsert(entries);
     const want = ids(await new SqliteLongTermStore(db, undefined, { textSearchThread: false }).searchText('ann', 'otter', { limit: 5 }));
     assert.deepEqual(want, ['e1', 'e2'], 'more hits of the word first, though its text is longer');
-    db.exec('DROP TRIGGER entry_repeats_ad; DROP TRIGGER entry_repeats_au; DROP TABLE entry_repeats; DROP INDEX vectors_filter; CREATE INDEX vectors_embedder_user ON vectors (embedder, user_id); DROP TRIGGER entry_sizes_ai; DROP TRIGGER entry_sizes_ad; DROP TRIGGER entry_sizes_au; DROP TABLE entry_sizes; DROP TRIGGER entries_stats_ai; DROP TRIGGER entries_stats_ad; DROP TRIGGER entries_stats_au; ALTER TABLE text_stats DROP COLUMN named; PRAGMA user_version = 10');
+    db.exec(BEFORE_OWNER_TOKEN + 'DROP TRIGGER entry_repeats_ad; DROP TRIGGER entry_repeats_au; DROP TABLE entry_repeats; DROP INDEX vectors_filter; CREATE INDEX vectors_embedder_user ON vectors (embedder, user_id); DROP TRIGGER entry_sizes_ai; DROP TRIGGER entry_sizes_ad; DROP TRIGGER entry_sizes_au; DROP TABLE entry_sizes; DROP TRIGGER entries_stats_ai; DROP TRIGGER entries_stats_ad; DROP TRIGGER entries_stats_au; ALTER TABLE text_stats DROP COLUMN named; PRAGMA user_version = 10');
     db.close();
     db = openDatabase(path);
     try {

@@ -6,6 +6,7 @@ import { contentHash } from '../../../../src/domain/hash.js';
 import { openDatabase, type Db } from '../../../../src/adapters/sqlite/db.js';
 import { SqliteLongTermStore } from '../../../../src/adapters/sqlite/long-term.js';
 import { MIGRATIONS } from '../../../../src/adapters/sqlite/migrations.js';
+import { BEFORE_OWNER_TOKEN } from '../../../helpers/sqlite-rewind.js';
 import { tmpDir } from '../../../helpers/tmp.js';
 
 const entry = (user: string, i: number, content: string, name: string | null = null): MemoryEntry => {
@@ -39,7 +40,7 @@ describe('SQLite text_stats', () => {
     let db = openDatabase(path);
     await new SqliteLongTermStore(db, undefined, { textSearchThread: false }).upsert([entry('ann', 1, 'one two'), entry('bob', 2, 'three', 'Bob'), entry('ann', 3, 'four')]);
     // the file as version 8 left it: no table, no triggers (and none of the later migrations' changes)
-    db.exec('DROP TRIGGER entries_stats_ai; DROP TRIGGER entries_stats_ad; DROP TRIGGER entries_stats_au; DROP TABLE text_stats; ALTER TABLE erasures DROP COLUMN action; DROP TRIGGER entry_repeats_ad; DROP TRIGGER entry_repeats_au; DROP TABLE entry_repeats; DROP INDEX vectors_filter; CREATE INDEX vectors_embedder_user ON vectors (embedder, user_id); DROP TRIGGER entry_sizes_ai; DROP TRIGGER entry_sizes_ad; DROP TRIGGER entry_sizes_au; DROP TABLE entry_sizes; PRAGMA user_version = 8');
+    db.exec(BEFORE_OWNER_TOKEN + 'DROP TRIGGER entries_stats_ai; DROP TRIGGER entries_stats_ad; DROP TRIGGER entries_stats_au; DROP TABLE text_stats; ALTER TABLE erasures DROP COLUMN action; DROP TRIGGER entry_repeats_ad; DROP TRIGGER entry_repeats_au; DROP TABLE entry_repeats; DROP INDEX vectors_filter; CREATE INDEX vectors_embedder_user ON vectors (embedder, user_id); DROP TRIGGER entry_sizes_ai; DROP TRIGGER entry_sizes_ad; DROP TRIGGER entry_sizes_au; DROP TABLE entry_sizes; PRAGMA user_version = 8');
     db.close();
     db = openDatabase(path);
     assert.equal(db.pragma('user_version', { simple: true }), MIGRATIONS.at(-1)!.version);
@@ -76,7 +77,7 @@ describe('SQLite entry_sizes', () => {
     const path = join(tmpDir(), 'old-sizes.db');
     let db = openDatabase(path);
     await new SqliteLongTermStore(db, undefined, { textSearchThread: false }).upsert([entry('ann', 1, 'one two'), entry('bob', 2, 'three four', 'Bob'), entry('ann', 3, 'four')]);
-    db.exec('DROP TRIGGER entry_sizes_ai; DROP TRIGGER entry_sizes_ad; DROP TRIGGER entry_sizes_au; DROP TABLE entry_sizes; DROP TRIGGER entries_stats_ai; DROP TRIGGER entries_stats_ad; DROP TRIGGER entries_stats_au; ALTER TABLE text_stats DROP COLUMN named; PRAGMA user_version = 12');
+    db.exec(BEFORE_OWNER_TOKEN + 'DROP TRIGGER entry_sizes_ai; DROP TRIGGER entry_sizes_ad; DROP TRIGGER entry_sizes_au; DROP TABLE entry_sizes; DROP TRIGGER entries_stats_ai; DROP TRIGGER entries_stats_ad; DROP TRIGGER entries_stats_au; ALTER TABLE text_stats DROP COLUMN named; PRAGMA user_version = 12');
     db.close();
     db = openDatabase(path);
     assert.equal(db.pragma('user_version', { simple: true }), MIGRATIONS.at(-1)!.version);
