@@ -113,7 +113,8 @@ export class Retriever {
     const pool = req.top_k * CANDIDATES_PER_RESULT;
     const period = parseTimeRange(req.query, now);
     const asked = withoutTimeExpression(req.query, period);
-    const text = this.signals.question_frame ? withoutWords(asked, [...QUESTION_FRAME]) : asked;
+    const withoutFrame = (t: string) => (this.signals.question_frame ? withoutWords(t, [...QUESTION_FRAME]) : t);
+    const text = withoutFrame(asked);
     const own = queryTerms(text);
     // a question about the asker's state ("where do I live?") is also asked of the words that announce
     // its change ("moved"): the newest answer often shares no word with the question. Not a question
@@ -128,7 +129,7 @@ export class Retriever {
     const [st, sem, lt] = await Promise.all([
       withBudget(() => this.shortTerm(req, terms), deps.budgets.short_term, [] as Candidate[], signal),
       withBudget((tier) => this.semantic(req, about.trim() === '' ? text : about, pool, tier), deps.budgets.semantic, null as Candidate[] | null, signal),
-      withBudget((tier) => this.longTerm(req, changes.length > 0 ? `${text} ${changes.join(' ')}` : text, speakers, period, pool, tier), deps.budgets.long_term, { text: [], period: [] } as LongTermLists, signal),
+      withBudget((tier) => this.longTerm(req, { text: changes.length > 0 ? `${text} ${changes.join(' ')}` : text, uncovered: period && this.signals.uncovered_period ? withoutFrame(req.query) : null }, speakers, period, pool, tier), deps.budgets.long_term, { text: [], period: [] } as LongTermLists, signal),
     ]);
     // nobody waits for the answer: no tier is reported (an abandoned tier is no timeout), nothing ranked
     throwIfAbandoned(signal);
@@ -236,16 +237,21 @@ export class Retriever {
   /**
    * BM25 over the user's entries; and when the query names a period, that period's entries: those
    * matching the text first, then the rest, those of the speaker the question asks about first
-   * (askedFirst), then by importance.
+   * (askedFirst), then by importance. A period holding none of the entries the user may see is no
+   * period to look in: its words are words of the query like the others ("3 litres it is for today"
+   * about "Today is a solid 3", asked before the day's first entry), and the text is searched again
+   * with them (`uncovered`: the query with its time expression).
    */
-  private async longTerm(req: RetrieveRequest, text: string, speakerTerms: string[], period: TimeRange | null, k: number, signal?: AbortSignal): Promise<LongTermLists> {
+  private async longTerm(req: RetrieveRequest, query: { text: string; uncovered: string | null }, speakerTerms: string[], period: TimeRange | null, k: number, signal?: AbortSignal): Promise<LongTermLists> {
     const { longTerm } = this.deps;
     const where = req.filters;
-    const [hits, inPeriodHits, inPeriod] = await Promise.all([
-      longTerm.searchText(req.user_id, text, { limit: k, speakerTerms, where, ...(signal ? { signal } : {}) }),
-      period ? longTerm.searchText(req.user_id, text, { limit: k, speakerTerms, createdFrom: period.from, createdBefore: period.to, where, ...(signal ? { signal } : {}) }) : [],
+    const search = (text: string) => longTerm.searchText(req.user_id, text, { limit: k, speakerTerms, where, ...(signal ? { signal } : {}) });
+    const [found, inPeriodHits, inPeriod] = await Promise.all([
+      search(query.text),
+      period ? longTerm.searchText(req.user_id, query.text, { limit: k, speakerTerms, createdFrom: period.from, createdBefore: period.to, where, ...(signal ? { signal } : {}) }) : [],
       period ? longTerm.recent(req.user_id, { limit: PERIOD_SCAN, createdFrom: period.from, createdBefore: period.to, where }) : [],
     ]);
+    const hits = query.uncovered !== null && inPeriod.length === 0 ? await search(query.uncovered) : found;
     const periodList: Candidate[] = inPeriodHits.map(({ entry, bm25 }) => ({ ...entryCandidate(entry), bm25: round(bm25) }));
     const seen = new Set(periodList.map((c) => c.id));
     const rest = inPeriod.filter((e) => !seen.has(e.id));

@@ -143,6 +143,34 @@ describe('Retriever on a period named with nothing else to match', () => {
   });
 });
 
+describe('Retriever on a period that holds none of the user\'s entries', () => {
+  let memory: Memory;
+
+  before(async () => {
+    ({ memory } = await testMemory({}, { reconcile: false }));
+    // every entry is older than "today": the day asked about is empty, and only its word tells the
+    // turn that reported a day's water from those that talk about water in general
+    await memory.addTurns([
+      turn('tap', 'w1', '2024-09-02T08:00:00.000Z', 'user', 'Maya', 'Our tap water tastes of chlorine, should I drink bottled water instead?', 'u5'),
+      turn('tap-reply', 'w1', '2024-09-02T08:01:00.000Z', 'assistant', 'Nova', 'Tap water is safe to drink; a carbon filter jug takes the chlorine taste out of the water.', 'u5'),
+      turn('plants', 'w2', '2024-09-10T08:00:00.000Z', 'user', 'Maya', 'How much water do the basil plants need in summer? I water them daily.', 'u5'),
+      turn('log', 'w3', '2024-09-20T20:00:00.000Z', 'user', 'Maya', 'Today is a solid 3 litres, the new bottle helps me drink.', 'u5'),
+      turn('walk', 'w4', '2024-09-21T08:00:00.000Z', 'user', 'Maya', 'Walked to the bakery, it was drizzling.', 'u5'),
+    ]);
+    await memory.idle();
+  });
+  after(() => memory.close());
+
+  it('searches the time words as words of the query', async () => {
+    const r = await memory.retrieve({ query: 'How much water did I drink today?', user_id: 'u5', session_id: 'new', top_k: 3 });
+    const log = r.results.find((x) => x.id === 'log');
+    assert.ok(log, r.results.map((x) => `${x.id}: ${x.content}`).join(' | '));
+    // without "today" the turn shares one word with the question and the tap water talk two
+    assert.equal(log.explain.ranks.long_term, 1);
+    assert.equal(log.explain.in_period, false);
+  });
+});
+
 describe('Retriever on a conversation between two people', () => {
   let memory: Memory;
   const at = (i: number) => new Date(Date.UTC(2023, 4, 8, 13, 0, i * 30)).toISOString();
