@@ -239,19 +239,20 @@ export class Retriever {
    * matching the text first, then the rest, those of the speaker the question asks about first
    * (askedFirst), then by importance. A period holding none of the entries the user may see is no
    * period to look in: its words are words of the query like the others ("3 litres it is for today"
-   * about "Today is a solid 3", asked before the day's first entry), and the text is searched again
-   * with them (`uncovered`: the query with its time expression).
+   * about "Today is a solid 3", asked before the day's first entry), and the text is searched with
+   * them (`uncovered`: the query with its time expression).
    */
   private async longTerm(req: RetrieveRequest, query: { text: string; uncovered: string | null }, speakerTerms: string[], period: TimeRange | null, k: number, signal?: AbortSignal): Promise<LongTermLists> {
     const { longTerm } = this.deps;
     const where = req.filters;
-    const search = (text: string) => longTerm.searchText(req.user_id, text, { limit: k, speakerTerms, where, ...(signal ? { signal } : {}) });
-    const [found, inPeriodHits, inPeriod] = await Promise.all([
-      search(query.text),
-      period ? longTerm.searchText(req.user_id, query.text, { limit: k, speakerTerms, createdFrom: period.from, createdBefore: period.to, where, ...(signal ? { signal } : {}) }) : [],
-      period ? longTerm.recent(req.user_id, { limit: PERIOD_SCAN, createdFrom: period.from, createdBefore: period.to, where }) : [],
+    const search = (text: string, range: { createdFrom?: string; createdBefore?: string } = {}) => longTerm.searchText(req.user_id, text, { limit: k, speakerTerms, ...range, where, ...(signal ? { signal } : {}) });
+    // the period's entries first: a period holding none has no matches to search for
+    const inPeriod = period ? await longTerm.recent(req.user_id, { limit: PERIOD_SCAN, createdFrom: period.from, createdBefore: period.to, where }) : [];
+    const covered = period && inPeriod.length > 0 ? { createdFrom: period.from, createdBefore: period.to } : null;
+    const [hits, inPeriodHits] = await Promise.all([
+      search(period && !covered && query.uncovered !== null ? query.uncovered : query.text),
+      covered ? search(query.text, covered) : [],
     ]);
-    const hits = query.uncovered !== null && inPeriod.length === 0 ? await search(query.uncovered) : found;
     const periodList: Candidate[] = inPeriodHits.map(({ entry, bm25 }) => ({ ...entryCandidate(entry), bm25: round(bm25) }));
     const seen = new Set(periodList.map((c) => c.id));
     const rest = inPeriod.filter((e) => !seen.has(e.id));

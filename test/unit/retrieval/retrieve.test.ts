@@ -3,6 +3,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { Memory } from '../../../src/memory/memory.js';
+import type { Services } from '../../../src/roots/library.js';
 import { testMemory } from '../../helpers/services.js';
 
 const turn = (id: string, session: string, created_at: string, role: 'user' | 'assistant', name: string, content: string, user_id = 'u1') => ({
@@ -145,9 +146,10 @@ describe('Retriever on a period named with nothing else to match', () => {
 
 describe('Retriever on a period that holds none of the user\'s entries', () => {
   let memory: Memory;
+  let services: Services;
 
   before(async () => {
-    ({ memory } = await testMemory({}, { reconcile: false }));
+    ({ memory, services } = await testMemory({}, { reconcile: false }));
     // every entry is older than "today": the day asked about is empty, and only its word tells the
     // turn that reported a day's water from those that talk about water in general
     await memory.addTurns([
@@ -168,6 +170,23 @@ describe('Retriever on a period that holds none of the user\'s entries', () => {
     // without "today" the turn shares one word with the question and the tap water talk two
     assert.equal(log.explain.ranks.long_term, 1);
     assert.equal(log.explain.in_period, false);
+  });
+
+  it('searches the text once: an empty period has no matches to look for', async () => {
+    const searches: string[] = [];
+    const { longTerm } = services;
+    const searchText = longTerm.searchText.bind(longTerm);
+    longTerm.searchText = (userId, query, o) => {
+      searches.push(query);
+      return searchText(userId, query, o);
+    };
+    try {
+      await memory.retrieve({ query: 'How much water did I drink today?', user_id: 'u5', session_id: 'new', top_k: 3 });
+    } finally {
+      longTerm.searchText = searchText;
+    }
+    assert.equal(searches.length, 1, searches.join(' | '));
+    assert.match(searches[0]!, /today/);
   });
 });
 
