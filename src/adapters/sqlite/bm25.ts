@@ -38,6 +38,15 @@ export interface RowConditions {
   params: Record<string, unknown>;
 }
 
+/** the rowids a search's rows lie between, both included */
+export interface RowidSpan {
+  from: number;
+  to: number;
+}
+
+/** no bound: every rowid */
+const ALL_ROWIDS: RowidSpan = { from: 0, to: Number.MAX_SAFE_INTEGER };
+
 /** filtered statements differ only in their conditions; a few shapes are in use at a time */
 const STATEMENTS = 64;
 
@@ -96,6 +105,8 @@ export class UserBm25 {
    * `owner` narrows each match to the user's rows (its index token; entry_sizes.user_id decides). With
    * `newest`, only the user's newest `newest` matches meeting `where` are scored, and `dfOf` gives a
    * phrase's document frequency over all of the user's rows; otherwise it is counted from the matches.
+   * `span` bounds the rowids read when `newest` is given (rows outside it must not meet `where`);
+   * otherwise a phrase's matches outside it are its document frequency, and every one is read.
    */
   score(
     userId: string,
@@ -103,9 +114,10 @@ export class UserBm25 {
     phrases: readonly WeightedPhrase[],
     where: RowConditions,
     newest?: { rows: number; dfOf: (match: string) => number },
+    span: RowidSpan = ALL_ROWIDS,
   ): Array<[number, number]> {
     // one snapshot: the user's statistics and matches of one state of the file
-    return this.db.inTransaction ? this.scoreNow(userId, owner, phrases, where, newest) : this.db.transaction(() => this.scoreNow(userId, owner, phrases, where, newest)).deferred();
+    return this.db.inTransaction ? this.scoreNow(userId, owner, phrases, where, newest, span) : this.db.transaction(() => this.scoreNow(userId, owner, phrases, where, newest, span)).deferred();
   }
 
   private scoreNow(
@@ -113,20 +125,22 @@ export class UserBm25 {
     owner: string | null,
     phrases: readonly WeightedPhrase[],
     where: RowConditions,
-    newest?: { rows: number; dfOf: (match: string) => number },
+    newest: { rows: number; dfOf: (match: string) => number } | undefined,
+    given: RowidSpan,
   ): Array<[number, number]> {
     const { docs, bytes } = this.userStats(userId);
+    const span = newest ? given : ALL_ROWIDS;
     if (docs === 0 || phrases.length === 0) return [];
     const avgdl = bytes / docs || 1;
     const st = this.statementsFor(where.sql);
     const narrowed = (m: string) => (owner ? `${owner} AND (${m})` : m);
-    let floor = 0;
+    let floor = span.from;
     if (newest) {
       const any = narrowed(phrases.map((p) => p.match).join(' OR '));
-      floor = (st.floor.get({ ...where.params, match: any, user_id: userId, rows: newest.rows }) as number | null) ?? 0;
+      floor = (st.floor.get({ ...where.params, match: any, user_id: userId, rows: newest.rows, ...span }) as number | null) ?? span.from;
     }
     const phrase = this.phraseStatement();
-    const matched = phrases.map((p) => phrase.all({ match: narrowed(p.match), user_id: userId, floor }) as Array<[number, number]>);
+    const matched = phrases.map((p) => phrase.all({ match: narrowed(p.match), user_id: userId, floor, to: span.to }) as Array<[number, number]>);
     // the matches meeting the conditions, each row read once: a row holding several of the query's
     // words was read again for each (RealMem: a query's ~2,500 matches of its words are far fewer rows)
     let allowed: Set<number> | null = null;
@@ -177,7 +191,7 @@ export class UserBm25 {
       .prepare(
         `SELECT f.rowid, z.bytes
          FROM entries_fts f CROSS JOIN entry_sizes z ON z.rowid = f.rowid
-         WHERE entries_fts MATCH @match AND z.user_id = @user_id AND f.rowid >= @floor`,
+         WHERE entries_fts MATCH @match AND z.user_id = @user_id AND f.rowid >= @floor AND f.rowid <= @to`,
       )
       .raw();
     return this.phrase;
@@ -191,7 +205,7 @@ export class UserBm25 {
       const rows = `entries_fts f CROSS JOIN entry_sizes z ON z.rowid = f.rowid${conditions ? ' CROSS JOIN entries e NOT INDEXED ON e.rowid = f.rowid' : ''}`;
       st = {
         // the oldest rowid among the user's newest `rows` matches meeting the conditions
-        floor: this.db.prepare(`SELECT min(rowid) FROM (SELECT f.rowid AS rowid FROM ${rows} WHERE entries_fts MATCH @match AND z.user_id = @user_id${conditions} ORDER BY f.rowid DESC LIMIT @rows)`).pluck(),
+        floor: this.db.prepare(`SELECT min(rowid) FROM (SELECT f.rowid AS rowid FROM ${rows} WHERE entries_fts MATCH @match AND z.user_id = @user_id AND f.rowid >= @from AND f.rowid <= @to${conditions} ORDER BY f.rowid DESC LIMIT @rows)`).pluck(),
         // which of these rows (a JSON array of rowids) meet the conditions, each read by rowid (NOT
         // INDEXED: given a time range, the planner walks entries_user_created over every user instead)
         allowed: this.db.prepare(`SELECT e.rowid FROM entries e NOT INDEXED WHERE e.rowid IN (SELECT value FROM json_each(@rows))${conditions}`).pluck(),

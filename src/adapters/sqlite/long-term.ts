@@ -5,7 +5,7 @@ import type { Statement } from 'better-sqlite3';
 import { atomically, type Db } from './db.js';
 import { filterSql } from './filter-sql.js';
 import { TextSearchThread } from './text-search-thread.js';
-import { UserBm25, type RowConditions, type WeightedPhrase } from './bm25.js';
+import { UserBm25, type RowConditions, type RowidSpan, type WeightedPhrase } from './bm25.js';
 import { EntryRepeats, NAME_WEIGHT, repeatKey } from './repeats.js';
 import { TransactionBatcher } from './transaction-batcher.js';
 import { contentHash } from '../../domain/hash.js';
@@ -138,6 +138,8 @@ export class SqliteLongTermStore implements LongTermStore {
         .pluck(),
       like: db.prepare(likeSql('')),
       recent: db.prepare(recentSql('')),
+      // the rowids the user's entries of these sessions lie between (entries_user_session)
+      sessionSpan: db.prepare('SELECT min(rowid), max(rowid) FROM entries WHERE user_id = ? AND session_id IN (SELECT value FROM json_each(?))').raw(),
       // whether any entry of the user names its speaker (text_stats.named, migration 14)
       named: db.prepare('SELECT named > 0 FROM text_stats WHERE user_id = ?').pluck(),
       participants: db.prepare(
@@ -206,10 +208,25 @@ export class SqliteLongTermStore implements LongTermStore {
   searchTextSync(userId: string, query: string, o: ListOptions): TextHit[] {
     const { owner, phrases, newest } = this.matchFor(userId, query, new Set(o.speakerTerms ?? []));
     if (phrases.length === 0) return [];
-    const scored = this.bm25.score(userId, owner, phrases, searchConditions(o), newest);
+    const span = this.sessionSpan(userId, o);
+    if (span === 'none') return [];
+    const scored = this.bm25.score(userId, owner, phrases, searchConditions(o), newest, span);
     // best first; ties newest first (as the PostgreSQL store orders them)
     scored.sort((a, b) => b[1] - a[1] || b[0] - a[0]);
     return this.ownersOf(userId, scored, o.limit);
+  }
+
+  /**
+   * A search within named sessions reads only the stretch of the text index their entries lie in: a
+   * session's turns are written together, so their rowids are close, and the newest matches of the
+   * whole history are not walked to find the few in those sessions (100k real turns of one user, three
+   * sessions named: p99 263 ms, most of it that walk). 'none': the sessions hold no entry of the user.
+   */
+  private sessionSpan(userId: string, o: ListOptions): RowidSpan | 'none' | undefined {
+    const sessions = [...(o.where?.session_ids ?? []), ...(o.sessionId !== undefined ? [o.sessionId] : [])];
+    if (sessions.length === 0) return undefined;
+    const [from, to] = this.s.sessionSpan.get(userId, JSON.stringify(sessions)) as [number | null, number | null];
+    return from === null || to === null ? 'none' : { from, to };
   }
 
   /**
