@@ -76,7 +76,7 @@ function varints(buf: Uint8Array): number[] {
 export class UserBm25 {
   private readonly stats: Statement;
   private readonly averages: Statement;
-  private readonly statements = new Map<string, { floor: Statement; allowed: Statement }>();
+  private readonly statements = new Map<string, { newest: Statement; allowed: Statement }>();
   /** a phrase's matches among the user's rows, conditions or none (see statementsFor) */
   private phrase: Statement | null = null;
   /** the recorded repeats of the given rows (a JSON array of rowids) */
@@ -135,16 +135,21 @@ export class UserBm25 {
     const st = this.statementsFor(where.sql);
     const narrowed = (m: string) => (owner ? `${owner} AND (${m})` : m);
     let floor = span.from;
+    let allowed: Set<number> | null = null;
     if (newest) {
       const any = narrowed(phrases.map((p) => p.match).join(' OR '));
-      floor = (st.floor.get({ ...where.params, match: any, user_id: userId, rows: newest.rows, ...span }) as number | null) ?? span.from;
+      const found = st.newest.all({ ...where.params, match: any, user_id: userId, rows: newest.rows, ...span }) as number[];
+      if (found.length === 0) return [];
+      floor = found[found.length - 1]!;
+      // every match from the floor up that meets the conditions is one of these: they are the rows
+      // scored, and no row is read again for its conditions
+      if (where.sql !== '') allowed = new Set(found);
     }
     const phrase = this.phraseStatement();
     const matched = phrases.map((p) => phrase.all({ match: narrowed(p.match), user_id: userId, floor, to: span.to }) as Array<[number, number]>);
     // the matches meeting the conditions, each row read once: a row holding several of the query's
     // words was read again for each (RealMem: a query's ~2,500 matches of its words are far fewer rows)
-    let allowed: Set<number> | null = null;
-    if (where.sql !== '') {
+    if (where.sql !== '' && !allowed) {
       const rows = new Set<number>();
       for (const hits of matched) for (const [rowid] of hits) rows.add(rowid);
       allowed = rows.size === 0 ? rows : new Set(st.allowed.all({ ...where.params, rows: JSON.stringify([...rows]) }) as number[]);
@@ -197,15 +202,15 @@ export class UserBm25 {
     return this.phrase;
   }
 
-  private statementsFor(conditions: string): { floor: Statement; allowed: Statement } {
+  private statementsFor(conditions: string): { newest: Statement; allowed: Statement } {
     let st = this.statements.get(conditions);
     if (!st) {
       // entries is read by rowid only (NOT INDEXED): given a time range, the planner otherwise reads
       // entries_user_created's whole range for each match
       const rows = `entries_fts f CROSS JOIN entry_sizes z ON z.rowid = f.rowid${conditions ? ' CROSS JOIN entries e NOT INDEXED ON e.rowid = f.rowid' : ''}`;
       st = {
-        // the oldest rowid among the user's newest `rows` matches meeting the conditions
-        floor: this.db.prepare(`SELECT min(rowid) FROM (SELECT f.rowid AS rowid FROM ${rows} WHERE entries_fts MATCH @match AND z.user_id = @user_id AND f.rowid >= @from AND f.rowid <= @to${conditions} ORDER BY f.rowid DESC LIMIT @rows)`).pluck(),
+        // the user's newest `rows` matches meeting the conditions, newest first
+        newest: this.db.prepare(`SELECT f.rowid FROM ${rows} WHERE entries_fts MATCH @match AND z.user_id = @user_id AND f.rowid >= @from AND f.rowid <= @to${conditions} ORDER BY f.rowid DESC LIMIT @rows`).pluck(),
         // which of these rows (a JSON array of rowids) meet the conditions, each read by rowid (NOT
         // INDEXED: given a time range, the planner walks entries_user_created over every user instead)
         allowed: this.db.prepare(`SELECT e.rowid FROM entries e NOT INDEXED WHERE e.rowid IN (SELECT value FROM json_each(@rows))${conditions}`).pluck(),
