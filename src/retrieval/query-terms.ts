@@ -87,6 +87,31 @@ export function contentStem(word: string): string | null {
  */
 export const MAX_QUERY_TERMS = 32;
 
+/** A word held by this many of a user's entries or more is common for that user whatever the share (a cap on a big user's search cost). */
+export const COMMON_TERM_DOCS = 2000;
+
+/**
+ * The entries a content word must be held by to be common for a user of `userDocs` entries: 15% of
+ * them (at least 10, at most COMMON_TERM_DOCS). Such a word ("plan", "week", "think" in a user's long
+ * chat with an assistant) says little of what an entry is about, and searching it reads most of the
+ * user's matches: RealMem dev, words above 10% of the user's entries are 31% of a query's words and
+ * 69% of the rows its search reads. Left out while a rarer word has matches: `npm run eval -- --all`
+ * LoCoMo 0.754 -> 0.758, RealMem 0.648 -> 0.653 (docs/evaluation.md, with the shares tried).
+ */
+export function commonFrom(userDocs: number): number {
+  return Math.min(COMMON_TERM_DOCS, Math.max(10, Math.ceil(0.15 * userDocs)));
+}
+
+/**
+ * The terms a search scores: every content term held by `common` entries or more is left out while a
+ * term with matches remains; a speaker's name (`isName`) is never left out, since how often a person
+ * speaks says nothing of what they said. All of them when nothing else matches.
+ */
+export function withoutCommon<T>(terms: readonly T[], docsOf: (t: T) => number, isName: (t: T) => boolean, common: number): T[] {
+  const kept = terms.filter((t) => isName(t) || docsOf(t) < common);
+  return kept.some((t) => docsOf(t) > 0) ? kept : [...terms];
+}
+
 /** The distinct content words of a query, at most `max`, in first-seen order. */
 export function queryTerms(text: string, max = MAX_QUERY_TERMS): string[] {
   const seen = new Set<string>();

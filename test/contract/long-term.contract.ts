@@ -122,6 +122,24 @@ export function longTermContract(name: string, make: () => Promise<LongTermStore
       assert.deepEqual(await ask(), before);
     });
 
+    it("leaves a user's common words out while a rarer one matches, never a speaker's name", async () => {
+      const s = await make();
+      const u = uid();
+      // 60 entries: "everyday" in 40 of them (common from 10), "narwhal" in 3, Ann the speaker of 30
+      await s.upsert(
+        Array.from({ length: 60 }, (_, i) =>
+          entry(u, `${i < 40 ? 'everyday ' : ''}${['kettle', 'window', 'bicycle'][i % 3]}${i % 20 === 0 ? ' narwhal' : ''}`, { name: i % 2 ? 'Ann' : null }),
+        ),
+      );
+      const ask = async (q: string, speakerTerms: string[] = []) => (await s.searchText(u, q, { limit: 10, speakerTerms })).map((h) => [h.entry.id, h.bm25]);
+      const rare = await ask('narwhal');
+      assert.equal(rare.length, 3);
+      assert.deepEqual(await ask('narwhal everyday'), rare, 'the common word adds nothing while the rare one matches');
+      assert.equal((await ask('everyday')).length, 10, 'nothing rarer: the common word is searched');
+      const named = await ask('narwhal ann', ['ann']);
+      assert.equal(named.length, 10, "the speaker's name kept: Ann's 30 turns match too");
+    });
+
     it('matches a speaker term in who said an entry, not in entries that mention the name', async () => {
       const s = await make();
       const u = uid();

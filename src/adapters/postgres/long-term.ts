@@ -1,6 +1,6 @@
 import type { MemoryEntry } from '../../domain/entry.js';
 import { contentHash } from '../../domain/hash.js';
-import { queryTerms } from '../../retrieval/query-terms.js';
+import { COMMON_TERM_DOCS, commonFrom, queryTerms, withoutCommon } from '../../retrieval/query-terms.js';
 import type { EntryPatch, ListOptions, LongTermStore, MemoryRef, PruneCriteria, TextHit } from '../../ports/long-term.js';
 import type { Postgres, Tx } from './pool.js';
 import { Coalescer } from './coalesce.js';
@@ -8,7 +8,6 @@ import { bulkInsert, ENTRY_COLUMNS, entrySelect, likePattern, rowToEntry, scanBy
 import { filterSql } from './filter-sql.js';
 
 /** A word in at least this many of a user's entries is "common" for that user (see `terms`). */
-export const COMMON_TERM_DOCS = 2000;
 /** BM25 parameters, FTS5's defaults, so both backends rank alike */
 const K1 = 1.2;
 const B = 0.75;
@@ -54,9 +53,10 @@ function tsOperand(t: Pick<Term, 'lex' | 'nameOnly'>): string {
  * so ranking does not depend on other tenants' data. PostgreSQL's own ts_rank has no idf: on the
  * eval it let a frequent word outrank the rare one a question turns on.
  *
- * Cost control, as on SQLite: document frequencies are counted up to COMMON_TERM_DOCS; words found
- * in that many of a large user's entries are dropped from the match while a rarer word remains (their
- * idf is near zero, and scoring every entry holding them costs tens of milliseconds). The GIN index
+ * As on SQLite, document frequencies are counted up to COMMON_TERM_DOCS, and the user's common content
+ * words (query-terms' commonFrom: 15% of the user's entries, at most COMMON_TERM_DOCS) are left out of
+ * the match while a rarer word remains: they say little of what an entry is about, and scoring every
+ * entry holding them costs tens of milliseconds. The GIN index
  * is over (user_id, tsv): a query reads its user's postings only.
  *
  * The statistics (entry count, mean length, document frequencies: 14 ms each for a common word or the
@@ -159,7 +159,7 @@ export class PostgresLongTermStore implements LongTermStore {
 
   /**
    * The lexemes of the query's words (through the index's own text-search configuration) with their
-   * idf for this user; the common ones dropped while a rarer one remains. A lexeme only `speakers`
+   * idf for this user; the user's common ones left out while a rarer one remains (withoutCommon). A lexeme only `speakers`
    * words give is matched in the participant name only (`nameOnly`), as the port asks.
    */
   private async terms(userId: string, stats: UserStats, query: string, speakers: ReadonlySet<string>): Promise<Term[]> {
@@ -196,9 +196,7 @@ export class PostgresLongTermStore implements LongTermStore {
       }),
     );
     const all = lexemes.map((lex, i) => ({ lex, nameOnly: nameOnly.get(lex)!, df: df[i]!, idf: Math.log(1 + (Math.max(n, df[i]!) - df[i]! + 0.5) / (df[i]! + 0.5)) }));
-    const present = all.filter((t) => t.df > 0);
-    const rarer = present.filter((t) => t.df < COMMON_TERM_DOCS);
-    return rarer.length > 0 ? rarer : present;
+    return withoutCommon(all.filter((t) => t.df > 0), (t) => t.df, (t) => t.nameOnly, commonFrom(n));
   }
 
   /** the user's mean document length in lexemes, from a sample (BM25's length normalisation) */

@@ -1,5 +1,6 @@
 import type { Statement } from 'better-sqlite3';
 import type { Db } from './db.js';
+import { withoutCommon } from '../../retrieval/query-terms.js';
 import { LONG_ROW_TOKENS, repeatCount } from './repeats.js';
 
 // BM25 over one user's entries with that user's statistics only. FTS5's bm25() takes the row count,
@@ -44,6 +45,13 @@ export interface RowidSpan {
   to: number;
 }
 
+/** how a search reads its matches (UserBm25.score) */
+export interface SearchPlan {
+  newest?: { rows: number; dfOf: (match: string) => number };
+  span?: RowidSpan;
+  common?: number;
+}
+
 /** no bound: every rowid */
 const ALL_ROWIDS: RowidSpan = { from: 0, to: Number.MAX_SAFE_INTEGER };
 
@@ -77,8 +85,8 @@ export class UserBm25 {
   private readonly stats: Statement;
   private readonly averages: Statement;
   private readonly statements = new Map<string, { newest: Statement; allowed: Statement }>();
-  /** a phrase's matches among the user's rows, conditions or none (see statementsFor) */
-  private phrase: Statement | null = null;
+  /** a phrase's matches among the user's rows, conditions or none (see statementsFor), by LIMIT (0: none) */
+  private readonly phrase = new Map<number, Statement>();
   /** the recorded repeats of the given rows (a JSON array of rowids) */
   private readonly repeats: Statement;
 
@@ -103,41 +111,29 @@ export class UserBm25 {
   /**
    * [rowid, score] of the user's entries holding any of `phrases` and meeting `where`, unsorted.
    * `owner` narrows each match to the user's rows (its index token; entry_sizes.user_id decides). With
-   * `newest`, only the user's newest `newest` matches meeting `where` are scored, and `dfOf` gives a
-   * phrase's document frequency over all of the user's rows; otherwise it is counted from the matches.
-   * `span` bounds the rowids read when `newest` is given (rows outside it must not meet `where`);
-   * otherwise a phrase's matches outside it are its document frequency, and every one is read.
+   * `plan.newest`, only the user's newest `rows` matches meeting `where` are scored, and `dfOf` gives a
+   * phrase's document frequency over all of the user's rows; otherwise it is counted from the matches,
+   * and with `plan.common` a content phrase matching that many rows or more is left out while another
+   * phrase has matches (query-terms' withoutCommon), its matches read no further than that.
+   * `plan.span` bounds the rowids read when `newest` is given (rows outside it must not meet `where`).
    */
-  score(
-    userId: string,
-    owner: string | null,
-    phrases: readonly WeightedPhrase[],
-    where: RowConditions,
-    newest?: { rows: number; dfOf: (match: string) => number },
-    span: RowidSpan = ALL_ROWIDS,
-  ): Array<[number, number]> {
+  score(userId: string, owner: string | null, phrases: readonly WeightedPhrase[], where: RowConditions, plan: SearchPlan = {}): Array<[number, number]> {
     // one snapshot: the user's statistics and matches of one state of the file
-    return this.db.inTransaction ? this.scoreNow(userId, owner, phrases, where, newest, span) : this.db.transaction(() => this.scoreNow(userId, owner, phrases, where, newest, span)).deferred();
+    return this.db.inTransaction ? this.scoreNow(userId, owner, phrases, where, plan) : this.db.transaction(() => this.scoreNow(userId, owner, phrases, where, plan)).deferred();
   }
 
-  private scoreNow(
-    userId: string,
-    owner: string | null,
-    phrases: readonly WeightedPhrase[],
-    where: RowConditions,
-    newest: { rows: number; dfOf: (match: string) => number } | undefined,
-    given: RowidSpan,
-  ): Array<[number, number]> {
+  private scoreNow(userId: string, owner: string | null, given: readonly WeightedPhrase[], where: RowConditions, plan: SearchPlan): Array<[number, number]> {
     const { docs, bytes } = this.userStats(userId);
-    const span = newest ? given : ALL_ROWIDS;
-    if (docs === 0 || phrases.length === 0) return [];
+    const { newest } = plan;
+    const span = newest ? (plan.span ?? ALL_ROWIDS) : ALL_ROWIDS;
+    if (docs === 0 || given.length === 0) return [];
     const avgdl = bytes / docs || 1;
     const st = this.statementsFor(where.sql);
     const narrowed = (m: string) => (owner ? `${owner} AND (${m})` : m);
     let floor = span.from;
     let allowed: Set<number> | null = null;
     if (newest) {
-      const any = narrowed(phrases.map((p) => p.match).join(' OR '));
+      const any = narrowed(given.map((p) => p.match).join(' OR '));
       const found = st.newest.all({ ...where.params, match: any, user_id: userId, rows: newest.rows, ...span }) as number[];
       if (found.length === 0) return [];
       floor = found[found.length - 1]!;
@@ -145,8 +141,17 @@ export class UserBm25 {
       // scored, and no row is read again for its conditions
       if (where.sql !== '') allowed = new Set(found);
     }
-    const phrase = this.phraseStatement();
-    const matched = phrases.map((p) => phrase.all({ match: narrowed(p.match), user_id: userId, floor, to: span.to }) as Array<[number, number]>);
+    const read = (p: WeightedPhrase, limit: number) => this.phraseStatement(limit).all({ match: narrowed(p.match), user_id: userId, floor, to: span.to }) as Array<[number, number]>;
+    const common = newest ? undefined : plan.common;
+    const cut = (p: WeightedPhrase) => (common !== undefined && p.key !== null ? common : 0);
+    let phrases = given;
+    let matched = given.map((p) => read(p, cut(p)));
+    if (common !== undefined) {
+      const kept = withoutCommon(given.map((p, i) => i), (i) => matched[i]!.length, (i) => given[i]!.key === null, common);
+      phrases = kept.map((i) => given[i]!);
+      // a common phrase kept (nothing rarer matched) is read whole
+      matched = kept.map((i) => (matched[i]!.length >= common && given[i]!.key !== null ? read(given[i]!, 0) : matched[i]!));
+    }
     // the matches meeting the conditions, each row read once: a row holding several of the query's
     // words was read again for each (RealMem: a query's ~2,500 matches of its words are far fewer rows)
     if (where.sql !== '' && !allowed) {
@@ -186,20 +191,27 @@ export class UserBm25 {
   }
 
   /**
-   * Every row of the user holding a phrase (its document frequency), with its length: a match's owner
-   * and length from entry_sizes (migration 13: a short record by rowid, kept by triggers), which
-   * decides whose row it is. The match drives the loop (CROSS JOIN). No entries row is read; a search's
-   * conditions are met once per matched row (`allowed`), a long row's repeats once (recordsOf).
+   * The rows of the user holding a phrase (all of them: its document frequency; or its first `limit`),
+   * with their lengths: a match's owner and length from entry_sizes (migration 13: a short record by
+   * rowid, kept by triggers), which decides whose row it is. The match drives the loop (CROSS JOIN). No
+   * entries row is read; a search's conditions are met once per matched row (`allowed`), a long row's
+   * repeats once (recordsOf). The limit is written into the statement: bound as a parameter, it cost
+   * more per row than it saved (RealMem dev, 581 queries: 3.9 ms a query against 3.1 written in).
    */
-  private phraseStatement(): Statement {
-    this.phrase ??= this.db
-      .prepare(
-        `SELECT f.rowid, z.bytes
-         FROM entries_fts f CROSS JOIN entry_sizes z ON z.rowid = f.rowid
-         WHERE entries_fts MATCH @match AND z.user_id = @user_id AND f.rowid >= @floor AND f.rowid <= @to`,
-      )
-      .raw();
-    return this.phrase;
+  private phraseStatement(limit: number): Statement {
+    let st = this.phrase.get(limit);
+    if (!st) {
+      st = this.db
+        .prepare(
+          `SELECT f.rowid, z.bytes
+           FROM entries_fts f CROSS JOIN entry_sizes z ON z.rowid = f.rowid
+           WHERE entries_fts MATCH @match AND z.user_id = @user_id AND f.rowid >= @floor AND f.rowid <= @to${limit > 0 ? ` LIMIT ${Math.floor(limit)}` : ''}`,
+        )
+        .raw();
+      if (this.phrase.size >= STATEMENTS) this.phrase.clear();
+      this.phrase.set(limit, st);
+    }
+    return st;
   }
 
   private statementsFor(conditions: string): { newest: Statement; allowed: Statement } {

@@ -1,11 +1,11 @@
 import type { MemoryEntry } from '../../domain/entry.js';
-import { queryTerms } from '../../retrieval/query-terms.js';
+import { COMMON_TERM_DOCS, commonFrom, queryTerms, withoutCommon } from '../../retrieval/query-terms.js';
 import type { EntryPatch, ListOptions, LongTermStore, MemoryRef, PruneCriteria, TextHit } from '../../ports/long-term.js';
 import type { Statement } from 'better-sqlite3';
 import { atomically, type Db } from './db.js';
 import { filterSql } from './filter-sql.js';
 import { TextSearchThread } from './text-search-thread.js';
-import { UserBm25, type RowConditions, type RowidSpan, type WeightedPhrase } from './bm25.js';
+import { UserBm25, type RowConditions, type RowidSpan, type SearchPlan, type WeightedPhrase } from './bm25.js';
 import { EntryRepeats, NAME_WEIGHT, repeatKey } from './repeats.js';
 import { TransactionBatcher } from './transaction-batcher.js';
 import { contentHash } from '../../domain/hash.js';
@@ -37,8 +37,6 @@ function searchConditions(o: ListOptions): RowConditions {
   return { sql, params };
 }
 
-/** A word in at least this many of a user's entries is "common" for that user (see matchFor). */
-export const COMMON_TERM_DOCS = 2000;
 const DF_CACHE_SIZE = 10_000;
 const DF_CACHE_MS = 60_000;
 /** a cached count is counted again once the rows it was counted among have grown or shrunk by 1/DF_CACHE_DRIFT */
@@ -206,11 +204,11 @@ export class SqliteLongTermStore implements LongTermStore {
 
   /** searchText on this thread and connection */
   searchTextSync(userId: string, query: string, o: ListOptions): TextHit[] {
-    const { owner, phrases, newest } = this.matchFor(userId, query, new Set(o.speakerTerms ?? []));
+    const { owner, phrases, newest, common } = this.matchFor(userId, query, new Set(o.speakerTerms ?? []));
     if (phrases.length === 0) return [];
     const span = this.sessionSpan(userId, o);
     if (span === 'none') return [];
-    const scored = this.bm25.score(userId, owner, phrases, searchConditions(o), newest, span);
+    const scored = this.bm25.score(userId, owner, phrases, searchConditions(o), { newest, span, common });
     // best first; ties newest first (as the PostgreSQL store orders them)
     scored.sort((a, b) => b[1] - a[1] || b[0] - a[0]);
     return this.ownersOf(userId, scored, o.limit);
@@ -265,11 +263,11 @@ export class SqliteLongTermStore implements LongTermStore {
   /**
    * The phrases of a user's query and the clause narrowing them to the owner's rows (see
    * ownerClause). A speaker's word matches who said an entry (the name column, weighing
-   * NAME_WEIGHT); any other word the content or the name, never the owner column. For a user with
-   * many (≥ COMMON_TERM_DOCS) entries, the words found in COMMON_TERM_DOCS or more of them are dropped
-   * while a rarer word remains: scoring every entry that holds a near-ubiquitous word costs tens of
-   * milliseconds and changes little of the ranking (its IDF is small), which the rarer words decide.
-   * When the words kept still match more than NEWEST_ABOVE of the user's entries, `newest` says so:
+   * NAME_WEIGHT); any other word the content or the name, never the owner column. The user's common
+   * content words (query-terms' commonFrom) are left out while a rarer word has matches: for a user
+   * with many (≥ COMMON_TERM_DOCS) entries here, by counts of their own, for any other as the search
+   * reads its matches (`common`). When the words kept by a big user still match more than
+   * NEWEST_ABOVE of its entries, `newest` says so:
    * the newest SCORED_MATCHES of them are scored, each word with its document frequency over all of
    * the user's entries. Every count is of the user's own rows.
    */
@@ -277,7 +275,7 @@ export class SqliteLongTermStore implements LongTermStore {
     userId: string,
     query: string,
     speakers: ReadonlySet<string>,
-  ): { owner: string | null; phrases: WeightedPhrase[]; newest?: { rows: number; dfOf: (match: string) => number } } {
+  ): { owner: string | null; phrases: WeightedPhrase[]; newest?: SearchPlan['newest']; common?: number } {
     const phrases = queryTerms(query).map((t) =>
       speakers.has(t) ? { match: `name : ${ftsString(t)}`, weight: NAME_WEIGHT, key: null } : { match: `{content name} : ${ftsString(t)}`, weight: 1, key: repeatKey(t) },
     );
@@ -290,10 +288,11 @@ export class SqliteLongTermStore implements LongTermStore {
     const { docs } = this.bm25.userStats(userId);
     const rows = this.bm25.tableRows();
     const owner = 2 * docs < rows ? ownerMatch(userId) : null;
-    if (docs < COMMON_TERM_DOCS) return { owner, phrases };
+    const common = commonFrom(docs);
+    // a small user's common words are told by its matches as they are read (UserBm25.score)
+    if (docs < COMMON_TERM_DOCS) return { owner, phrases, common };
     const dfOf = (match: string) => this.userDocsCapped(userId, docs, owner, match);
-    const rarer = phrases.length > 1 ? phrases.filter((p) => dfOf(p.match) < COMMON_TERM_DOCS) : phrases;
-    const kept = rarer.length > 0 ? rarer : phrases;
+    const kept = withoutCommon(phrases, (p) => dfOf(p.match), (p) => p.key === null, common);
     let matches = 0;
     for (const p of kept) matches += dfOf(p.match);
     return { owner, phrases: kept, newest: matches > NEWEST_ABOVE ? { rows: SCORED_MATCHES, dfOf } : undefined };

@@ -21,7 +21,7 @@ const NAMES = [null, 'Ann', 'Bob'];
  * the UTF-8 bytes of its content and name over the user's mean, tf a word's hits in the content plus
  * twice its hits in the name (a speaker's word: in the name only) in a row whose content holds
  * LONG_ROW_TOKENS words or more, and in a shorter row the word's weight once (1, a speaker's 2). The
- * filter picks the rows ranked, not the statistics.
+ * filter picks the rows ranked, not the statistics. The user's common words are left out.
  */
 function reference(all: readonly MemoryEntry[], user: string, words: readonly string[], speakers: ReadonlySet<string>, filter?: RecordFilter): Array<[string, number]> {
   const mine = all.map((e, rowid) => ({ e, rowid })).filter(({ e }) => e.user_id === user);
@@ -31,8 +31,13 @@ function reference(all: readonly MemoryEntry[], user: string, words: readonly st
   const counted = (e: MemoryEntry, w: string) => (speakers.has(w) ? 0 : hits(e.content, w)) + 2 * hits(e.name, w);
   const long = (e: MemoryEntry) => e.content.split(/[^\p{L}\p{N}]+/u).filter(Boolean).length >= LONG_ROW_TOKENS;
   const tfOf = (e: MemoryEntry, w: string) => (long(e) || counted(e, w) === 0 ? counted(e, w) : speakers.has(w) ? 2 : 1);
+  // a content word held by 15% of the user's entries (at least 10, at most 2,000) or more is left
+  // out while another word has matches
+  const dfOf = (w: string) => mine.filter(({ e }) => tfOf(e, w) > 0).length;
+  const common = Math.min(2000, Math.max(10, Math.ceil(0.15 * mine.length)));
+  const rarer = words.filter((w) => speakers.has(w) || dfOf(w) < common);
   const scores = new Map<number, number>();
-  for (const w of words) {
+  for (const w of rarer.some((x) => dfOf(x) > 0) ? rarer : words) {
     const holding = mine.filter(({ e }) => tfOf(e, w) > 0);
     const df = holding.length;
     const idf = Math.log(1 + (mine.length - df + 0.5) / (df + 0.5));
@@ -128,6 +133,48 @@ describe("long-term text search: BM25 over the user's own entries", () => {
       db.close();
     }
   }
+
+  it("leaves a small user's common words out while a rarer one matches, reading only enough of their matches to tell", async () => {
+    // 400 entries: "everyday" in all of them (common from 60), "narwhal" in 8, a speaker named in a third
+    const db = openDatabase(join(tmpDir(), 'bm25-common.db'));
+    try {
+      let wordRows = 0;
+      const prepare = db.prepare.bind(db);
+      (db as { prepare: typeof db.prepare }).prepare = ((sql: string) => {
+        const st = prepare(sql);
+        if (sql.includes('@floor')) {
+          const all = st.all.bind(st);
+          st.all = ((...args: unknown[]) => {
+            const rows = all(...(args as [])) as unknown[];
+            wordRows += rows.length;
+            return rows;
+          }) as typeof st.all;
+        }
+        return st;
+      }) as typeof db.prepare;
+      const store = new SqliteLongTermStore(db, undefined, { textSearchThread: false });
+      const entries: MemoryEntry[] = Array.from({ length: 400 }, (_, i) => {
+        const content = `everyday ${WORDS[i % WORDS.length]}${i % 50 === 0 ? ' narwhal' : ''}`;
+        const at = new Date(Date.UTC(2024, 0, 1) + i * 60_000).toISOString();
+        return { id: `c${i}`, user_id: 'small', session_id: 's', role: 'user', name: i % 3 === 0 ? 'Ann' : null, kind: 'turn', content, content_hash: contentHash(`${i} ${content}`), importance: 0.5, pinned: false, metadata: null, covers: null, created_at: at, updated_at: at };
+      });
+      store.upsertSync(entries);
+      const search = async (q: string, speakers: string[] = []) => (await store.searchText('small', q, { limit: 8, speakerTerms: speakers })).map((h) => [h.entry.id, h.bm25.toFixed(9)]);
+      wordRows = 0;
+      const both = await search('narwhal everyday');
+      assert.ok(wordRows <= 8 + 60, `rows read: ${wordRows} (8 of "narwhal", "everyday" told common by its first 60 of 400)`);
+      assert.deepEqual(both, await search('narwhal'));
+      assert.deepEqual(both, reference(entries, 'small', ['narwhal', 'everyday'], new Set()).slice(0, 8).map(([id, x]) => [id, x.toFixed(9)]));
+      // nothing rarer: the common word is searched
+      assert.equal((await search('everyday')).length, 8);
+      // a speaker's name is never left out, however often the speaker speaks
+      const named = await search('ann narwhal', ['ann']);
+      assert.deepEqual(named, reference(entries, 'small', ['ann', 'narwhal'], new Set(['ann'])).slice(0, 8).map(([id, x]) => [id, x.toFixed(9)]));
+      assert.notDeepEqual(named, await search('narwhal'));
+    } finally {
+      db.close();
+    }
+  });
 
   it("narrows a match to exactly the owner's rows, whatever words the ids share", async () => {
     // every word of every id is in 2,000 rows or more, and "a-b" and "b-a" hold the same words: a

@@ -4,7 +4,8 @@ import { after, before, describe, it } from 'node:test';
 import type { MemoryEntry } from '../../../../src/domain/entry.js';
 import { contentHash } from '../../../../src/domain/hash.js';
 import { openDatabase, type Db } from '../../../../src/adapters/sqlite/db.js';
-import { COMMON_TERM_DOCS, SqliteLongTermStore } from '../../../../src/adapters/sqlite/long-term.js';
+import { SqliteLongTermStore } from '../../../../src/adapters/sqlite/long-term.js';
+import { COMMON_TERM_DOCS } from '../../../../src/retrieval/query-terms.js';
 import { tmpDir } from '../../../helpers/tmp.js';
 
 /**
