@@ -85,15 +85,18 @@ export class UserBm25 {
   private readonly stats: Statement;
   private readonly averages: Statement;
   private readonly statements = new Map<string, { newest: Statement; allowed: Statement }>();
-  /** a phrase's matches among the user's rows, conditions or none (see statementsFor), by LIMIT (0: none) */
+  /** a phrase's matches (see phraseStatement), by owner clause and LIMIT (0: none) */
   private readonly phrase = new Map<number, Statement>();
   /** the recorded repeats of the given rows (a JSON array of rowids) */
   private readonly repeats: Statement;
+  /** the lengths of the given rows (a JSON array of rowids) that are the user's */
+  private readonly sizes: Statement;
 
   constructor(private readonly db: Db) {
     this.stats = db.prepare('SELECT docs, bytes FROM text_stats WHERE user_id = ?').raw();
     this.averages = db.prepare('SELECT block FROM entries_fts_data WHERE id = ?').pluck();
     this.repeats = db.prepare('SELECT r.rowid, r.repeats FROM entry_repeats r WHERE r.rowid IN (SELECT value FROM json_each(@rows))').raw();
+    this.sizes = db.prepare('SELECT z.rowid, z.bytes FROM entry_sizes z WHERE z.rowid IN (SELECT value FROM json_each(@rows)) AND z.user_id = @user_id').raw();
   }
 
   /** the user's entry count and total bytes (0, 0 for a user with none) */
@@ -141,17 +144,18 @@ export class UserBm25 {
       // scored, and no row is read again for its conditions
       if (where.sql !== '') allowed = new Set(found);
     }
-    const read = (p: WeightedPhrase, limit: number) => this.phraseStatement(limit).all({ match: narrowed(p.match), user_id: userId, floor, to: span.to }) as Array<[number, number]>;
+    const read = (p: WeightedPhrase, limit: number) => this.phraseStatement(owner !== null, limit).all({ match: narrowed(p.match), user_id: userId, floor, to: span.to }) as Array<number | [number, number]>;
     const common = newest ? undefined : plan.common;
     const cut = (p: WeightedPhrase) => (common !== undefined && p.key !== null ? common : 0);
     let phrases = given;
-    let matched = given.map((p) => read(p, cut(p)));
+    let found = given.map((p) => read(p, cut(p)));
     if (common !== undefined) {
-      const kept = withoutCommon(given.map((p, i) => i), (i) => matched[i]!.length, (i) => given[i]!.key === null, common);
+      const kept = withoutCommon(given.map((p, i) => i), (i) => found[i]!.length, (i) => given[i]!.key === null, common);
       phrases = kept.map((i) => given[i]!);
       // a common phrase kept (nothing rarer matched) is read whole
-      matched = kept.map((i) => (matched[i]!.length >= common && given[i]!.key !== null ? read(given[i]!, 0) : matched[i]!));
+      found = kept.map((i) => (found[i]!.length >= common && given[i]!.key !== null ? read(given[i]!, 0) : found[i]!));
     }
+    const matched = owner === null ? (found as Array<Array<[number, number]>>) : this.withSizes(userId, found as number[][]);
     // the matches meeting the conditions, each row read once: a row holding several of the query's
     // words was read again for each (RealMem: a query's ~2,500 matches of its words are far fewer rows)
     if (where.sql !== '' && !allowed) {
@@ -191,27 +195,42 @@ export class UserBm25 {
   }
 
   /**
-   * The rows of the user holding a phrase (all of them: its document frequency; or its first `limit`),
-   * with their lengths: a match's owner and length from entry_sizes (migration 13: a short record by
-   * rowid, kept by triggers), which decides whose row it is. The match drives the loop (CROSS JOIN). No
-   * entries row is read; a search's conditions are met once per matched row (`allowed`), a long row's
-   * repeats once (recordsOf). The limit is written into the statement: bound as a parameter, it cost
-   * more per row than it saved (RealMem dev, 581 queries: 3.9 ms a query against 3.1 written in).
+   * The rows holding a phrase (all of them: its document frequency; or its first `limit`). Narrowed by
+   * the owner's index token, the rowids alone, their lengths read once per row for all the phrases
+   * (withSizes: a RealMem query's 2,300 matches are 830 rows); otherwise with each match's owner and
+   * length from entry_sizes (migration 13: a short record by rowid, kept by triggers), which decides
+   * whose row it is, the match driving the loop (CROSS JOIN). No entries row is read; a search's
+   * conditions are met once per matched row (`allowed`), a long row's repeats once (recordsOf). The
+   * limit is written into the statement: bound as a parameter, it cost more per row than it saved
+   * (RealMem dev, 581 queries: 3.9 ms a query against 3.1 written in).
    */
-  private phraseStatement(limit: number): Statement {
-    let st = this.phrase.get(limit);
+  private phraseStatement(owned: boolean, limit: number): Statement {
+    const key = owned ? -1 - limit : limit;
+    let st = this.phrase.get(key);
     if (!st) {
-      st = this.db
-        .prepare(
-          `SELECT f.rowid, z.bytes
-           FROM entries_fts f CROSS JOIN entry_sizes z ON z.rowid = f.rowid
-           WHERE entries_fts MATCH @match AND z.user_id = @user_id AND f.rowid >= @floor AND f.rowid <= @to${limit > 0 ? ` LIMIT ${Math.floor(limit)}` : ''}`,
-        )
-        .raw();
+      const bounded = `f.rowid >= @floor AND f.rowid <= @to${limit > 0 ? ` LIMIT ${Math.floor(limit)}` : ''}`;
+      st = owned
+        ? this.db.prepare(`SELECT f.rowid FROM entries_fts f WHERE entries_fts MATCH @match AND ${bounded}`).pluck()
+        : this.db.prepare(`SELECT f.rowid, z.bytes FROM entries_fts f CROSS JOIN entry_sizes z ON z.rowid = f.rowid WHERE entries_fts MATCH @match AND z.user_id = @user_id AND ${bounded}`).raw();
       if (this.phrase.size >= STATEMENTS) this.phrase.clear();
-      this.phrase.set(limit, st);
+      this.phrase.set(key, st);
     }
     return st;
+  }
+
+  /** each phrase's rowids as [rowid, length], the user's rows only (entry_sizes decides), each row read once */
+  private withSizes(userId: string, found: readonly number[][]): Array<Array<[number, number]>> {
+    const rows = new Set<number>();
+    for (const list of found) for (const rowid of list) rows.add(rowid);
+    const sizes = rows.size === 0 ? new Map<number, number>() : new Map(this.sizes.all({ rows: JSON.stringify([...rows]), user_id: userId }) as Array<[number, number]>);
+    return found.map((list) => {
+      const out: Array<[number, number]> = [];
+      for (const rowid of list) {
+        const bytes = sizes.get(rowid);
+        if (bytes !== undefined) out.push([rowid, bytes]);
+      }
+      return out;
+    });
   }
 
   private statementsFor(conditions: string): { newest: Statement; allowed: Statement } {

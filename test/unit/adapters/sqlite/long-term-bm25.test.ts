@@ -135,18 +135,21 @@ describe("long-term text search: BM25 over the user's own entries", () => {
   }
 
   it("leaves a small user's common words out while a rarer one matches, reading only enough of their matches to tell", async () => {
-    // 400 entries: "everyday" in all of them (common from 60), "narwhal" in 8, a speaker named in a third
+    // 400 entries: "everyday" in all of them (common from 60), "narwhal" in 8, "harbour" in 31, a speaker named in a third
     const db = openDatabase(join(tmpDir(), 'bm25-common.db'));
     try {
       let wordRows = 0;
+      let sizedRows = 0;
       const prepare = db.prepare.bind(db);
       (db as { prepare: typeof db.prepare }).prepare = ((sql: string) => {
         const st = prepare(sql);
-        if (sql.includes('@floor')) {
+        const sizes = sql.includes('FROM entry_sizes z WHERE z.rowid IN');
+        if (sql.includes('@floor') || sizes) {
           const all = st.all.bind(st);
           st.all = ((...args: unknown[]) => {
             const rows = all(...(args as [])) as unknown[];
-            wordRows += rows.length;
+            if (sizes) sizedRows += rows.length;
+            else wordRows += rows.length;
             return rows;
           }) as typeof st.all;
         }
@@ -158,11 +161,17 @@ describe("long-term text search: BM25 over the user's own entries", () => {
         const at = new Date(Date.UTC(2024, 0, 1) + i * 60_000).toISOString();
         return { id: `c${i}`, user_id: 'small', session_id: 's', role: 'user', name: i % 3 === 0 ? 'Ann' : null, kind: 'turn', content, content_hash: contentHash(`${i} ${content}`), importance: 0.5, pinned: false, metadata: null, covers: null, created_at: at, updated_at: at };
       });
-      store.upsertSync(entries);
+      // another user holding more of the table: the small one's matches are narrowed by its owner token
+      const others: MemoryEntry[] = Array.from({ length: 500 }, (_, i) => ({ ...entries[i % 400]!, id: `o${i}`, user_id: 'other', content: `narwhal harbour everyday ${i}` }));
+      store.upsertSync([...entries, ...others]);
       const search = async (q: string, speakers: string[] = []) => (await store.searchText('small', q, { limit: 8, speakerTerms: speakers })).map((h) => [h.entry.id, h.bm25.toFixed(9)]);
       wordRows = 0;
       const both = await search('narwhal everyday');
       assert.ok(wordRows <= 8 + 60, `rows read: ${wordRows} (8 of "narwhal", "everyday" told common by its first 60 of 400)`);
+      assert.equal(sizedRows, 8, 'the lengths of the rows scored, each read once; none of the common word\'s');
+      sizedRows = 0;
+      await search('narwhal harbour');
+      assert.equal(sizedRows, 8 + 31 - 1, 'a row holding both words has its length read once');
       assert.deepEqual(both, await search('narwhal'));
       assert.deepEqual(both, reference(entries, 'small', ['narwhal', 'everyday'], new Set()).slice(0, 8).map(([id, x]) => [id, x.toFixed(9)]));
       // nothing rarer: the common word is searched
