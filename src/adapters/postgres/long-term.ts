@@ -7,7 +7,6 @@ import { Coalescer } from './coalesce.js';
 import { bulkInsert, ENTRY_COLUMNS, entrySelect, likePattern, rowToEntry, scanBySeq, unnestRows } from './rows.js';
 import { filterSql } from './filter-sql.js';
 
-/** A word in at least this many of a user's entries is "common" for that user (see `terms`). */
 /** BM25 parameters, FTS5's defaults, so both backends rank alike */
 const K1 = 1.2;
 const B = 0.75;
@@ -56,8 +55,8 @@ function tsOperand(t: Pick<Term, 'lex' | 'nameOnly'>): string {
  * As on SQLite, document frequencies are counted up to COMMON_TERM_DOCS, and the user's common content
  * words (query-terms' commonFrom: 15% of the user's entries, at most COMMON_TERM_DOCS) are left out of
  * the match while a rarer word remains: they say little of what an entry is about, and scoring every
- * entry holding them costs tens of milliseconds. The GIN index
- * is over (user_id, tsv): a query reads its user's postings only.
+ * entry holding them costs tens of milliseconds. The GIN index is over (user_id, tsv): a query reads
+ * its user's postings only.
  *
  * The statistics (entry count, mean length, document frequencies: 14 ms each for a common word or the
  * count of a user of 100k entries) are kept per user with the snapshot they were read in, and every
@@ -159,8 +158,9 @@ export class PostgresLongTermStore implements LongTermStore {
 
   /**
    * The lexemes of the query's words (through the index's own text-search configuration) with their
-   * idf for this user; the user's common ones left out while a rarer one remains (withoutCommon). A lexeme only `speakers`
-   * words give is matched in the participant name only (`nameOnly`), as the port asks.
+   * idf for this user; the user's common ones left out while a rarer one remains (withoutCommon). A
+   * lexeme only `speakers` words give is matched in the participant name only (`nameOnly`), as the
+   * port asks.
    */
   private async terms(userId: string, stats: UserStats, query: string, speakers: ReadonlySet<string>): Promise<Term[]> {
     const words = queryTerms(query);
