@@ -92,8 +92,8 @@ export const COMMON_TERM_DOCS = 2000;
 
 /**
  * The entries a content word must be held by to be common for a user of `userDocs` entries: 15% of
- * them (at least 10, at most COMMON_TERM_DOCS). Such a word ("plan", "week", "think" in a user's long
- * chat with an assistant) says little of what an entry is about, and searching it reads most of the
+ * them (at least 10, at most COMMON_TERM_DOCS). Such a word ("time", "like", "help": 10-40% of each
+ * RealMem persona's entries) says little of what an entry is about, and searching it reads most of the
  * user's matches: RealMem dev, words above 10% of the user's entries are 31% of a query's words and
  * 69% of the rows its search reads. Left out while a rarer word has matches: `npm run eval -- --all`
  * LoCoMo 0.754 -> 0.758, RealMem 0.648 -> 0.653 (docs/evaluation.md, with the shares tried).
