@@ -86,7 +86,7 @@ export class UserBm25 {
   private readonly averages: Statement;
   private readonly statements = new Map<string, { newest: Statement; allowed: Statement }>();
   /** a phrase's matches (see phraseStatement), by owner clause and LIMIT (0: none) */
-  private readonly phrase = new Map<number, Statement>();
+  private readonly phrase = new Map<string, Statement>();
   /** the recorded repeats of the given rows (a JSON array of rowids) */
   private readonly repeats: Statement;
   /** the lengths of the given rows (a JSON array of rowids) that are the user's */
@@ -205,7 +205,7 @@ export class UserBm25 {
    * (RealMem dev, 581 queries: 3.9 ms a query against 3.1 written in).
    */
   private phraseStatement(owned: boolean, limit: number): Statement {
-    const key = owned ? -1 - limit : limit;
+    const key = `${owned ? 'owned' : 'joined'} ${limit}`;
     let st = this.phrase.get(key);
     if (!st) {
       const bounded = `f.rowid >= @floor AND f.rowid <= @to${limit > 0 ? ` LIMIT ${Math.floor(limit)}` : ''}`;

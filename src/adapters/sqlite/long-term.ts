@@ -288,11 +288,11 @@ export class SqliteLongTermStore implements LongTermStore {
     const { docs } = this.bm25.userStats(userId);
     const rows = this.bm25.tableRows();
     const owner = 2 * docs < rows ? ownerMatch(userId) : null;
-    const common = commonFrom(docs);
-    // a small user's common words are told by its matches as they are read (UserBm25.score)
-    if (docs < COMMON_TERM_DOCS) return { owner, phrases, common };
+    // a small user's common words are told by its matches as they are read (UserBm25.score); a big
+    // user's here, by its counts, so that the search reads none of them
+    if (docs < COMMON_TERM_DOCS) return { owner, phrases, common: commonFrom(docs) };
     const dfOf = (match: string) => this.userDocsCapped(userId, docs, owner, match);
-    const kept = withoutCommon(phrases, (p) => dfOf(p.match), (p) => p.key === null, common);
+    const kept = withoutCommon(phrases, (p) => dfOf(p.match), (p) => p.key === null, commonFrom(docs));
     let matches = 0;
     for (const p of kept) matches += dfOf(p.match);
     return { owner, phrases: kept, newest: matches > NEWEST_ABOVE ? { rows: SCORED_MATCHES, dfOf } : undefined };
