@@ -112,6 +112,39 @@ export function withoutCommon<T>(terms: readonly T[], docsOf: (t: T) => number, 
   return kept.some((t) => docsOf(t) > 0) ? kept : [...terms];
 }
 
+/** words whose full stop does not end a sentence ("Dr. Seuss", "vs. last year") */
+const ABBREVIATIONS = new Set(['mr', 'mrs', 'ms', 'dr', 'prof', 'st', 'jr', 'sr', 'vs', 'etc', 'approx']);
+
+const LETTER_OR_DIGIT = /[\p{L}\p{N}]/u;
+
+/**
+ * How many sentences a text holds: runs that hold a letter or a digit and end in ".", "!" or "?" (or
+ * at the end of the text). A full stop inside a word ("3.5", "U.S.", "e.g."), after a single letter
+ * ("J. Smith") or after a title ("Dr. Seuss") ends none. One pass, no regular expression that could
+ * backtrack.
+ */
+export function sentenceCount(text: string): number {
+  let count = 0;
+  let word = '';
+  let spoken = false;
+  for (let i = 0; i <= text.length; i++) {
+    const c = text[i] ?? '';
+    const next = text[i + 1] ?? '';
+    if (LETTER_OR_DIGIT.test(c) || (c === '.' && word !== '' && LETTER_OR_DIGIT.test(next))) {
+      spoken ||= c !== '.';
+      word += c.toLowerCase();
+      continue;
+    }
+    const stop = c === '.' && word.length > 1 && !word.includes('.') && !ABBREVIATIONS.has(word);
+    if (spoken && (c === '!' || c === '?' || stop || c === '')) {
+      count++;
+      spoken = false;
+    }
+    word = '';
+  }
+  return count;
+}
+
 /** The distinct content words of a query, at most `max`, in first-seen order. */
 export function queryTerms(text: string, max = MAX_QUERY_TERMS): string[] {
   const seen = new Set<string>();

@@ -93,9 +93,17 @@ export const SUPERSEDE_MARGIN = 0.2;
  */
 export const MESSAGE_WORDS = 12;
 
-/** The query is a message about a topic, not a question about one fact (MESSAGE_WORDS). */
-export function isMessage(o: Pick<RankOptions, 'queryWords'>): boolean {
-  return (o.queryWords ?? 0) >= MESSAGE_WORDS;
+/**
+ * A query of this many sentences or more is a message too, however short: a chat message sets the
+ * scene and then asks ("Hi. I received the list of apartments. What should we do next for the
+ * plan?"), a question asks one thing. RealMem dev: 575 of 581 query turns hold two sentences or more,
+ * 95 of them fewer than MESSAGE_WORDS content words; LoCoMo dev: 1 question of 757.
+ */
+export const MESSAGE_SENTENCES = 2;
+
+/** The query is a message about a topic, not a question about one fact (MESSAGE_WORDS, MESSAGE_SENTENCES). */
+export function isMessage(o: Pick<RankOptions, 'queryWords' | 'querySentences'>): boolean {
+  return (o.queryWords ?? 0) >= MESSAGE_WORDS || (o.querySentences ?? 0) >= MESSAGE_SENTENCES;
 }
 
 /**
@@ -119,6 +127,8 @@ export interface RankOptions {
   terms?: readonly string[];
   /** how many distinct content words the query's own text holds (see MESSAGE_WORDS) */
   queryWords?: number;
+  /** how many sentences the query's own text holds (see MESSAGE_SENTENCES) */
+  querySentences?: number;
   /** query words that name a participant (see Retriever.speakerTerms): who is asked about, not what */
   speakers?: readonly string[];
   /** list weights that differ from LIST_WEIGHTS (a lexical embedder's semantic list) */

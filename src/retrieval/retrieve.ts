@@ -9,7 +9,7 @@ import type { ShortTermStore } from '../ports/short-term.js';
 import type { VectorIndex } from '../ports/vector-index.js';
 import { throwIfAbandoned, withBudget, type TierStatus } from './budget.js';
 import { formatPromptBlocks } from './prompt-blocks.js';
-import { QUESTION_FRAME, changeTerms, heldStems, queryTerms, stems, words } from './query-terms.js';
+import { QUESTION_FRAME, changeTerms, heldStems, queryTerms, sentenceCount, stems, words } from './query-terms.js';
 import { ALL_SIGNALS, CONTEXT_SHARE, isMessage, LEXICAL_SEMANTIC_WEIGHT, NEIGHBOUR_SHARE, addContext, isShort, finalize, scoreCandidates, type Candidate, type ContextAddition, type RankOptions, type Scored, type Signals } from './rank.js';
 import type { RetrieveRequest } from './request.js';
 import { askedOf, asksAboutSelf } from './subject.js';
@@ -145,7 +145,7 @@ export class Retriever {
     }
     const sig = this.signals;
     const lexical = deps.embedders.current()?.lexical === true;
-    const options: RankOptions = { topK: req.top_k, now, period, terms, queryWords: own.length, speakers, signals: sig, minScore: req.min_score, ...(lexical ? { weights: { semantic: LEXICAL_SEMANTIC_WEIGHT } } : {}) };
+    const options: RankOptions = { topK: req.top_k, now, period, terms, queryWords: own.length, querySentences: sentenceCount(req.query), speakers, signals: sig, minScore: req.min_score, ...(lexical ? { weights: { semantic: LEXICAL_SEMANTIC_WEIGHT } } : {}) };
     const lists = {
       short_term: sig.short_term ? st.value : [],
       semantic: sig.semantic ? (sem.value ?? []) : [],
@@ -155,7 +155,7 @@ export class Retriever {
     let scored = scoreCandidates(lists, options);
     // the hits whose neighbours are read are the most relevant, whoever said them: another speaker's
     // question ranks low itself but leads to the named person's answer. Not for a message (see
-    // MESSAGE_WORDS): it refers back to a conversation, not to one turn whose neighbour completes it
+    // MESSAGE_WORDS, MESSAGE_SENTENCES): it refers back to a conversation, not to one turn whose neighbour completes it
     if (deps.context && sig.context && !isMessage(options)) scored = addContext(scored, await this.context(req, [...scored].sort((a, b) => b.relevance - a.relevance).slice(0, CONTEXT_HITS), signal), options);
     throwIfAbandoned(signal);
     const results = finalize(scored, options);

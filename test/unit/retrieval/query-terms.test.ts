@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { after, describe, it } from 'node:test';
 import Database from 'better-sqlite3';
 import fc from 'fast-check';
-import { MAX_QUERY_TERMS, ftsMatchExpression, heldStems, holdsStems, queryTerms, stem, stems } from '../../../src/retrieval/query-terms.js';
+import { MAX_QUERY_TERMS, ftsMatchExpression, heldStems, holdsStems, queryTerms, sentenceCount, stem, stems } from '../../../src/retrieval/query-terms.js';
 
 describe('queryTerms', () => {
   it('keeps the distinct content words, lower-cased, in first-seen order', () => {
@@ -19,6 +19,28 @@ describe('queryTerms', () => {
     assert.equal(queryTerms(many).length, MAX_QUERY_TERMS);
     assert.deepEqual(queryTerms(many).slice(-1), [`word${MAX_QUERY_TERMS - 1}`], 'the first ones');
     assert.equal(queryTerms(many, 3).length, 3);
+  });
+});
+
+describe('sentenceCount', () => {
+  it('counts the sentences of a chat message and a question', () => {
+    assert.equal(sentenceCount('Hi. I received the list of apartments. What should we do next for the plan?'), 3);
+    assert.equal(sentenceCount('Understood. Today is a solid 3.'), 2);
+    assert.equal(sentenceCount('What did Caroline research?'), 1);
+    assert.equal(sentenceCount('sister job'), 1);
+    assert.equal(sentenceCount('wait... what?!'), 2);
+    assert.equal(sentenceCount(' ... ?! '), 0);
+  });
+
+  it('ends no sentence at a full stop inside a word, after an initial or after a title', () => {
+    assert.equal(sentenceCount('Would Caroline likely have Dr. Seuss books on her bookshelf?'), 1);
+    assert.equal(sentenceCount('What areas of the U.S. has John been to?'), 1);
+    assert.equal(sentenceCount('It costs 3.5 dollars, e.g. a coffee, says J. Smith'), 1);
+  });
+
+  it('reads a long text in one pass', () => {
+    assert.equal(sentenceCount('a.'.repeat(16_000)), 1);
+    assert.equal(sentenceCount('word. '.repeat(5_000)), 5_000);
   });
 });
 

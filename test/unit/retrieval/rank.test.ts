@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { ExplainSchema, type RetrievalResult } from '../../../src/domain/entry.js';
 import { parseTimeRange } from '../../../src/retrieval/time-range.js';
-import { ALL_SIGNALS, CONTEXT_SHARE, NEIGHBOUR_SHARE, OTHER_SPEAKER_SHARE, QUESTION_SHARE, RECENCY_HALF_LIFE_DAYS, RRF_K, WEIGHTS, MESSAGE_WORDS, addContext, asksOnly, asksWork, finalize, fuse, isShort, scoreCandidates, type Candidate } from '../../../src/retrieval/rank.js';
+import { ALL_SIGNALS, CONTEXT_SHARE, NEIGHBOUR_SHARE, OTHER_SPEAKER_SHARE, QUESTION_SHARE, RECENCY_HALF_LIFE_DAYS, RRF_K, WEIGHTS, MESSAGE_SENTENCES, MESSAGE_WORDS, addContext, asksOnly, asksWork, finalize, fuse, isShort, scoreCandidates, type Candidate } from '../../../src/retrieval/rank.js';
 import { passageWork, vectorPassage } from '../../../src/retrieval/passage.js';
 import { textCacheSize } from '../../../src/retrieval/text-cache.js';
 import { mentionedWork } from '../../../src/retrieval/time-range.js';
@@ -135,6 +135,11 @@ describe("a message about a topic: results spread over sessions", () => {
   it("leaves a question's results in score order", () => {
     const question = fuse(lists(), { topK: 8, now: NOW, terms, queryWords: MESSAGE_WORDS - 1 });
     assert.ok(ids(question).indexOf('b1') > 1, ids(question).join(', '));
+  });
+
+  it('spreads a short message of two sentences or more as well (MESSAGE_SENTENCES)', () => {
+    const short = fuse(lists(), { topK: 8, now: NOW, terms, queryWords: MESSAGE_WORDS - 1, querySentences: MESSAGE_SENTENCES });
+    assert.equal(ids(short).indexOf('b1'), 1, ids(short).join(', '));
   });
 });
 

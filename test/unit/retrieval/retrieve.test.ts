@@ -256,6 +256,13 @@ describe('Retriever on a conversation between two people', () => {
     assert.ok(r.results.every((x) => x.explain.context_of === null), r.results.map((x) => `${x.id} ${x.explain.context_of}`).join(', '));
   });
 
+  it('reads a short message of two sentences as a message too: no neighbours', async () => {
+    // the same question as the one whose answer comes as context above, with a greeting before it
+    const r = await memory.retrieve({ query: "Hi again. What are the names of Melanie's kittens?", user_id: 'pair', top_k: 5 });
+    assert.ok(r.results.length > 0);
+    assert.ok(r.results.every((x) => x.explain.context_of === null), r.results.map((x) => `${x.id} ${x.explain.context_of}`).join(', '));
+  });
+
   it('brings the statement that a follow-up question asked about, when the answer is the hit', async () => {
     // only the answer shares words with the query; what it answers about is two turns before it
     const r = await memory.retrieve({ query: 'Why did Melanie feel welcome in the crowd?', user_id: 'pair', top_k: 5 });
