@@ -5,6 +5,8 @@ export interface TextHit {
   entry: MemoryEntry;
   /** BM25 relevance, higher is better */
   bm25: number;
+  /** with ListOptions.bySession: the BM25 of the hit's session read as one document */
+  session_bm25?: number;
 }
 
 export interface ListOptions {
@@ -20,6 +22,12 @@ export interface ListOptions {
    * not Caroline's "Melanie, that's lovely!".
    */
   speakerTerms?: readonly string[];
+  /**
+   * searchText: also score each hit's session as one document (its words summed over its entries
+   * meeting the search's conditions, its length the session's, with the user's own statistics over
+   * sessions) and give it as `session_bm25`. A chat message refers back to a conversation.
+   */
+  bySession?: boolean;
   /** a retrieval filter (searchText, searchSubstring, recent): applied in the query, before `limit` */
   where?: RecordFilter;
   /**

@@ -122,6 +122,9 @@ export class Retriever {
     const changes = this.signals.supersession && period === null && asksAboutSelf(asked) ? changeTerms(own) : [];
     const terms = [...own, ...changes];
     const speakers = this.signals.names ? await this.speakerTerms(req.user_id, terms) : [];
+    const querySentences = sentenceCount(req.query);
+    // a message's sessions are ordered by their own score too (spreadOverSessions)
+    const bySession = this.signals.spread && this.signals.sessions && isMessage({ queryWords: own.length, querySentences });
     // who is asked about is matched against who said a memory; the semantic tier compares texts, so
     // the names leave its query (unless nothing else is left)
     const about = speakers.length > 0 ? withoutWords(text, speakers) : text;
@@ -129,7 +132,7 @@ export class Retriever {
     const [st, sem, lt] = await Promise.all([
       withBudget(() => this.shortTerm(req, terms), deps.budgets.short_term, [] as Candidate[], signal),
       withBudget((tier) => this.semantic(req, about.trim() === '' ? text : about, pool, tier), deps.budgets.semantic, null as Candidate[] | null, signal),
-      withBudget((tier) => this.longTerm(req, { text: changes.length > 0 ? `${text} ${changes.join(' ')}` : text, uncovered: period && this.signals.uncovered_period ? withoutFrame(req.query) : null }, speakers, period, pool, tier), deps.budgets.long_term, { text: [], period: [] } as LongTermLists, signal),
+      withBudget((tier) => this.longTerm(req, { text: changes.length > 0 ? `${text} ${changes.join(' ')}` : text, uncovered: period && this.signals.uncovered_period ? withoutFrame(req.query) : null }, speakers, period, pool, bySession, tier), deps.budgets.long_term, { text: [], period: [] } as LongTermLists, signal),
     ]);
     // nobody waits for the answer: no tier is reported (an abandoned tier is no timeout), nothing ranked
     throwIfAbandoned(signal);
@@ -145,7 +148,7 @@ export class Retriever {
     }
     const sig = this.signals;
     const lexical = deps.embedders.current()?.lexical === true;
-    const options: RankOptions = { topK: req.top_k, now, period, terms, queryWords: own.length, querySentences: sentenceCount(req.query), speakers, signals: sig, minScore: req.min_score, ...(lexical ? { weights: { semantic: LEXICAL_SEMANTIC_WEIGHT } } : {}) };
+    const options: RankOptions = { topK: req.top_k, now, period, terms, queryWords: own.length, querySentences, speakers, signals: sig, minScore: req.min_score, ...(lexical ? { weights: { semantic: LEXICAL_SEMANTIC_WEIGHT } } : {}) };
     const lists = {
       short_term: sig.short_term ? st.value : [],
       semantic: sig.semantic ? (sem.value ?? []) : [],
@@ -242,10 +245,11 @@ export class Retriever {
    * about "Today is a solid 3", asked before the day's first entry), and the text is searched with
    * them (`uncovered`: the query with its time expression).
    */
-  private async longTerm(req: RetrieveRequest, query: { text: string; uncovered: string | null }, speakerTerms: string[], period: TimeRange | null, k: number, signal?: AbortSignal): Promise<LongTermLists> {
+  private async longTerm(req: RetrieveRequest, query: { text: string; uncovered: string | null }, speakerTerms: string[], period: TimeRange | null, k: number, bySession: boolean, signal?: AbortSignal): Promise<LongTermLists> {
     const { longTerm } = this.deps;
     const where = req.filters;
-    const search = (text: string, range: { createdFrom?: string; createdBefore?: string } = {}) => longTerm.searchText(req.user_id, text, { limit: k, speakerTerms, ...range, where, ...(signal ? { signal } : {}) });
+    const search = (text: string, range: { createdFrom?: string; createdBefore?: string } = {}) =>
+      longTerm.searchText(req.user_id, text, { limit: k, speakerTerms, ...range, where, ...(bySession ? { bySession } : {}), ...(signal ? { signal } : {}) });
     // the period's entries first: a period holding none has no matches to search for
     const inPeriod = period ? await longTerm.recent(req.user_id, { limit: PERIOD_SCAN, createdFrom: period.from, createdBefore: period.to, where }) : [];
     const covered = period && inPeriod.length > 0 ? { createdFrom: period.from, createdBefore: period.to } : null;
@@ -262,7 +266,10 @@ export class Retriever {
       rest.sort((a, b) => first(b) - first(a) || b.importance - a.importance || b.created_at.localeCompare(a.created_at));
     }
     for (const e of rest.slice(0, Math.max(0, k - periodList.length))) periodList.push(entryCandidate(e));
-    return { text: hits.map(({ entry, bm25 }) => ({ ...entryCandidate(entry), bm25: round(bm25) })), period: periodList };
+    return {
+      text: hits.map(({ entry, bm25, session_bm25 }) => ({ ...entryCandidate(entry), bm25: round(bm25), ...(session_bm25 !== undefined ? { session_bm25: round(session_bm25) } : {}) })),
+      period: periodList,
+    };
   }
 
   /**

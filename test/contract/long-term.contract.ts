@@ -140,6 +140,33 @@ export function longTermContract(name: string, make: () => Promise<LongTermStore
       assert.equal(named.length, 10, "the speaker's name kept: Ann's 30 turns match too");
     });
 
+    it("scores each hit's session as one document when asked (bySession), by the user's own sessions", async () => {
+      const s = await make();
+      const [u, other] = [uid(), uid()];
+      const at = (day: number) => new Date(Date.UTC(2026, 1, day)).toISOString();
+      const trip = ['I booked the ferry to Naxos', 'Two ferry tickets, window seats', 'A hotel in Naxos near the port', 'Ferry leaves at seven'].map((c, i) => entry(u, c, { session_id: 'trip', created_at: at(1 + i) }));
+      const once = ['Lunch with Sam at noon', 'Sam mentioned Naxos once', 'The dentist moved to Friday'].map((c) => entry(u, c, { session_id: 'once', created_at: at(10) }));
+      const rest = ['Gym at six', 'Watered the plants', 'Called my sister'].map((c, i) => entry(u, c, { session_id: `s${i}`, created_at: at(12) }));
+      await s.upsert([...trip, ...once, ...rest]);
+      const ask = async (o: { bySession?: boolean; createdBefore?: string } = {}) => s.searchText(u, 'Naxos ferry hotel', { limit: 10, ...o });
+      assert.ok((await ask()).every((h) => h.session_bm25 === undefined), 'not asked: not given');
+      const hits = await ask({ bySession: true });
+      const of = (session: string) => hits.filter((h) => h.entry.session_id === session).map((h) => h.session_bm25!);
+      assert.equal(new Set(of('trip')).size, 1, "one score for the session's hits");
+      assert.ok(of('trip')[0]! > of('once')[0]! && of('once')[0]! > 0, `trip ${of('trip')[0]} above once ${of('once')[0]}`);
+      // the search's conditions hold for the session's words too: the trip's first day alone scores less
+      const early = await ask({ bySession: true, createdBefore: at(2) });
+      assert.deepEqual(early.map((h) => h.entry.id), [trip[0]!.id]);
+      assert.ok(early[0]!.session_bm25! > 0 && early[0]!.session_bm25! < of('trip')[0]!);
+      // another user's sessions, with the same words and session ids, change no score of this user's
+      await s.upsert(['Naxos ferry hotel', 'ferry ferry', 'Naxos'].map((c) => entry(other, c, { session_id: 'once' })));
+      assert.deepEqual((await ask({ bySession: true })).map((h) => [h.entry.id, h.session_bm25]), hits.map((h) => [h.entry.id, h.session_bm25]));
+      // a session's length follows its entries: without its filler, "once" is shorter and scores more
+      await s.delete(u, [once[0]!.id, once[2]!.id]);
+      const shorter = (await ask({ bySession: true })).find((h) => h.entry.session_id === 'once')!;
+      assert.ok(shorter.session_bm25! > of('once')[0]!, `${shorter.session_bm25} after, ${of('once')[0]} before`);
+    });
+
     it('matches a speaker term in who said an entry, not in entries that mention the name', async () => {
       const s = await make();
       const u = uid();

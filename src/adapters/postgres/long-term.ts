@@ -25,6 +25,8 @@ interface UserStats {
   at: number;
   n?: number;
   avgLength?: number;
+  /** how many sessions the user's entries are in */
+  sessions?: number;
   df: Map<string, number>;
 }
 
@@ -153,7 +155,53 @@ export class PostgresLongTermStore implements LongTermStore {
         ...f.params,
       ],
     );
-    return rows.map((r) => ({ entry: rowToEntry(r), bm25: r.score }));
+    const hits = rows.map((r) => ({ entry: rowToEntry(r), bm25: r.score }));
+    if (!o.bySession || hits.length === 0) return hits;
+    const sessions = await this.sessionScores(userId, stats, terms, o);
+    return hits.map((h) => ({ ...h, session_bm25: sessions.get(h.entry.session_id) ?? 0 }));
+  }
+
+  /**
+   * BM25 of each session holding a match, the session read as one document, as the SQLite store
+   * scores it (src/adapters/sqlite/bm25.ts, sessionScores): a word's frequency summed over the
+   * session's entries meeting the search's conditions, the session's length its entries' lengths, the
+   * document frequency the sessions among the word's matches, the count and average length the user's
+   * sessions'.
+   */
+  private async sessionScores(userId: string, stats: UserStats, terms: readonly Term[], o: ListOptions): Promise<Map<string, number>> {
+    stats.sessions ??= (await this.pg.query<{ n: number }>('SELECT count(DISTINCT session_id)::int AS n FROM entries WHERE user_id = $1', [userId]))[0]!.n;
+    const sessions = Math.max(1, stats.sessions);
+    const avg = ((await this.avgLength(userId, stats)) * (stats.n ?? sessions)) / sessions;
+    const f = filterSql(o.where, 10, 'e.');
+    const rows = await this.pg.query<{ session_id: string; score: number }>(
+      `WITH q AS (SELECT * FROM unnest($2::text[], $3::bool[]) AS q(lex, name_only)),
+       m AS (SELECT e.session_id, e.tsv,
+                    (($5::text IS NULL OR e.session_id = $5) AND ($6::timestamptz IS NULL OR e.created_at >= $6) AND ($7::timestamptz IS NULL OR e.created_at < $7)${f.sql}) AS ok
+             FROM entries e WHERE e.user_id = $1 AND e.tsv @@ $4::tsquery OFFSET 0),
+       h AS (SELECT m.session_id, q.lex, sum(CASE WHEN m.ok THEN x.tf ELSE 0 END)::float8 AS tf
+             FROM m CROSS JOIN LATERAL unnest(m.tsv) u JOIN q ON q.lex = u.lexeme
+             CROSS JOIN LATERAL (SELECT CASE WHEN q.name_only THEN 2 * cardinality(array_positions(u.weights, 'A'))
+                                        ELSE cardinality(u.weights) + cardinality(array_positions(u.weights, 'A')) END AS tf) x
+             GROUP BY m.session_id, q.lex),
+       d AS (SELECT lex, count(*)::float8 AS df FROM h GROUP BY lex),
+       l AS (SELECT e.session_id, sum(length(e.tsv))::float8 AS len FROM entries e
+             WHERE e.user_id = $1 AND e.session_id IN (SELECT session_id FROM h WHERE tf > 0) GROUP BY e.session_id)
+       SELECT h.session_id, sum(ln(1 + (greatest($8::float8, d.df) - d.df + 0.5) / (d.df + 0.5)) * (h.tf * ${K1 + 1}) / (h.tf + ${K1} * (${1 - B} + ${B} * l.len / $9::float8)))::float8 AS score
+       FROM h JOIN d ON d.lex = h.lex JOIN l ON l.session_id = h.session_id WHERE h.tf > 0 GROUP BY h.session_id`,
+      [
+        userId,
+        terms.map((t) => t.lex),
+        terms.map((t) => t.nameOnly),
+        terms.map(tsOperand).join(' | '),
+        o.sessionId ?? null,
+        o.createdFrom ?? null,
+        o.createdBefore ?? null,
+        sessions,
+        avg || 1,
+        ...f.params,
+      ],
+    );
+    return new Map(rows.map((r) => [r.session_id, r.score]));
   }
 
   /**

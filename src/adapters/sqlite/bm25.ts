@@ -50,6 +50,11 @@ export interface SearchPlan {
   newest?: { rows: number; dfOf: (match: string) => number };
   span?: RowidSpan;
   common?: number;
+  /**
+   * When given, filled with the BM25 of each session holding a scored row, the session read as one
+   * document (sessionScores). Absent: no session is scored.
+   */
+  sessions?: Map<string, number>;
 }
 
 /** no bound: every rowid */
@@ -91,12 +96,21 @@ export class UserBm25 {
   private readonly repeats: Statement;
   /** the lengths of the given rows (a JSON array of rowids) that are the user's */
   private readonly sizes: Statement;
+  /** the sessions of the given rows (a JSON array of rowids) */
+  private readonly sessionsOf: Statement;
+  /** the lengths of the given sessions of a user (a JSON array of session ids) */
+  private readonly sessionSizes: Statement;
+  /** how many sessions a user's entries are in */
+  private readonly sessionCount: Statement;
 
   constructor(private readonly db: Db) {
     this.stats = db.prepare('SELECT docs, bytes FROM text_stats WHERE user_id = ?').raw();
     this.averages = db.prepare('SELECT block FROM entries_fts_data WHERE id = ?').pluck();
     this.repeats = db.prepare('SELECT r.rowid, r.repeats FROM entry_repeats r WHERE r.rowid IN (SELECT value FROM json_each(@rows))').raw();
     this.sizes = db.prepare('SELECT z.rowid, z.bytes FROM entry_sizes z WHERE z.rowid IN (SELECT value FROM json_each(@rows)) AND z.user_id = @user_id').raw();
+    this.sessionsOf = db.prepare('SELECT z.rowid, z.session_id FROM entry_sizes z WHERE z.rowid IN (SELECT value FROM json_each(@rows))').raw();
+    this.sessionSizes = db.prepare('SELECT s.session_id, s.bytes FROM session_sizes s WHERE s.user_id = @user_id AND s.session_id IN (SELECT value FROM json_each(@sessions))').raw();
+    this.sessionCount = db.prepare('SELECT count(*) FROM session_sizes WHERE user_id = ?').pluck();
   }
 
   /** the user's entry count and total bytes (0, 0 for a user with none) */
@@ -177,7 +191,58 @@ export class UserBm25 {
         scores.set(rowid, (scores.get(rowid) ?? 0) + s);
       }
     });
+    if (plan.sessions) this.sessionScores(userId, bytes, phrases, matched, allowed, records, plan.sessions);
     return [...scores];
+  }
+
+  /**
+   * BM25 of each session holding a scored row, the session read as one document: a word's frequency is
+   * its frequency summed over the session's rows meeting the conditions, the length the session's
+   * bytes, the document frequency the sessions among the word's matches (with `newest`, among those
+   * read), and the count and average length the user's sessions'. A chat message refers back to a
+   * conversation: one holding its words across many turns is what it means, more than one turn
+   * repeating a rare word (RealMem dev, BM25 alone: 0.691 session R@8 over sessions, 0.641 over turns
+   * spread over sessions).
+   */
+  private sessionScores(
+    userId: string,
+    bytes: number,
+    phrases: readonly WeightedPhrase[],
+    matched: ReadonlyArray<ReadonlyArray<[number, number]>>,
+    allowed: ReadonlySet<number> | null,
+    records: ReadonlyMap<number, string>,
+    out: Map<string, number>,
+  ): void {
+    const rows = new Set<number>();
+    for (const hits of matched) for (const [rowid] of hits) rows.add(rowid);
+    if (rows.size === 0) return;
+    const sessionOf = new Map(this.sessionsOf.all({ rows: JSON.stringify([...rows]) }) as Array<[number, string | null]>);
+    const frequencies = phrases.map((p, i) => {
+      const tf = new Map<string, number>();
+      for (const [rowid] of matched[i]!) {
+        const session = sessionOf.get(rowid);
+        if (session == null) continue;
+        const f = !allowed || allowed.has(rowid) ? ((p.key !== null ? repeatCount(records.get(rowid) ?? null, p.key) : null) ?? p.weight) : 0;
+        tf.set(session, (tf.get(session) ?? 0) + f);
+      }
+      return tf;
+    });
+    const found = new Set<string>();
+    for (const tf of frequencies) for (const [session, f] of tf) if (f > 0) found.add(session);
+    if (found.size === 0) return;
+    const lengths = new Map(this.sessionSizes.all({ user_id: userId, sessions: JSON.stringify([...found]) }) as Array<[string, number]>);
+    const sessions = Math.max(1, this.sessionCount.get(userId) as number);
+    const avg = bytes / sessions || 1;
+    for (const tf of frequencies) {
+      // the sessions holding the word, whether or not their rows meet the conditions (as a row's df)
+      const df = tf.size;
+      const idf = Math.log(1 + (Math.max(sessions, df) - df + 0.5) / (df + 0.5));
+      for (const [session, f] of tf) {
+        if (f === 0) continue;
+        const length = lengths.get(session) ?? avg;
+        out.set(session, (out.get(session) ?? 0) + (idf * f * (K1 + 1)) / (f + K1 * (1 - B + (B * length) / avg)));
+      }
+    }
   }
 
   /**

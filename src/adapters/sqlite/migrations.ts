@@ -574,4 +574,47 @@ export const MIGRATIONS: ReadonlyArray<{ version: number; name: string; sql: str
       INSERT INTO entries_fts (entries_fts) VALUES ('rebuild');
     `,
   },
+  {
+    version: 17,
+    name: "each session's entries and length, and each entry's session beside its length, for scoring a message's sessions",
+    sql: `
+      -- A chat message refers back to conversations: the text search scores each session it matches as
+      -- one document (src/adapters/sqlite/bm25.ts, sessionScores), which needs every session's length
+      -- and the session of each matched row without reading the entries. Kept by triggers, in the
+      -- transaction of the write, as entry_sizes and text_stats are
+      CREATE TABLE session_sizes (
+        user_id    TEXT NOT NULL,
+        session_id TEXT NOT NULL,
+        docs       INTEGER NOT NULL,
+        bytes      INTEGER NOT NULL,
+        PRIMARY KEY (user_id, session_id)
+      ) STRICT, WITHOUT ROWID;
+      INSERT INTO session_sizes (user_id, session_id, docs, bytes)
+        SELECT user_id, session_id, count(*), sum(octet_length(content) + octet_length(coalesce(name, ''))) FROM entries GROUP BY user_id, session_id;
+      CREATE TRIGGER session_sizes_ai AFTER INSERT ON entries BEGIN
+        INSERT INTO session_sizes (user_id, session_id, docs, bytes) VALUES (new.user_id, new.session_id, 1, octet_length(new.content) + octet_length(coalesce(new.name, '')))
+          ON CONFLICT (user_id, session_id) DO UPDATE SET docs = docs + 1, bytes = bytes + excluded.bytes;
+      END;
+      CREATE TRIGGER session_sizes_ad AFTER DELETE ON entries BEGIN
+        UPDATE session_sizes SET docs = docs - 1, bytes = bytes - (octet_length(old.content) + octet_length(coalesce(old.name, ''))) WHERE user_id = old.user_id AND session_id = old.session_id;
+        DELETE FROM session_sizes WHERE user_id = old.user_id AND session_id = old.session_id AND docs <= 0;
+      END;
+      CREATE TRIGGER session_sizes_au AFTER UPDATE OF content, name, user_id, session_id ON entries BEGIN
+        UPDATE session_sizes SET docs = docs - 1, bytes = bytes - (octet_length(old.content) + octet_length(coalesce(old.name, ''))) WHERE user_id = old.user_id AND session_id = old.session_id;
+        DELETE FROM session_sizes WHERE user_id = old.user_id AND session_id = old.session_id AND docs <= 0;
+        INSERT INTO session_sizes (user_id, session_id, docs, bytes) VALUES (new.user_id, new.session_id, 1, octet_length(new.content) + octet_length(coalesce(new.name, '')))
+          ON CONFLICT (user_id, session_id) DO UPDATE SET docs = docs + 1, bytes = bytes + excluded.bytes;
+      END;
+      ALTER TABLE entry_sizes ADD COLUMN session_id TEXT;
+      UPDATE entry_sizes SET session_id = (SELECT e.session_id FROM entries e WHERE e.rowid = entry_sizes.rowid);
+      DROP TRIGGER entry_sizes_ai;
+      DROP TRIGGER entry_sizes_au;
+      CREATE TRIGGER entry_sizes_ai AFTER INSERT ON entries BEGIN
+        INSERT OR REPLACE INTO entry_sizes (rowid, user_id, bytes, session_id) VALUES (new.rowid, new.user_id, octet_length(new.content) + octet_length(coalesce(new.name, '')), new.session_id);
+      END;
+      CREATE TRIGGER entry_sizes_au AFTER UPDATE OF content, name, user_id, session_id ON entries BEGIN
+        UPDATE entry_sizes SET user_id = new.user_id, bytes = octet_length(new.content) + octet_length(coalesce(new.name, '')), session_id = new.session_id WHERE rowid = old.rowid;
+      END;
+    `,
+  },
 ];

@@ -137,6 +137,19 @@ describe("a message about a topic: results spread over sessions", () => {
     assert.ok(ids(question).indexOf('b1') > 1, ids(question).join(', '));
   });
 
+  it("orders the sessions by their best memory's place fused with the session's own BM25 (sessions)", () => {
+    const c1 = cand('Garden pots', { id: 'c1', session_id: 'c' });
+    // the session scores as the text search gives them: b the best conversation, then c, then a
+    const scores: Record<string, number> = { a: 1, b: 9, c: 4 };
+    const three = () => ({ long_term: [a1, a2, a3, b1, c1].map((c) => ({ ...c, session_bm25: scores[c.session_id!] })) });
+    const plain = fuse(three(), { topK: 8, now: NOW, terms, queryWords: MESSAGE_WORDS, signals: { ...ALL_SIGNALS, sessions: false } });
+    assert.deepEqual(ids(plain).slice(0, 3).map((id) => id[0]), ['a', 'b', 'c'], ids(plain).join(', '));
+    // a: places 1 and 3, b: 2 and 1, c: 3 and 2 — b's votes sum highest, then a's
+    const fused = fuse(three(), { topK: 8, now: NOW, terms, queryWords: MESSAGE_WORDS });
+    assert.deepEqual(ids(fused).slice(0, 3).map((id) => id[0]), ['b', 'a', 'c'], ids(fused).join(', '));
+    assert.deepEqual(ids(fused).slice(3), ids(plain).slice(3), "the sessions' further memories after them, in score order");
+  });
+
   it('spreads a short message of two sentences or more as well (MESSAGE_SENTENCES)', () => {
     const short = fuse(lists(), { topK: 8, now: NOW, terms, queryWords: MESSAGE_WORDS - 1, querySentences: MESSAGE_SENTENCES });
     assert.equal(ids(short).indexOf('b1'), 1, ids(short).join(', '));

@@ -5,6 +5,7 @@ import type { MemoryEntry } from '../../../../src/domain/entry.js';
 import { contentHash } from '../../../../src/domain/hash.js';
 import { openDatabase, type Db } from '../../../../src/adapters/sqlite/db.js';
 import { SqliteLongTermStore } from '../../../../src/adapters/sqlite/long-term.js';
+import { MIGRATIONS } from '../../../../src/adapters/sqlite/migrations.js';
 import { BEFORE_OWNER_TOKEN } from '../../../helpers/sqlite-rewind.js';
 import { tmpDir } from '../../../helpers/tmp.js';
 
@@ -37,7 +38,7 @@ describe('SQLite migration 16: one token per owner in the text index', () => {
     db.close();
     db = openDatabase(path);
     try {
-      assert.equal(db.pragma('user_version', { simple: true }), 16);
+      assert.equal(db.pragma('user_version', { simple: true }), MIGRATIONS.at(-1)!.version);
       db.exec("INSERT INTO entries_fts (entries_fts) VALUES ('integrity-check')");
       store = new SqliteLongTermStore(db, undefined, { textSearchThread: false });
       USERS.forEach((u, k) => assert.equal(matched(db, u), k + 1, `${u} after the migration`));
