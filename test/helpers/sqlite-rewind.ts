@@ -1,18 +1,14 @@
 import { MIGRATIONS } from '../../src/adapters/sqlite/migrations.js';
 
 /**
- * SQL taking a file back to before migration 17: no session_sizes, entry_sizes without the session and
- * with migration 13's triggers.
+ * SQL taking a file back to before migration 17: no session_sizes or session_counts, entry_sizes without
+ * the session and with migration 13's triggers.
  */
+const V13 = MIGRATIONS.find((m) => m.version === 13)!.sql;
 export const BEFORE_SESSION_SIZES = `
-  DROP TRIGGER session_sizes_ai; DROP TRIGGER session_sizes_ad; DROP TRIGGER session_sizes_au; DROP TABLE session_sizes;
-  DROP TRIGGER entry_sizes_ai; DROP TRIGGER entry_sizes_au; ALTER TABLE entry_sizes DROP COLUMN session_id;
-  CREATE TRIGGER entry_sizes_ai AFTER INSERT ON entries BEGIN
-    INSERT OR REPLACE INTO entry_sizes (rowid, user_id, bytes) VALUES (new.rowid, new.user_id, octet_length(new.content) + octet_length(coalesce(new.name, '')));
-  END;
-  CREATE TRIGGER entry_sizes_au AFTER UPDATE OF content, name, user_id ON entries BEGIN
-    UPDATE entry_sizes SET user_id = new.user_id, bytes = octet_length(new.content) + octet_length(coalesce(new.name, '')) WHERE rowid = old.rowid;
-  END;
+  DROP TRIGGER session_counts_ai; DROP TRIGGER session_counts_ad; DROP TABLE session_counts; DROP TABLE session_sizes;
+  DROP TRIGGER entry_sizes_ai; DROP TRIGGER entry_sizes_ad; DROP TRIGGER entry_sizes_au; ALTER TABLE entry_sizes DROP COLUMN session;
+  ${V13.slice(V13.indexOf('CREATE TRIGGER'))}
 `;
 
 /**

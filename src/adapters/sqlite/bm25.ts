@@ -51,11 +51,14 @@ export interface SearchPlan {
   span?: RowidSpan;
   common?: number;
   /**
-   * When given, filled with the BM25 of each session holding a scored row, the session read as one
-   * document (sessionScores). Absent: no session is scored.
+   * When given, `scores` is filled with the BM25 of the session of each of the best `limit` rows, the
+   * session read as one document (sessionScores). Absent: no session is scored.
    */
-  sessions?: Map<string, number>;
+  sessions?: { limit: number; scores: Map<string, number> };
 }
+
+/** a matched row: its rowid, its length in bytes and its session's key (session_sizes.id) */
+type Match = [rowid: number, length: number, session: number];
 
 /** no bound: every rowid */
 const ALL_ROWIDS: RowidSpan = { from: 0, to: Number.MAX_SAFE_INTEGER };
@@ -96,9 +99,7 @@ export class UserBm25 {
   private readonly repeats: Statement;
   /** the lengths of the given rows (a JSON array of rowids) that are the user's */
   private readonly sizes: Statement;
-  /** the sessions of the given rows (a JSON array of rowids) */
-  private readonly sessionsOf: Statement;
-  /** the lengths of the given sessions of a user (a JSON array of session ids) */
+  /** the ids and lengths of the given sessions (a JSON array of session_sizes ids) */
   private readonly sessionSizes: Statement;
   /** how many sessions a user's entries are in */
   private readonly sessionCount: Statement;
@@ -107,10 +108,10 @@ export class UserBm25 {
     this.stats = db.prepare('SELECT docs, bytes FROM text_stats WHERE user_id = ?').raw();
     this.averages = db.prepare('SELECT block FROM entries_fts_data WHERE id = ?').pluck();
     this.repeats = db.prepare('SELECT r.rowid, r.repeats FROM entry_repeats r WHERE r.rowid IN (SELECT value FROM json_each(@rows))').raw();
-    this.sizes = db.prepare('SELECT z.rowid, z.bytes FROM entry_sizes z WHERE z.rowid IN (SELECT value FROM json_each(@rows)) AND z.user_id = @user_id').raw();
-    this.sessionsOf = db.prepare('SELECT z.rowid, z.session_id FROM entry_sizes z WHERE z.rowid IN (SELECT value FROM json_each(@rows))').raw();
-    this.sessionSizes = db.prepare('SELECT s.session_id, s.bytes FROM session_sizes s WHERE s.user_id = @user_id AND s.session_id IN (SELECT value FROM json_each(@sessions))').raw();
-    this.sessionCount = db.prepare('SELECT count(*) FROM session_sizes WHERE user_id = ?').pluck();
+    this.sizes = db.prepare('SELECT z.rowid, z.bytes, z.session FROM entry_sizes z WHERE z.rowid IN (SELECT value FROM json_each(@rows)) AND z.user_id = @user_id').raw();
+    // each by its id, whatever the planner guesses of a small table (CROSS JOIN keeps the order)
+    this.sessionSizes = db.prepare('SELECT s.id, s.session_id, s.bytes FROM json_each(@ids) j CROSS JOIN session_sizes s ON s.id = j.value').raw();
+    this.sessionCount = db.prepare('SELECT sessions FROM session_counts WHERE user_id = ?').pluck();
   }
 
   /** the user's entry count and total bytes (0, 0 for a user with none) */
@@ -133,6 +134,7 @@ export class UserBm25 {
    * and with `plan.common` a content phrase matching that many rows or more is left out while another
    * phrase has matches (query-terms' withoutCommon), its matches read no further than that.
    * `plan.span` bounds the rowids read when `newest` is given (rows outside it must not meet `where`).
+   * Best first, ties newest first (as the PostgreSQL store orders them).
    */
   score(userId: string, owner: string | null, phrases: readonly WeightedPhrase[], where: RowConditions, plan: SearchPlan = {}): Array<[number, number]> {
     // one snapshot: the user's statistics and matches of one state of the file
@@ -158,7 +160,7 @@ export class UserBm25 {
       // scored, and no row is read again for its conditions
       if (where.sql !== '') allowed = new Set(found);
     }
-    const read = (p: WeightedPhrase, limit: number) => this.phraseStatement(owner !== null, limit).all({ match: narrowed(p.match), user_id: userId, floor, to: span.to }) as Array<number | [number, number]>;
+    const read = (p: WeightedPhrase, limit: number) => this.phraseStatement(owner !== null, limit).all({ match: narrowed(p.match), user_id: userId, floor, to: span.to }) as Array<number | Match>;
     const common = newest ? undefined : plan.common;
     const cut = (p: WeightedPhrase) => (common !== undefined && p.key !== null ? common : 0);
     let phrases = given;
@@ -169,7 +171,7 @@ export class UserBm25 {
       // a common phrase kept (nothing rarer matched) is read whole
       found = kept.map((i) => (found[i]!.length >= common && given[i]!.key !== null ? read(given[i]!, 0) : found[i]!));
     }
-    const matched = owner === null ? (found as Array<Array<[number, number]>>) : this.withSizes(userId, found as number[][]);
+    const matched = owner === null ? (found as Match[][]) : this.withSizes(userId, found as number[][]);
     // the matches meeting the conditions, each row read once: a row holding several of the query's
     // words was read again for each (RealMem: a query's ~2,500 matches of its words are far fewer rows)
     if (where.sql !== '' && !allowed) {
@@ -191,57 +193,60 @@ export class UserBm25 {
         scores.set(rowid, (scores.get(rowid) ?? 0) + s);
       }
     });
-    if (plan.sessions) this.sessionScores(userId, bytes, phrases, matched, allowed, records, plan.sessions);
-    return [...scores];
+    const ranked = [...scores].sort((a, b) => b[1] - a[1] || b[0] - a[0]);
+    if (plan.sessions) this.sessionScores(userId, bytes, phrases, matched, allowed, records, ranked.slice(0, plan.sessions.limit), plan.sessions.scores);
+    return ranked;
   }
 
   /**
-   * BM25 of each session holding a scored row, the session read as one document: a word's frequency is
+   * BM25 of the sessions of the `best` rows, each session read as one document: a word's frequency is
    * its frequency summed over the session's rows meeting the conditions, the length the session's
    * bytes, the document frequency the sessions among the word's matches (with `newest`, among those
-   * read), and the count and average length the user's sessions'. A chat message refers back to a
-   * conversation: one holding its words across many turns is what it means, more than one turn
-   * repeating a rare word (RealMem dev, BM25 alone: 0.691 session R@8 over sessions, 0.641 over turns
-   * spread over sessions).
+   * read), the count and average length the user's sessions' (session_sizes, session_counts). A chat
+   * message refers back to a conversation: one holding its words across many turns is what it means,
+   * more than one turn repeating a rare word (RealMem dev, BM25 alone: 0.691 session R@8 over
+   * sessions, 0.641 over turns spread over sessions). Only the sessions asked for are read: a big
+   * user's query matches hundreds.
    */
   private sessionScores(
     userId: string,
     bytes: number,
     phrases: readonly WeightedPhrase[],
-    matched: ReadonlyArray<ReadonlyArray<[number, number]>>,
+    matched: ReadonlyArray<readonly Match[]>,
     allowed: ReadonlySet<number> | null,
     records: ReadonlyMap<number, string>,
+    best: ReadonlyArray<[number, number]>,
     out: Map<string, number>,
   ): void {
-    const rows = new Set<number>();
-    for (const hits of matched) for (const [rowid] of hits) rows.add(rowid);
-    if (rows.size === 0) return;
-    const sessionOf = new Map(this.sessionsOf.all({ rows: JSON.stringify([...rows]) }) as Array<[number, string | null]>);
+    const sessionOf = new Map<number, number>();
     const frequencies = phrases.map((p, i) => {
-      const tf = new Map<string, number>();
-      for (const [rowid] of matched[i]!) {
-        const session = sessionOf.get(rowid);
-        if (session == null) continue;
+      const tf = new Map<number, number>();
+      for (const [rowid, , session] of matched[i]!) {
+        sessionOf.set(rowid, session);
         const f = !allowed || allowed.has(rowid) ? ((p.key !== null ? repeatCount(records.get(rowid) ?? null, p.key) : null) ?? p.weight) : 0;
         tf.set(session, (tf.get(session) ?? 0) + f);
       }
       return tf;
     });
-    const found = new Set<string>();
-    for (const tf of frequencies) for (const [session, f] of tf) if (f > 0) found.add(session);
-    if (found.size === 0) return;
-    const lengths = new Map(this.sessionSizes.all({ user_id: userId, sessions: JSON.stringify([...found]) }) as Array<[string, number]>);
-    const sessions = Math.max(1, this.sessionCount.get(userId) as number);
+    const wanted = new Set<number>();
+    for (const [rowid] of best) {
+      const session = sessionOf.get(rowid);
+      if (session !== undefined) wanted.add(session);
+    }
+    if (wanted.size === 0) return;
+    const sessions = Math.max(1, (this.sessionCount.get(userId) as number | undefined) ?? 0);
     const avg = bytes / sessions || 1;
-    for (const tf of frequencies) {
-      // the sessions holding the word, whether or not their rows meet the conditions (as a row's df)
-      const df = tf.size;
-      const idf = Math.log(1 + (Math.max(sessions, df) - df + 0.5) / (df + 0.5));
-      for (const [session, f] of tf) {
+    for (const [id, sessionId, length] of this.sessionSizes.all({ ids: JSON.stringify([...wanted]) }) as Array<[number, string, number]>) {
+      let score = 0;
+      for (const tf of frequencies) {
+        const f = tf.get(id) ?? 0;
         if (f === 0) continue;
-        const length = lengths.get(session) ?? avg;
-        out.set(session, (out.get(session) ?? 0) + (idf * f * (K1 + 1)) / (f + K1 * (1 - B + (B * length) / avg)));
+        // the sessions holding the word, whether or not their rows meet the conditions (as a row's df)
+        const df = tf.size;
+        const idf = Math.log(1 + (Math.max(sessions, df) - df + 0.5) / (df + 0.5));
+        score += (idf * f * (K1 + 1)) / (f + K1 * (1 - B + (B * length) / avg));
       }
+      out.set(sessionId, score);
     }
   }
 
@@ -250,7 +255,7 @@ export class UserBm25 {
    * many bytes), each row read once. Joined to every match instead, a long reply's record — hundreds
    * of "word:count" — was copied out once per query word the reply held: 1.3 of 4.5 ms a RealMem query.
    */
-  private recordsOf(phrases: readonly WeightedPhrase[], matched: ReadonlyArray<ReadonlyArray<[number, number]>>, allowed: ReadonlySet<number> | null): Map<number, string> {
+  private recordsOf(phrases: readonly WeightedPhrase[], matched: ReadonlyArray<readonly Match[]>, allowed: ReadonlySet<number> | null): Map<number, string> {
     const long = new Set<number>();
     phrases.forEach((p, i) => {
       if (p.key === null) return;
@@ -276,23 +281,24 @@ export class UserBm25 {
       const bounded = `f.rowid >= @floor AND f.rowid <= @to${limit > 0 ? ` LIMIT ${Math.floor(limit)}` : ''}`;
       st = owned
         ? this.db.prepare(`SELECT f.rowid FROM entries_fts f WHERE entries_fts MATCH @match AND ${bounded}`).pluck()
-        : this.db.prepare(`SELECT f.rowid, z.bytes FROM entries_fts f CROSS JOIN entry_sizes z ON z.rowid = f.rowid WHERE entries_fts MATCH @match AND z.user_id = @user_id AND ${bounded}`).raw();
+        : this.db.prepare(`SELECT f.rowid, z.bytes, z.session FROM entries_fts f CROSS JOIN entry_sizes z ON z.rowid = f.rowid WHERE entries_fts MATCH @match AND z.user_id = @user_id AND ${bounded}`).raw();
       if (this.phrase.size >= STATEMENTS) this.phrase.clear();
       this.phrase.set(key, st);
     }
     return st;
   }
 
-  /** each phrase's rowids as [rowid, length], the user's rows only (entry_sizes decides), each row read once */
-  private withSizes(userId: string, found: readonly number[][]): Array<Array<[number, number]>> {
+  /** each phrase's rowids as matches (rowid, length, session), the user's rows only (entry_sizes decides), each row read once */
+  private withSizes(userId: string, found: readonly number[][]): Match[][] {
     const rows = new Set<number>();
     for (const list of found) for (const rowid of list) rows.add(rowid);
-    const sizes = rows.size === 0 ? new Map<number, number>() : new Map(this.sizes.all({ rows: JSON.stringify([...rows]), user_id: userId }) as Array<[number, number]>);
+    const sizes = new Map<number, Match>();
+    if (rows.size > 0) for (const m of this.sizes.all({ rows: JSON.stringify([...rows]), user_id: userId }) as Match[]) sizes.set(m[0], m);
     return found.map((list) => {
-      const out: Array<[number, number]> = [];
+      const out: Match[] = [];
       for (const rowid of list) {
-        const bytes = sizes.get(rowid);
-        if (bytes !== undefined) out.push([rowid, bytes]);
+        const m = sizes.get(rowid);
+        if (m !== undefined) out.push(m);
       }
       return out;
     });

@@ -208,12 +208,9 @@ export class SqliteLongTermStore implements LongTermStore {
     if (phrases.length === 0) return [];
     const span = this.sessionSpan(userId, o);
     if (span === 'none') return [];
-    const sessions = o.bySession ? new Map<string, number>() : undefined;
-    const scored = this.bm25.score(userId, owner, phrases, searchConditions(o), { newest, span, common, sessions });
-    // best first; ties newest first (as the PostgreSQL store orders them)
-    scored.sort((a, b) => b[1] - a[1] || b[0] - a[0]);
-    const hits = this.ownersOf(userId, scored, o.limit);
-    return sessions ? hits.map((h) => ({ ...h, session_bm25: sessions.get(h.entry.session_id) ?? 0 })) : hits;
+    const sessions = o.bySession ? { limit: o.limit, scores: new Map<string, number>() } : undefined;
+    const hits = this.ownersOf(userId, this.bm25.score(userId, owner, phrases, searchConditions(o), { newest, span, common, sessions }), o.limit);
+    return sessions ? hits.map((h) => ({ ...h, session_bm25: sessions.scores.get(h.entry.session_id) ?? 0 })) : hits;
   }
 
   /**

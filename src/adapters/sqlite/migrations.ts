@@ -576,44 +576,58 @@ export const MIGRATIONS: ReadonlyArray<{ version: number; name: string; sql: str
   },
   {
     version: 17,
-    name: "each session's entries and length, and each entry's session beside its length, for scoring a message's sessions",
+    name: "each session's entries and length, the user's session count, and each entry's session beside its length, for scoring a message's sessions",
     sql: `
-      -- A chat message refers back to conversations: the text search scores each session it matches as
-      -- one document (src/adapters/sqlite/bm25.ts, sessionScores), which needs every session's length
-      -- and the session of each matched row without reading the entries. Kept by triggers, in the
-      -- transaction of the write, as entry_sizes and text_stats are
+      -- A chat message refers back to conversations: the text search scores sessions as documents
+      -- (src/adapters/sqlite/bm25.ts, sessionScores), which needs every session's length, each user's
+      -- session count, and the session of each matched row, read beside its length (entry_sizes.session:
+      -- a session_sizes id, a number to compare, not a text). Kept by triggers, in the transaction of the
+      -- write, as entry_sizes and text_stats are. entry_sizes' triggers find or make the session first,
+      -- in the same trigger: the order in which SQLite fires two triggers of one event is not defined
       CREATE TABLE session_sizes (
+        id         INTEGER PRIMARY KEY,
         user_id    TEXT NOT NULL,
         session_id TEXT NOT NULL,
         docs       INTEGER NOT NULL,
         bytes      INTEGER NOT NULL,
-        PRIMARY KEY (user_id, session_id)
+        UNIQUE (user_id, session_id)
+      ) STRICT;
+      CREATE TABLE session_counts (
+        user_id  TEXT PRIMARY KEY,
+        sessions INTEGER NOT NULL
       ) STRICT, WITHOUT ROWID;
+      CREATE TRIGGER session_counts_ai AFTER INSERT ON session_sizes BEGIN
+        INSERT INTO session_counts (user_id, sessions) VALUES (new.user_id, 1) ON CONFLICT (user_id) DO UPDATE SET sessions = sessions + 1;
+      END;
+      CREATE TRIGGER session_counts_ad AFTER DELETE ON session_sizes BEGIN
+        UPDATE session_counts SET sessions = sessions - 1 WHERE user_id = old.user_id;
+        DELETE FROM session_counts WHERE user_id = old.user_id AND sessions <= 0;
+      END;
       INSERT INTO session_sizes (user_id, session_id, docs, bytes)
         SELECT user_id, session_id, count(*), sum(octet_length(content) + octet_length(coalesce(name, ''))) FROM entries GROUP BY user_id, session_id;
-      CREATE TRIGGER session_sizes_ai AFTER INSERT ON entries BEGIN
-        INSERT INTO session_sizes (user_id, session_id, docs, bytes) VALUES (new.user_id, new.session_id, 1, octet_length(new.content) + octet_length(coalesce(new.name, '')))
-          ON CONFLICT (user_id, session_id) DO UPDATE SET docs = docs + 1, bytes = bytes + excluded.bytes;
-      END;
-      CREATE TRIGGER session_sizes_ad AFTER DELETE ON entries BEGIN
-        UPDATE session_sizes SET docs = docs - 1, bytes = bytes - (octet_length(old.content) + octet_length(coalesce(old.name, ''))) WHERE user_id = old.user_id AND session_id = old.session_id;
-        DELETE FROM session_sizes WHERE user_id = old.user_id AND session_id = old.session_id AND docs <= 0;
-      END;
-      CREATE TRIGGER session_sizes_au AFTER UPDATE OF content, name, user_id, session_id ON entries BEGIN
-        UPDATE session_sizes SET docs = docs - 1, bytes = bytes - (octet_length(old.content) + octet_length(coalesce(old.name, ''))) WHERE user_id = old.user_id AND session_id = old.session_id;
-        DELETE FROM session_sizes WHERE user_id = old.user_id AND session_id = old.session_id AND docs <= 0;
-        INSERT INTO session_sizes (user_id, session_id, docs, bytes) VALUES (new.user_id, new.session_id, 1, octet_length(new.content) + octet_length(coalesce(new.name, '')))
-          ON CONFLICT (user_id, session_id) DO UPDATE SET docs = docs + 1, bytes = bytes + excluded.bytes;
-      END;
-      ALTER TABLE entry_sizes ADD COLUMN session_id TEXT;
-      UPDATE entry_sizes SET session_id = (SELECT e.session_id FROM entries e WHERE e.rowid = entry_sizes.rowid);
+      ALTER TABLE entry_sizes ADD COLUMN session INTEGER;
+      UPDATE entry_sizes SET session = (SELECT s.id FROM entries e JOIN session_sizes s ON s.user_id = e.user_id AND s.session_id = e.session_id WHERE e.rowid = entry_sizes.rowid);
       DROP TRIGGER entry_sizes_ai;
+      DROP TRIGGER entry_sizes_ad;
       DROP TRIGGER entry_sizes_au;
       CREATE TRIGGER entry_sizes_ai AFTER INSERT ON entries BEGIN
-        INSERT OR REPLACE INTO entry_sizes (rowid, user_id, bytes, session_id) VALUES (new.rowid, new.user_id, octet_length(new.content) + octet_length(coalesce(new.name, '')), new.session_id);
+        INSERT INTO session_sizes (user_id, session_id, docs, bytes) VALUES (new.user_id, new.session_id, 1, octet_length(new.content) + octet_length(coalesce(new.name, '')))
+          ON CONFLICT (user_id, session_id) DO UPDATE SET docs = docs + 1, bytes = bytes + excluded.bytes;
+        INSERT OR REPLACE INTO entry_sizes (rowid, user_id, bytes, session)
+          VALUES (new.rowid, new.user_id, octet_length(new.content) + octet_length(coalesce(new.name, '')), (SELECT id FROM session_sizes WHERE user_id = new.user_id AND session_id = new.session_id));
+      END;
+      CREATE TRIGGER entry_sizes_ad AFTER DELETE ON entries BEGIN
+        DELETE FROM entry_sizes WHERE rowid = old.rowid;
+        UPDATE session_sizes SET docs = docs - 1, bytes = bytes - (octet_length(old.content) + octet_length(coalesce(old.name, ''))) WHERE user_id = old.user_id AND session_id = old.session_id;
+        DELETE FROM session_sizes WHERE user_id = old.user_id AND session_id = old.session_id AND docs <= 0;
       END;
       CREATE TRIGGER entry_sizes_au AFTER UPDATE OF content, name, user_id, session_id ON entries BEGIN
-        UPDATE entry_sizes SET user_id = new.user_id, bytes = octet_length(new.content) + octet_length(coalesce(new.name, '')), session_id = new.session_id WHERE rowid = old.rowid;
+        UPDATE session_sizes SET docs = docs - 1, bytes = bytes - (octet_length(old.content) + octet_length(coalesce(old.name, ''))) WHERE user_id = old.user_id AND session_id = old.session_id;
+        DELETE FROM session_sizes WHERE user_id = old.user_id AND session_id = old.session_id AND docs <= 0;
+        INSERT INTO session_sizes (user_id, session_id, docs, bytes) VALUES (new.user_id, new.session_id, 1, octet_length(new.content) + octet_length(coalesce(new.name, '')))
+          ON CONFLICT (user_id, session_id) DO UPDATE SET docs = docs + 1, bytes = bytes + excluded.bytes;
+        UPDATE entry_sizes SET user_id = new.user_id, bytes = octet_length(new.content) + octet_length(coalesce(new.name, '')),
+          session = (SELECT id FROM session_sizes WHERE user_id = new.user_id AND session_id = new.session_id) WHERE rowid = old.rowid;
       END;
     `,
   },
