@@ -595,7 +595,7 @@ export const MIGRATIONS: ReadonlyArray<{ version: number; name: string; sql: str
       CREATE TABLE session_counts (
         user_id  TEXT PRIMARY KEY,
         sessions INTEGER NOT NULL
-      ) STRICT, WITHOUT ROWID;
+      ) STRICT;
       CREATE TRIGGER session_counts_ai AFTER INSERT ON session_sizes BEGIN
         INSERT INTO session_counts (user_id, sessions) VALUES (new.user_id, 1) ON CONFLICT (user_id) DO UPDATE SET sessions = sessions + 1;
       END;
