@@ -89,6 +89,16 @@ function varints(buf: Uint8Array): number[] {
 }
 
 
+/** a word's inverse document frequency among `n` documents, `df` of them holding it */
+function idfOf(n: number, df: number): number {
+  return Math.log(1 + (Math.max(n, df) - df + 0.5) / (df + 0.5));
+}
+
+/** one word's part of a document's score: its idf, its frequency there, the document's length and the average */
+function termScore(idf: number, tf: number, length: number, avg: number): number {
+  return (idf * tf * (K1 + 1)) / (tf + K1 * (1 - B + (B * length) / avg));
+}
+
 export class UserBm25 {
   private readonly stats: Statement;
   private readonly averages: Statement;
@@ -181,26 +191,34 @@ export class UserBm25 {
     }
     const records = this.recordsOf(phrases, matched, allowed);
     const scores = new Map<number, number>();
+    // asked for sessions: each phrase's frequency by session, counted in the same pass (a row outside
+    // the conditions adds 0, and its session still holds the word), and each matched row's session
+    const tallies = plan.sessions ? phrases.map(() => new Map<number, number>()) : null;
+    const sessionOf = new Map<number, number>();
     phrases.forEach((p, i) => {
       const hits = matched[i]!;
       const df = newest ? newest.dfOf(p.match) : hits.length;
       if (df === 0) return;
-      const idf = Math.log(1 + (Math.max(docs, df) - df + 0.5) / (df + 0.5));
-      for (const [rowid, length] of hits) {
-        if (allowed && !allowed.has(rowid)) continue;
-        const tf = (p.key !== null ? repeatCount(records.get(rowid) ?? null, p.key) : null) ?? p.weight;
-        const s = (idf * tf * (K1 + 1)) / (tf + K1 * (1 - B + (B * length) / avgdl));
-        scores.set(rowid, (scores.get(rowid) ?? 0) + s);
+      const idf = idfOf(docs, df);
+      const tally = tallies?.[i];
+      for (const [rowid, length, session] of hits) {
+        const meets = !allowed || allowed.has(rowid);
+        const tf = meets ? ((p.key !== null ? repeatCount(records.get(rowid) ?? null, p.key) : null) ?? p.weight) : 0;
+        if (tally) {
+          tally.set(session, (tally.get(session) ?? 0) + tf);
+          sessionOf.set(rowid, session);
+        }
+        if (meets) scores.set(rowid, (scores.get(rowid) ?? 0) + termScore(idf, tf, length, avgdl));
       }
     });
     const ranked = [...scores].sort((a, b) => b[1] - a[1] || b[0] - a[0]);
-    if (plan.sessions) this.sessionScores(userId, bytes, phrases, matched, allowed, records, ranked.slice(0, plan.sessions.limit), plan.sessions.scores);
+    if (plan.sessions && tallies) this.sessionScores(userId, bytes, tallies, ranked.slice(0, plan.sessions.limit).map(([rowid]) => sessionOf.get(rowid)!), plan.sessions.scores);
     return ranked;
   }
 
   /**
-   * BM25 of the sessions of the `best` rows, each session read as one document: a word's frequency is
-   * its frequency summed over the session's rows meeting the conditions, the length the session's
+   * BM25 of the given sessions, each read as one document: a word's frequency is its frequency summed
+   * over the session's rows meeting the conditions (`tallies`, one per word), the length the session's
    * bytes, the document frequency the sessions among the word's matches (with `newest`, among those
    * read), the count and average length the user's sessions' (session_sizes, session_counts). A chat
    * message refers back to a conversation: one holding its words across many turns is what it means,
@@ -208,43 +226,16 @@ export class UserBm25 {
    * sessions, 0.641 over turns spread over sessions). Only the sessions asked for are read: a big
    * user's query matches hundreds.
    */
-  private sessionScores(
-    userId: string,
-    bytes: number,
-    phrases: readonly WeightedPhrase[],
-    matched: ReadonlyArray<readonly Match[]>,
-    allowed: ReadonlySet<number> | null,
-    records: ReadonlyMap<number, string>,
-    best: ReadonlyArray<[number, number]>,
-    out: Map<string, number>,
-  ): void {
-    const sessionOf = new Map<number, number>();
-    const frequencies = phrases.map((p, i) => {
-      const tf = new Map<number, number>();
-      for (const [rowid, , session] of matched[i]!) {
-        sessionOf.set(rowid, session);
-        const f = !allowed || allowed.has(rowid) ? ((p.key !== null ? repeatCount(records.get(rowid) ?? null, p.key) : null) ?? p.weight) : 0;
-        tf.set(session, (tf.get(session) ?? 0) + f);
-      }
-      return tf;
-    });
-    const wanted = new Set<number>();
-    for (const [rowid] of best) {
-      const session = sessionOf.get(rowid);
-      if (session !== undefined) wanted.add(session);
-    }
-    if (wanted.size === 0) return;
+  private sessionScores(userId: string, bytes: number, tallies: ReadonlyArray<ReadonlyMap<number, number>>, wanted: readonly number[], out: Map<string, number>): void {
+    if (wanted.length === 0) return;
     const sessions = Math.max(1, (this.sessionCount.get(userId) as number | undefined) ?? 0);
     const avg = bytes / sessions || 1;
-    for (const [id, sessionId, length] of this.sessionSizes.all({ ids: JSON.stringify([...wanted]) }) as Array<[number, string, number]>) {
+    for (const [id, sessionId, length] of this.sessionSizes.all({ ids: JSON.stringify([...new Set(wanted)]) }) as Array<[number, string, number]>) {
       let score = 0;
-      for (const tf of frequencies) {
-        const f = tf.get(id) ?? 0;
-        if (f === 0) continue;
+      for (const tally of tallies) {
+        const tf = tally.get(id) ?? 0;
         // the sessions holding the word, whether or not their rows meet the conditions (as a row's df)
-        const df = tf.size;
-        const idf = Math.log(1 + (Math.max(sessions, df) - df + 0.5) / (df + 0.5));
-        score += (idf * f * (K1 + 1)) / (f + K1 * (1 - B + (B * length) / avg));
+        if (tf > 0) score += termScore(idfOf(sessions, tally.size), tf, length, avg);
       }
       out.set(sessionId, score);
     }
