@@ -28,6 +28,12 @@ export interface ListOptions {
    * sessions) and give it as `session_bm25`. A chat message refers back to a conversation.
    */
   bySession?: boolean;
+  /**
+   * searchText: words scored beside the query's own (the query may be empty), each counting `weight`
+   * times as much as one of the query's words: a word of both counts 1 + weight. Each is read as
+   * `queryTerms` reads a query; the user's common ones are left out as the query's are.
+   */
+  expansion?: ReadonlyArray<{ word: string; weight: number }>;
   /** a retrieval filter (searchText, searchSubstring, recent): applied in the query, before `limit` */
   where?: RecordFilter;
   /**

@@ -112,7 +112,7 @@ export function isMessage(o: Pick<RankOptions, 'queryWords' | 'querySentences'>)
  * The signals of a retrieval pass, each of which can be switched off (the evaluation's ablation table
  * turns them off one at a time to show what each earns on real conversations). All on in production.
  */
-export const SIGNALS = ['short_term', 'semantic', 'long_term', 'period_list', 'overlap', 'spread', 'sessions', 'names', 'said_by_named', 'questions', 'question_frame', 'context', 'supersession', 'in_period', 'uncovered_period', 'priors'] as const;
+export const SIGNALS = ['short_term', 'semantic', 'long_term', 'period_list', 'overlap', 'spread', 'sessions', 'feedback', 'names', 'said_by_named', 'questions', 'question_frame', 'context', 'supersession', 'in_period', 'uncovered_period', 'priors'] as const;
 export type Signal = (typeof SIGNALS)[number];
 export type Signals = Record<Signal, boolean>;
 export const ALL_SIGNALS: Signals = Object.fromEntries(SIGNALS.map((s) => [s, true])) as Signals;

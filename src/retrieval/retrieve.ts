@@ -4,10 +4,11 @@ import { kindOf, recordOf } from '../domain/record.js';
 import type { Turn } from '../domain/turn.js';
 import type { EmbedderProvider } from '../embedding/provider.js';
 import { warnOnce, type Logger } from '../logger.js';
-import type { LongTermStore } from '../ports/long-term.js';
+import type { ListOptions, LongTermStore } from '../ports/long-term.js';
 import type { ShortTermStore } from '../ports/short-term.js';
 import type { VectorIndex } from '../ports/vector-index.js';
 import { throwIfAbandoned, withBudget, type TierStatus } from './budget.js';
+import { feedbackWords, withAddedWords } from './feedback.js';
 import { formatPromptBlocks } from './prompt-blocks.js';
 import { QUESTION_FRAME, changeTerms, heldStems, queryTerms, sentenceCount, stems, words } from './query-terms.js';
 import { ALL_SIGNALS, CONTEXT_SHARE, isMessage, LEXICAL_SEMANTIC_WEIGHT, NEIGHBOUR_SHARE, addContext, isShort, finalize, scoreCandidates, type Candidate, type ContextAddition, type RankOptions, type Scored, type Signals } from './rank.js';
@@ -248,15 +249,16 @@ export class Retriever {
   private async longTerm(req: RetrieveRequest, query: { text: string; uncovered: string | null }, speakerTerms: string[], period: TimeRange | null, k: number, bySession: boolean, signal?: AbortSignal): Promise<LongTermLists> {
     const { longTerm } = this.deps;
     const where = req.filters;
-    const search = (text: string, range: { createdFrom?: string; createdBefore?: string } = {}) =>
-      longTerm.searchText(req.user_id, text, { limit: k, speakerTerms, ...range, where, ...(bySession ? { bySession } : {}), ...(signal ? { signal } : {}) });
+    const search = (text: string, range: { createdFrom?: string; createdBefore?: string } = {}, expansion?: ListOptions['expansion']) =>
+      longTerm.searchText(req.user_id, text, { limit: k, speakerTerms, ...range, where, ...(bySession ? { bySession } : {}), ...(expansion ? { expansion } : {}), ...(signal ? { signal } : {}) });
     // the period's entries first: a period holding none has no matches to search for
     const inPeriod = period ? await longTerm.recent(req.user_id, { limit: PERIOD_SCAN, createdFrom: period.from, createdBefore: period.to, where }) : [];
     const covered = period && inPeriod.length > 0 ? { createdFrom: period.from, createdBefore: period.to } : null;
-    const [hits, inPeriodHits] = await Promise.all([
-      search(period && !covered && query.uncovered !== null ? query.uncovered : query.text),
-      covered ? search(query.text, covered) : [],
-    ]);
+    const asked = period && !covered && query.uncovered !== null ? query.uncovered : query.text;
+    const [found, inPeriodHits] = await Promise.all([search(asked), covered ? search(query.text, covered) : []]);
+    // a message is searched once more, for the words of the sessions it found best (feedbackWords)
+    const expansion = bySession && this.signals.feedback ? feedbackWords(found, queryTerms(asked).length) : [];
+    const hits = expansion.length > 0 ? withAddedWords(found, await search('', {}, expansion), k) : found;
     const periodList: Candidate[] = inPeriodHits.map(({ entry, bm25 }) => ({ ...entryCandidate(entry), bm25: round(bm25) }));
     const seen = new Set(periodList.map((c) => c.id));
     const rest = inPeriod.filter((e) => !seen.has(e.id));

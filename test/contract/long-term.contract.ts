@@ -3,7 +3,7 @@ import { describe, it } from 'node:test';
 import type { MemoryEntry } from '../../src/domain/entry.js';
 import { contentHash } from '../../src/domain/hash.js';
 import type { Turn } from '../../src/domain/turn.js';
-import type { LongTermStore } from '../../src/ports/long-term.js';
+import type { LongTermStore, TextHit } from '../../src/ports/long-term.js';
 import { FILTER_CASES, FILTER_RECORDS } from './filter-cases.js';
 
 let n = 0;
@@ -165,6 +165,35 @@ export function longTermContract(name: string, make: () => Promise<LongTermStore
       await s.delete(u, [once[0]!.id, once[2]!.id]);
       const shorter = (await ask({ bySession: true })).find((h) => h.entry.session_id === 'once')!;
       assert.ok(shorter.session_bm25! > of('once')[0]!, `${shorter.session_bm25} after, ${of('once')[0]} before`);
+    });
+
+    it('scores expansion words beside the query, each by its weight, in entries and sessions', async () => {
+      const s = await make();
+      const [u, other] = [uid(), uid()];
+      const budget = entry(u, 'The budget for the kitchen renovation', { session_id: 'kitchen' });
+      const tiles = entry(u, 'Tiles and cabinets quoted at four thousand', { session_id: 'kitchen' });
+      const garden = entry(u, 'The budget for the garden fence', { session_id: 'garden' });
+      const filler = ['Gym at six', 'Watered the plants', 'Called my sister'].map((c, i) => entry(u, c, { session_id: `s${i}` }));
+      await s.upsert([budget, tiles, garden, ...filler]);
+      const ask = (expansion?: Array<{ word: string; weight: number }>) => s.searchText(u, 'budget', { limit: 10, bySession: true, ...(expansion ? { expansion } : {}) });
+      const plain = await ask();
+      assert.deepEqual(new Set(plain.map((h) => h.entry.id)), new Set([budget.id, garden.id]), 'the query alone: its own matches');
+      const expanded = await ask([{ word: 'cabinets', weight: 0.5 }]);
+      assert.deepEqual(new Set(expanded.map((h) => h.entry.id)), new Set([budget.id, garden.id, tiles.id]), 'an expansion word finds its own matches');
+      const score = (hits: TextHit[], id: string) => hits.find((h) => h.entry.id === id)!;
+      assert.ok(score(expanded, budget.id).session_bm25! > score(expanded, garden.id).session_bm25!, "the session holding the expansion word scores above the other");
+      assert.equal(score(expanded, budget.id).bm25, score(plain, budget.id).bm25, "an entry without the expansion word keeps its score");
+      const heavier = await ask([{ word: 'cabinets', weight: 2 }]);
+      assert.ok(Math.abs(score(heavier, tiles.id).bm25 - 4 * score(expanded, tiles.id).bm25) < 1e-9, `weight 2 counts four times weight 0.5: ${score(heavier, tiles.id).bm25} / ${score(expanded, tiles.id).bm25}`);
+      assert.equal(heavier[0]!.entry.id, tiles.id, 'a heavy expansion word outranks the query word');
+      const alone = await s.searchText(u, '', { limit: 10, expansion: [{ word: 'cabinets', weight: 1 }] });
+      assert.deepEqual(alone.map((h) => h.entry.id), [tiles.id], 'an empty query: the expansion words alone');
+      // a word of the query and of the expansion counts 1 + its weight
+      const both = await ask([{ word: 'budget', weight: 1 }]);
+      assert.ok(Math.abs(score(both, garden.id).bm25 - 2 * score(plain, garden.id).bm25) < 1e-9);
+      // another user's entries with the expansion word change nothing
+      await s.upsert([entry(other, 'cabinets cabinets cabinets', { session_id: 'kitchen' })]);
+      assert.deepEqual((await ask([{ word: 'cabinets', weight: 0.5 }])).map((h) => [h.entry.id, h.bm25, h.session_bm25]), expanded.map((h) => [h.entry.id, h.bm25, h.session_bm25]));
     });
 
     it('matches a speaker term in who said an entry, not in entries that mention the name', async () => {

@@ -40,6 +40,8 @@ interface Term {
   idf: number;
   /** a participant's name: matched in the name (weight A) only */
   nameOnly: boolean;
+  /** how much it counts in the query: 1 for the query's own words, more with ListOptions.expansion */
+  boost: number;
 }
 
 /** A term as a tsquery operand; a name-only one restricted to weight A (the name). */
@@ -117,7 +119,7 @@ export class PostgresLongTermStore implements LongTermStore {
 
   async searchText(userId: string, query: string, o: ListOptions): Promise<TextHit[]> {
     const stats = await this.statsOf(userId);
-    const terms = await this.terms(userId, stats, query, new Set(o.speakerTerms ?? []));
+    const terms = await this.terms(userId, stats, query, new Set(o.speakerTerms ?? []), o.expansion);
     if (terms.length === 0) return [];
     const f = filterSql(o.where, 11, 'e.');
     // The matches are read as the plain search reads them, and the filter is applied to them: the
@@ -144,7 +146,7 @@ export class PostgresLongTermStore implements LongTermStore {
       [
         userId,
         terms.map((t) => t.lex),
-        terms.map((t) => t.idf),
+        terms.map((t) => t.idf * t.boost),
         await this.avgLength(userId, stats),
         terms.map(tsOperand).join(' | '),
         o.sessionId ?? null,
@@ -172,9 +174,9 @@ export class PostgresLongTermStore implements LongTermStore {
     stats.sessions ??= (await this.pg.query<{ n: number }>('SELECT count(DISTINCT session_id)::int AS n FROM entries WHERE user_id = $1', [userId]))[0]!.n;
     const sessions = Math.max(1, stats.sessions);
     const avg = ((await this.avgLength(userId, stats)) * (stats.n ?? sessions)) / sessions;
-    const f = filterSql(o.where, 10, 'e.');
+    const f = filterSql(o.where, 11, 'e.');
     const rows = await this.pg.query<{ session_id: string; score: number }>(
-      `WITH q AS (SELECT * FROM unnest($2::text[], $3::bool[]) AS q(lex, name_only)),
+      `WITH q AS (SELECT * FROM unnest($2::text[], $3::bool[], $10::float8[]) AS q(lex, name_only, boost)),
        m AS (SELECT e.session_id, e.tsv,
                     (($5::text IS NULL OR e.session_id = $5) AND ($6::timestamptz IS NULL OR e.created_at >= $6) AND ($7::timestamptz IS NULL OR e.created_at < $7)${f.sql}) AS ok
              FROM entries e WHERE e.user_id = $1 AND e.tsv @@ $4::tsquery OFFSET 0),
@@ -186,8 +188,8 @@ export class PostgresLongTermStore implements LongTermStore {
        d AS (SELECT lex, count(*)::float8 AS df FROM h GROUP BY lex),
        l AS (SELECT e.session_id, sum(length(e.tsv))::float8 AS len FROM entries e
              WHERE e.user_id = $1 AND e.session_id IN (SELECT session_id FROM h WHERE tf > 0) GROUP BY e.session_id)
-       SELECT h.session_id, sum(ln(1 + (greatest($8::float8, d.df) - d.df + 0.5) / (d.df + 0.5)) * (h.tf * ${K1 + 1}) / (h.tf + ${K1} * (${1 - B} + ${B} * l.len / $9::float8)))::float8 AS score
-       FROM h JOIN d ON d.lex = h.lex JOIN l ON l.session_id = h.session_id WHERE h.tf > 0 GROUP BY h.session_id`,
+       SELECT h.session_id, sum(q.boost * ln(1 + (greatest($8::float8, d.df) - d.df + 0.5) / (d.df + 0.5)) * (h.tf * ${K1 + 1}) / (h.tf + ${K1} * (${1 - B} + ${B} * l.len / $9::float8)))::float8 AS score
+       FROM h JOIN d ON d.lex = h.lex JOIN q ON q.lex = h.lex JOIN l ON l.session_id = h.session_id WHERE h.tf > 0 GROUP BY h.session_id`,
       [
         userId,
         terms.map((t) => t.lex),
@@ -198,6 +200,7 @@ export class PostgresLongTermStore implements LongTermStore {
         o.createdBefore ?? null,
         sessions,
         avg || 1,
+        terms.map((t) => t.boost),
         ...f.params,
       ],
     );
@@ -210,8 +213,11 @@ export class PostgresLongTermStore implements LongTermStore {
    * lexeme only `speakers` words give is matched in the participant name only (`nameOnly`), as the
    * port asks.
    */
-  private async terms(userId: string, stats: UserStats, query: string, speakers: ReadonlySet<string>): Promise<Term[]> {
-    const words = queryTerms(query);
+  private async terms(userId: string, stats: UserStats, query: string, speakers: ReadonlySet<string>, expansion: ListOptions['expansion'] = []): Promise<Term[]> {
+    const own = queryTerms(query);
+    const added = new Map<string, number>();
+    for (const { word, weight } of expansion) for (const w of queryTerms(word, 1)) added.set(w, (added.get(w) ?? 0) + weight);
+    const words = [...new Set([...own, ...added.keys()])];
     if (words.length === 0) return [];
     const missing = words.filter((w) => !this.lexemes.has(w));
     if (missing.length > 0) {
@@ -225,6 +231,10 @@ export class PostgresLongTermStore implements LongTermStore {
     // a lexeme is a speaker's only when every query word it comes from is one
     const nameOnly = new Map<string, boolean>();
     for (const w of words) for (const lex of this.lexemes.get(w) ?? []) nameOnly.set(lex, (nameOnly.get(lex) ?? true) && speakers.has(w));
+    // a lexeme of the query's own words counts 1, and what expansion words add to it
+    const boost = new Map<string, number>();
+    for (const w of own) for (const lex of this.lexemes.get(w) ?? []) boost.set(lex, 1);
+    for (const [w, weight] of added) for (const lex of this.lexemes.get(w) ?? []) boost.set(lex, (boost.get(lex) ?? 0) + weight);
     const lexemes = [...nameOnly.keys()];
     if (lexemes.length === 0) return [];
     stats.n ??= (await this.pg.query<{ n: number }>('SELECT count(*) AS n FROM entries WHERE user_id = $1', [userId]))[0]!.n;
@@ -243,7 +253,7 @@ export class PostgresLongTermStore implements LongTermStore {
         return r!.n;
       }),
     );
-    const all = lexemes.map((lex, i) => ({ lex, nameOnly: nameOnly.get(lex)!, df: df[i]!, idf: Math.log(1 + (Math.max(n, df[i]!) - df[i]! + 0.5) / (df[i]! + 0.5)) }));
+    const all = lexemes.map((lex, i) => ({ lex, nameOnly: nameOnly.get(lex)!, boost: boost.get(lex)!, df: df[i]!, idf: Math.log(1 + (Math.max(n, df[i]!) - df[i]! + 0.5) / (df[i]! + 0.5)) }));
     return withoutCommon(all.filter((t) => t.df > 0), (t) => t.df, (t) => t.nameOnly, commonFrom(n));
   }
 

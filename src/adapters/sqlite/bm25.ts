@@ -26,11 +26,16 @@ import { LONG_ROW_TOKENS, repeatCount } from './repeats.js';
 const K1 = 1.2;
 const B = 0.75;
 
-/** one query word: its FTS5 phrase (already narrowed to a column where needed), its weight and the key its count is recorded under (null: counted once) */
+/**
+ * one query word: its FTS5 phrase (already narrowed to a column where needed), its weight (the
+ * frequency of a hit not recorded otherwise), the key its count is recorded under (null: counted once)
+ * and how much it counts in the query (1 for the query's own words; see ListOptions.expansion)
+ */
 export interface WeightedPhrase {
   match: string;
   weight: number;
   key: string | null;
+  boost: number;
 }
 
 /** conditions over the joined `entries e` row, `AND …` (or ''), with their named parameters */
@@ -199,7 +204,8 @@ export class UserBm25 {
       const hits = matched[i]!;
       const df = newest ? newest.dfOf(p.match) : hits.length;
       if (df === 0) return;
-      const idf = idfOf(docs, df);
+      // an added word counts as much as the query asks (WeightedPhrase.boost)
+      const idf = idfOf(docs, df) * p.boost;
       const tally = tallies?.[i];
       for (const [rowid, length, session] of hits) {
         const meets = !allowed || allowed.has(rowid);
@@ -212,7 +218,7 @@ export class UserBm25 {
       }
     });
     const ranked = [...scores].sort((a, b) => b[1] - a[1] || b[0] - a[0]);
-    if (plan.sessions && tallies) this.sessionScores(userId, bytes, tallies, ranked.slice(0, plan.sessions.limit).map(([rowid]) => sessionOf.get(rowid)!), plan.sessions.scores);
+    if (plan.sessions && tallies) this.sessionScores(userId, bytes, phrases, tallies, ranked.slice(0, plan.sessions.limit).map(([rowid]) => sessionOf.get(rowid)!), plan.sessions.scores);
     return ranked;
   }
 
@@ -226,17 +232,17 @@ export class UserBm25 {
    * sessions, 0.641 over turns spread over sessions). Only the sessions asked for are read: a big
    * user's query matches hundreds.
    */
-  private sessionScores(userId: string, bytes: number, tallies: ReadonlyArray<ReadonlyMap<number, number>>, wanted: readonly number[], out: Map<string, number>): void {
+  private sessionScores(userId: string, bytes: number, phrases: readonly WeightedPhrase[], tallies: ReadonlyArray<ReadonlyMap<number, number>>, wanted: readonly number[], out: Map<string, number>): void {
     if (wanted.length === 0) return;
     const sessions = Math.max(1, (this.sessionCount.get(userId) as number | undefined) ?? 0);
     const avg = bytes / sessions || 1;
     for (const [id, sessionId, length] of this.sessionSizes.all({ ids: JSON.stringify([...new Set(wanted)]) }) as Array<[number, string, number]>) {
       let score = 0;
-      for (const tally of tallies) {
+      tallies.forEach((tally, i) => {
         const tf = tally.get(id) ?? 0;
         // the sessions holding the word, whether or not their rows meet the conditions (as a row's df)
-        if (tf > 0) score += termScore(idfOf(sessions, tally.size), tf, length, avg);
-      }
+        if (tf > 0) score += termScore(idfOf(sessions, tally.size) * phrases[i]!.boost, tf, length, avg);
+      });
       out.set(sessionId, score);
     }
   }

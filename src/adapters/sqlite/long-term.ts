@@ -204,7 +204,7 @@ export class SqliteLongTermStore implements LongTermStore {
 
   /** searchText on this thread and connection */
   searchTextSync(userId: string, query: string, o: ListOptions): TextHit[] {
-    const { owner, phrases, newest, common } = this.matchFor(userId, query, new Set(o.speakerTerms ?? []));
+    const { owner, phrases, newest, common } = this.matchFor(userId, query, new Set(o.speakerTerms ?? []), o.expansion);
     if (phrases.length === 0) return [];
     const span = this.sessionSpan(userId, o);
     if (span === 'none') return [];
@@ -274,10 +274,17 @@ export class SqliteLongTermStore implements LongTermStore {
     userId: string,
     query: string,
     speakers: ReadonlySet<string>,
+    expansion: ListOptions['expansion'] = [],
   ): { owner: string | null; phrases: WeightedPhrase[]; newest?: SearchPlan['newest']; common?: number } {
-    const phrases = queryTerms(query).map((t) =>
-      speakers.has(t) ? { match: `name : ${ftsString(t)}`, weight: NAME_WEIGHT, key: null } : { match: `{content name} : ${ftsString(t)}`, weight: 1, key: repeatKey(t) },
-    );
+    const content = (t: string, boost: number): WeightedPhrase => ({ match: `{content name} : ${ftsString(t)}`, weight: 1, key: repeatKey(t), boost });
+    const phrases = queryTerms(query).map((t) => (speakers.has(t) ? { match: `name : ${ftsString(t)}`, weight: NAME_WEIGHT, key: null, boost: 1 } : content(t, 1)));
+    for (const { word, weight } of expansion) {
+      for (const w of queryTerms(word, 1)) {
+        const same = phrases.find((p) => p.key === repeatKey(w));
+        if (same) same.boost += weight;
+        else phrases.push(content(w, weight));
+      }
+    }
     // a user holding half the table or more: the clause would narrow a match at most twofold, and
     // FTS5 walks its posting list, the user's whole share, for every word (100k turns of one user:
     // 1.3 of 3.7 ms a query)
