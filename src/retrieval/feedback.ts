@@ -1,5 +1,5 @@
 import type { TextHit } from '../ports/long-term.js';
-import { STOPWORDS, words } from './query-terms.js';
+import { bm25Idf, isContentWord, words } from './query-terms.js';
 import { factOf, type TextFact } from './text-cache.js';
 
 /** the best sessions of a message's search whose words are searched next (feedbackWords) */
@@ -19,7 +19,7 @@ const WORD_COUNTS: TextFact<{ counts: ReadonlyMap<string, number>; total: number
     const counts = new Map<string, number>();
     let total = 0;
     for (const w of words(text)) {
-      if (w.length < 2 || STOPWORDS.has(w)) continue;
+      if (!isContentWord(w)) continue;
       counts.set(w, (counts.get(w) ?? 0) + 1);
       total++;
     }
@@ -62,7 +62,7 @@ export function feedbackWords(hits: readonly TextHit[], queryWords: number): Arr
   for (const [w, share] of shares) {
     let df = 0;
     for (const c of counted.values()) if (c.counts.has(w)) df++;
-    weights.push([w, share * Math.log(1 + (hits.length - df + 0.5) / (df + 0.5))]);
+    weights.push([w, share * bm25Idf(hits.length, df)]);
   }
   const top = weights.sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1)).slice(0, FEEDBACK_WORDS);
   const sum = top.reduce((t, [, v]) => t + v, 0);

@@ -75,9 +75,19 @@ export function* wordsAt(text: string): Generator<{ word: string; at: number; en
   for (const m of text.matchAll(WORD)) yield { word: m[0].toLowerCase().replace(/'s$/, ''), at: m.index, end: m.index + m[0].length };
 }
 
+/** Whether a word as `words` gives it says what a text is about: not a stopword, not one character. */
+export function isContentWord(word: string): boolean {
+  return word.length >= 2 && !STOPWORDS.has(word);
+}
+
 /** The stem `stems` keeps of a word as `words` gives it; null for a stopword or a one-character word. */
 export function contentStem(word: string): string | null {
-  return word.length < 2 || STOPWORDS.has(word) ? null : stem(word);
+  return isContentWord(word) ? stem(word) : null;
+}
+
+/** BM25's inverse document frequency of a word `df` of `n` documents hold (both stores, and feedback's weights). */
+export function bm25Idf(n: number, df: number): number {
+  return Math.log(1 + (Math.max(n, df) - df + 0.5) / (df + 0.5));
 }
 
 /**
@@ -149,7 +159,7 @@ export function sentenceCount(text: string): number {
 export function queryTerms(text: string, max = MAX_QUERY_TERMS): string[] {
   const seen = new Set<string>();
   for (const w of words(text)) {
-    if (w.length < 2 || STOPWORDS.has(w)) continue;
+    if (!isContentWord(w)) continue;
     seen.add(w);
     if (seen.size >= max) break;
   }

@@ -1,6 +1,6 @@
 import type { MemoryEntry } from '../../domain/entry.js';
 import { contentHash } from '../../domain/hash.js';
-import { COMMON_TERM_DOCS, commonFrom, queryTerms, withoutCommon } from '../../retrieval/query-terms.js';
+import { bm25Idf, COMMON_TERM_DOCS, commonFrom, queryTerms, withoutCommon } from '../../retrieval/query-terms.js';
 import type { EntryPatch, ListOptions, LongTermStore, MemoryRef, PruneCriteria, TextHit } from '../../ports/long-term.js';
 import type { Postgres, Tx } from './pool.js';
 import { Coalescer } from './coalesce.js';
@@ -253,7 +253,7 @@ export class PostgresLongTermStore implements LongTermStore {
         return r!.n;
       }),
     );
-    const all = lexemes.map((lex, i) => ({ lex, nameOnly: nameOnly.get(lex)!, boost: boost.get(lex)!, df: df[i]!, idf: Math.log(1 + (Math.max(n, df[i]!) - df[i]! + 0.5) / (df[i]! + 0.5)) }));
+    const all = lexemes.map((lex, i) => ({ lex, nameOnly: nameOnly.get(lex)!, boost: boost.get(lex)!, df: df[i]!, idf: bm25Idf(n, df[i]!) }));
     return withoutCommon(all.filter((t) => t.df > 0), (t) => t.df, (t) => t.nameOnly, commonFrom(n));
   }
 

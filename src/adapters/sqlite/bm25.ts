@@ -1,6 +1,6 @@
 import type { Statement } from 'better-sqlite3';
 import type { Db } from './db.js';
-import { withoutCommon } from '../../retrieval/query-terms.js';
+import { bm25Idf, withoutCommon } from '../../retrieval/query-terms.js';
 import { LONG_ROW_TOKENS, repeatCount } from './repeats.js';
 
 // BM25 over one user's entries with that user's statistics only. FTS5's bm25() takes the row count,
@@ -93,11 +93,6 @@ function varints(buf: Uint8Array): number[] {
   return out;
 }
 
-
-/** a word's inverse document frequency among `n` documents, `df` of them holding it */
-function idfOf(n: number, df: number): number {
-  return Math.log(1 + (Math.max(n, df) - df + 0.5) / (df + 0.5));
-}
 
 /** one word's part of a document's score: its idf, its frequency there, the document's length and the average */
 function termScore(idf: number, tf: number, length: number, avg: number): number {
@@ -205,7 +200,7 @@ export class UserBm25 {
       const df = newest ? newest.dfOf(p.match) : hits.length;
       if (df === 0) return;
       // an added word counts as much as the query asks (WeightedPhrase.boost)
-      const idf = idfOf(docs, df) * p.boost;
+      const idf = bm25Idf(docs, df) * p.boost;
       const tally = tallies?.[i];
       for (const [rowid, length, session] of hits) {
         const meets = !allowed || allowed.has(rowid);
@@ -241,7 +236,7 @@ export class UserBm25 {
       tallies.forEach((tally, i) => {
         const tf = tally.get(id) ?? 0;
         // the sessions holding the word, whether or not their rows meet the conditions (as a row's df)
-        if (tf > 0) score += termScore(idfOf(sessions, tally.size) * phrases[i]!.boost, tf, length, avg);
+        if (tf > 0) score += termScore(bm25Idf(sessions, tally.size) * phrases[i]!.boost, tf, length, avg);
       });
       out.set(sessionId, score);
     }

@@ -280,7 +280,8 @@ export class SqliteLongTermStore implements LongTermStore {
     const phrases = queryTerms(query).map((t) => (speakers.has(t) ? { match: `name : ${ftsString(t)}`, weight: NAME_WEIGHT, key: null, boost: 1 } : content(t, 1)));
     for (const { word, weight } of expansion) {
       for (const w of queryTerms(word, 1)) {
-        const same = phrases.find((p) => p.key === repeatKey(w));
+        const key = repeatKey(w);
+        const same = phrases.find((p) => p.key === key);
         if (same) same.boost += weight;
         else phrases.push(content(w, weight));
       }
