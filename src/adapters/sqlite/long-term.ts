@@ -134,6 +134,8 @@ export class SqliteLongTermStore implements LongTermStore {
       userDocsCapped: db
         .prepare('SELECT count(*) FROM (SELECT 1 FROM entries_fts f CROSS JOIN entry_sizes z ON z.rowid = f.rowid WHERE entries_fts MATCH ? AND z.user_id = ? LIMIT ?)')
         .pluck(),
+      // the same count while every row of the index is the user's: no row's owner to read (a third of the cost)
+      wholeIndexDocsCapped: db.prepare('SELECT count(*) FROM (SELECT 1 FROM entries_fts WHERE entries_fts MATCH ? LIMIT ?)').pluck(),
       like: db.prepare(likeSql('')),
       recent: db.prepare(recentSql('')),
       // the rowids the user's entries of these sessions lie between (entries_user_session)
@@ -204,6 +206,11 @@ export class SqliteLongTermStore implements LongTermStore {
 
   /** searchText on this thread and connection */
   searchTextSync(userId: string, query: string, o: ListOptions): TextHit[] {
+    // one snapshot: the counts matchFor takes and the rows they are taken among are of one state of the file
+    return atomically(this.db, () => this.searchSnapshot(userId, query, o), 'deferred');
+  }
+
+  private searchSnapshot(userId: string, query: string, o: ListOptions): TextHit[] {
     const { owner, phrases, newest, common } = this.matchFor(userId, query, new Set(o.speakerTerms ?? []), o.expansion);
     if (phrases.length === 0) return [];
     const span = this.sessionSpan(userId, o);
@@ -298,16 +305,23 @@ export class SqliteLongTermStore implements LongTermStore {
     // a small user's common words are told by its matches as they are read (UserBm25.score); a big
     // user's here, by its counts, so that the search reads none of them
     if (docs < COMMON_TERM_DOCS) return { owner, phrases, common: commonFrom(docs) };
-    const dfOf = (match: string) => this.userDocsCapped(userId, docs, owner, match);
+    const dfOf = (match: string) => this.userDocsCapped(userId, docs, owner, docs === rows, match);
     const kept = withoutCommon(phrases, (p) => dfOf(p.match), (p) => p.key === null, commonFrom(docs));
     let matches = 0;
     for (const p of kept) matches += dfOf(p.match);
     return { owner, phrases: kept, newest: matches > NEWEST_ABOVE ? { rows: SCORED_MATCHES, dfOf } : undefined };
   }
 
-  /** min(the user's entries holding the phrase, COMMON_TERM_DOCS), cached (see counted) */
-  private userDocsCapped(userId: string, userDocs: number, owner: string | null, match: string): number {
-    return this.counted(`${userId}\u0000${match}`, userDocs, () => this.s.userDocsCapped.get(owner ? `${owner} AND (${match})` : match, userId, COMMON_TERM_DOCS) as number);
+  /**
+   * min(the user's entries holding the phrase, COMMON_TERM_DOCS), cached (see counted). `whole`: the
+   * user's entries are every row of the index (in this snapshot), so no match is another user's.
+   */
+  private userDocsCapped(userId: string, userDocs: number, owner: string | null, whole: boolean, match: string): number {
+    return this.counted(`${userId}\u0000${match}`, userDocs, () =>
+      whole
+        ? (this.s.wholeIndexDocsCapped.get(match, COMMON_TERM_DOCS) as number)
+        : (this.s.userDocsCapped.get(owner ? `${owner} AND (${match})` : match, userId, COMMON_TERM_DOCS) as number),
+    );
   }
 
   /**
