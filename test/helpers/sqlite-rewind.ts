@@ -1,11 +1,22 @@
 import { MIGRATIONS } from '../../src/adapters/sqlite/migrations.js';
 
 /**
+ * SQL taking a file back to before migration 18: entry_sizes without the filtered attributes, with
+ * migration 17's triggers.
+ */
+const V17 = MIGRATIONS.find((m) => m.version === 17)!.sql;
+export const BEFORE_FILTERED_ATTRIBUTES = `
+  DROP TRIGGER entry_sizes_ai; DROP TRIGGER entry_sizes_ad; DROP TRIGGER entry_sizes_au;
+  ${['session_id', 'role', 'kind', 'created_at', 'metadata'].map((c) => `ALTER TABLE entry_sizes DROP COLUMN ${c};`).join(' ')}
+  ${V17.slice(V17.indexOf('CREATE TRIGGER entry_sizes_ai'))}
+`;
+
+/**
  * SQL taking a file back to before migration 17: no session_sizes or session_counts, entry_sizes without
  * the session and with migration 13's triggers.
  */
 const V13 = MIGRATIONS.find((m) => m.version === 13)!.sql;
-export const BEFORE_SESSION_SIZES = `
+export const BEFORE_SESSION_SIZES = `${BEFORE_FILTERED_ATTRIBUTES}
   DROP TRIGGER session_counts_ai; DROP TRIGGER session_counts_ad; DROP TABLE session_counts; DROP TABLE session_sizes;
   DROP TRIGGER entry_sizes_ai; DROP TRIGGER entry_sizes_ad; DROP TRIGGER entry_sizes_au; ALTER TABLE entry_sizes DROP COLUMN session;
   ${V13.slice(V13.indexOf('CREATE TRIGGER'))}

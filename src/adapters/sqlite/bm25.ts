@@ -38,7 +38,7 @@ export interface WeightedPhrase {
   boost: number;
 }
 
-/** conditions over the joined `entries e` row, `AND …` (or ''), with their named parameters */
+/** conditions over the match's `entry_sizes z` record (its session, role, kind, time and metadata: migration 18), `AND …` (or ''), with their named parameters */
 export interface RowConditions {
   sql: string;
   params: Record<string, unknown>;
@@ -299,15 +299,13 @@ export class UserBm25 {
   private statementsFor(conditions: string): { newest: Statement; allowed: Statement } {
     let st = this.statements.get(conditions);
     if (!st) {
-      // entries is read by rowid only (NOT INDEXED): given a time range, the planner otherwise reads
-      // entries_user_created's whole range for each match
-      const rows = `entries_fts f CROSS JOIN entry_sizes z ON z.rowid = f.rowid${conditions ? ' CROSS JOIN entries e NOT INDEXED ON e.rowid = f.rowid' : ''}`;
+      // the conditions are tested on the match's record in entry_sizes, which the statement reads for
+      // its owner anyway: no row of entries, and no index to walk instead of the match
       st = {
         // the user's newest `rows` matches meeting the conditions, newest first
-        newest: this.db.prepare(`SELECT f.rowid FROM ${rows} WHERE entries_fts MATCH @match AND z.user_id = @user_id AND f.rowid >= @from AND f.rowid <= @to${conditions} ORDER BY f.rowid DESC LIMIT @rows`).pluck(),
-        // which of these rows (a JSON array of rowids) meet the conditions, each read by rowid (NOT
-        // INDEXED: given a time range, the planner walks entries_user_created over every user instead)
-        allowed: this.db.prepare(`SELECT e.rowid FROM entries e NOT INDEXED WHERE e.rowid IN (SELECT value FROM json_each(@rows))${conditions}`).pluck(),
+        newest: this.db.prepare(`SELECT f.rowid FROM entries_fts f CROSS JOIN entry_sizes z ON z.rowid = f.rowid WHERE entries_fts MATCH @match AND z.user_id = @user_id AND f.rowid >= @from AND f.rowid <= @to${conditions} ORDER BY f.rowid DESC LIMIT @rows`).pluck(),
+        // which of these rows (a JSON array of rowids) meet the conditions, each record read by rowid
+        allowed: this.db.prepare(`SELECT z.rowid FROM entry_sizes z WHERE z.rowid IN (SELECT value FROM json_each(@rows))${conditions}`).pluck(),
       };
       if (this.statements.size >= STATEMENTS) this.statements.clear();
       this.statements.set(conditions, st);

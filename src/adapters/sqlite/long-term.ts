@@ -25,15 +25,15 @@ function createdRange(o: ListOptions): { from: string | null; before: string | n
   };
 }
 
-/** A search's options as conditions over the joined `entries e` row (see UserBm25). */
+/** A search's options as conditions over the match's `entry_sizes z` record (see UserBm25). */
 function searchConditions(o: ListOptions): RowConditions {
-  const f = filterSql(o.where, 'e');
+  const f = filterSql(o.where, 'z');
   let sql = f.sql;
   const params: Record<string, unknown> = { ...f.params };
   const { from, before } = createdRange(o);
-  if (o.sessionId !== undefined) (sql += ' AND e.session_id = @session_id'), (params.session_id = o.sessionId);
-  if (from !== null) (sql += ' AND e.created_at >= @from'), (params.from = from);
-  if (before !== null) (sql += ' AND e.created_at < @before'), (params.before = before);
+  if (o.sessionId !== undefined) (sql += ' AND z.session_id = @session_id'), (params.session_id = o.sessionId);
+  if (from !== null) (sql += ' AND z.created_at >= @from'), (params.from = from);
+  if (before !== null) (sql += ' AND z.created_at < @before'), (params.before = before);
   return { sql, params };
 }
 

@@ -631,4 +631,40 @@ export const MIGRATIONS: ReadonlyArray<{ version: number; name: string; sql: str
       END;
     `,
   },
+  {
+    version: 18,
+    name: "each entry's filtered attributes beside its length, so that a filtered text search reads no row of entries",
+    sql: `
+      -- A filtered text search tests each match's session, role, kind, time and metadata. Read from the
+      -- row of entries, a match cost a descent into rows holding whole texts, past the content to the
+      -- columns after it (100k real turns of one user: 2.8 µs a row, 5.6 of a filtered search's 8.5 ms);
+      -- here they are in the short record the search already reads for the match's owner and length.
+      -- Kept by the same triggers, in the transaction of the write
+      ALTER TABLE entry_sizes ADD COLUMN session_id TEXT;
+      ALTER TABLE entry_sizes ADD COLUMN role TEXT;
+      ALTER TABLE entry_sizes ADD COLUMN kind TEXT;
+      ALTER TABLE entry_sizes ADD COLUMN created_at TEXT;
+      ALTER TABLE entry_sizes ADD COLUMN metadata TEXT;
+      UPDATE entry_sizes SET (session_id, role, kind, created_at, metadata) =
+        (SELECT e.session_id, e.role, e.kind, e.created_at, e.metadata FROM entries e WHERE e.rowid = entry_sizes.rowid);
+      DROP TRIGGER entry_sizes_ai;
+      DROP TRIGGER entry_sizes_au;
+      CREATE TRIGGER entry_sizes_ai AFTER INSERT ON entries BEGIN
+        INSERT INTO session_sizes (user_id, session_id, docs, bytes) VALUES (new.user_id, new.session_id, 1, octet_length(new.content) + octet_length(coalesce(new.name, '')))
+          ON CONFLICT (user_id, session_id) DO UPDATE SET docs = docs + 1, bytes = bytes + excluded.bytes;
+        INSERT OR REPLACE INTO entry_sizes (rowid, user_id, bytes, session, session_id, role, kind, created_at, metadata)
+          VALUES (new.rowid, new.user_id, octet_length(new.content) + octet_length(coalesce(new.name, '')), (SELECT id FROM session_sizes WHERE user_id = new.user_id AND session_id = new.session_id),
+            new.session_id, new.role, new.kind, new.created_at, new.metadata);
+      END;
+      CREATE TRIGGER entry_sizes_au AFTER UPDATE OF content, name, user_id, session_id, role, kind, created_at, metadata ON entries BEGIN
+        UPDATE session_sizes SET docs = docs - 1, bytes = bytes - (octet_length(old.content) + octet_length(coalesce(old.name, ''))) WHERE user_id = old.user_id AND session_id = old.session_id;
+        DELETE FROM session_sizes WHERE user_id = old.user_id AND session_id = old.session_id AND docs <= 0;
+        INSERT INTO session_sizes (user_id, session_id, docs, bytes) VALUES (new.user_id, new.session_id, 1, octet_length(new.content) + octet_length(coalesce(new.name, '')))
+          ON CONFLICT (user_id, session_id) DO UPDATE SET docs = docs + 1, bytes = bytes + excluded.bytes;
+        UPDATE entry_sizes SET user_id = new.user_id, bytes = octet_length(new.content) + octet_length(coalesce(new.name, '')),
+          session = (SELECT id FROM session_sizes WHERE user_id = new.user_id AND session_id = new.session_id),
+          session_id = new.session_id, role = new.role, kind = new.kind, created_at = new.created_at, metadata = new.metadata WHERE rowid = old.rowid;
+      END;
+    `,
+  },
 ];

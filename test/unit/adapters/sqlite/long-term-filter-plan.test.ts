@@ -17,8 +17,10 @@ import { tmpDir } from '../../../helpers/tmp.js';
  * visits every row of the user in range and runs the whole MATCH again for each one (RealMem, 5k
  * turns: 126 ms for a created_before filter, 3 ms plain). Each filter kind alone (created_after and
  * created_before each on its own too) and all of them at once; each filtered statement's plan is the
- * plain one's, step for step, and the match's own row of entries read by rowid for the conditions (the
- * plain statement reads a match's owner and length from entry_sizes alone).
+ * plain one's, step for step: a match's owner, length and the attributes a filter tests are read from
+ * its record in entry_sizes (migration 18), never from its row of entries, whose text a long reply
+ * spreads over pages (100k real turns of one user: 2.8 µs a row read, 5.6 of a filtered search's
+ * 8.5 ms).
  */
 describe('long-term text search: a filter does not change what the statement walks', () => {
   it('every filter kind drives its statement from the match, as the plain search does', async () => {
@@ -70,11 +72,10 @@ describe('long-term text search: a filter does not change what the statement wal
       const want = entries.filter((e) => e.content.includes('narwhal') && matchesFilter(e, c.filter)).length;
       assert.equal(hits.length, Math.min(5, want), c.name);
       const plans = plansOf(c.name);
-      // the plain ones' steps, and the match's own row of entries for the conditions
-      const withoutEntries = plans.map((plan) => plan.filter((d) => !/^SEARCH e USING INTEGER PRIMARY KEY \(rowid=\?\)$/.test(d)));
-      assert.deepEqual(withoutEntries, plain, `${c.name}: the filtered statements' plans are the plain ones' and a read of entries by rowid`);
-      // the conditions are met once per matched row, each read by its rowid (never a walk of the
-      // user's rows through an index of entries)
+      // the plain ones' steps: no row of entries is read for the conditions
+      assert.deepEqual(plans, plain, `${c.name}: the filtered statements' plans are the plain ones'`);
+      // the conditions are met once per matched row, each record read by its rowid (never a walk of
+      // the user's rows through an index of entries)
       // (and a long match's recorded repeats likewise, once per row, and the matched rows' lengths)
       // the stretch of rowids named sessions lie in is read from the index of their own rows
       for (const sql of prepared.filter((x) => x.includes('json_each') && x.includes('max(rowid)'))) {
@@ -90,14 +91,15 @@ describe('long-term text search: a filter does not change what the statement wal
           continue;
         }
         const table = sql.includes('entry_repeats') ? 'r' : sql.includes('entry_sizes') ? 'z' : 'e';
+        assert.notEqual(table, 'e', `${c.name}: a row of entries read for the conditions: ${sql}`);
         assert.ok(plan.includes(`SEARCH ${table} USING INTEGER PRIMARY KEY (rowid=?)`) && !plan.some((d) => /^(SCAN (e|r|z)|SEARCH (e|r|z) USING (COVERING )?INDEX)/.test(d)), `${c.name}: ${JSON.stringify(plan)}`);
       }
       for (const plan of plans) {
         const loops = plan.filter((d) => /^(SCAN|SEARCH) /.test(d));
         assert.match(loops[0] ?? '', /^SCAN (entries_fts|f) VIRTUAL TABLE/, `${c.name}: outer loop ${JSON.stringify(plan)}`);
-        // each match reads its own row of entries and its size record, by rowid, and nothing else
-        // (and its recorded repeats by rowid; a statement over a subquery of the match reads that subquery's rows)
-        assert.ok(loops.slice(1).every((d) => /^(SEARCH (e|z|r) USING INTEGER PRIMARY KEY \(rowid=\?\)|(SCAN|SEARCH) \(subquery-\d+\))/.test(d)), `${c.name}: ${JSON.stringify(plan)}`);
+        // each match reads its size record by rowid, and nothing else (and its recorded repeats by
+        // rowid; a statement over a subquery of the match reads that subquery's rows)
+        assert.ok(loops.slice(1).every((d) => /^(SEARCH (z|r) USING INTEGER PRIMARY KEY \(rowid=\?\)|(SCAN|SEARCH) \(subquery-\d+\))/.test(d)), `${c.name}: ${JSON.stringify(plan)}`);
       }
     }
     db.close();
