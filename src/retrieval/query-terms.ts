@@ -167,6 +167,16 @@ export function queryTerms(text: string, max = MAX_QUERY_TERMS): string[] {
 }
 
 /**
+ * The words ListOptions.expansion adds to a search, each read as `queryTerms` reads a query (its first
+ * content word), with the weights of every entry giving it summed, in the order first given.
+ */
+export function expansionTerms(expansion: ReadonlyArray<{ word: string; weight: number }>): Map<string, number> {
+  const added = new Map<string, number>();
+  for (const { word, weight } of expansion) for (const w of queryTerms(word, 1)) added.set(w, (added.get(w) ?? 0) + weight);
+  return added;
+}
+
+/**
  * A light suffix-stripping stem ("reading", "reads" → "read"; "lives", "living", "live" → "liv"), so
  * that inflections of one word compare equal when ranking compares texts. Not a full stemmer.
  */

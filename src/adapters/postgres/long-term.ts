@@ -1,6 +1,6 @@
 import type { MemoryEntry } from '../../domain/entry.js';
 import { contentHash } from '../../domain/hash.js';
-import { bm25Idf, COMMON_TERM_DOCS, commonFrom, queryTerms, withoutCommon } from '../../retrieval/query-terms.js';
+import { bm25Idf, COMMON_TERM_DOCS, commonFrom, expansionTerms, queryTerms, withoutCommon } from '../../retrieval/query-terms.js';
 import type { EntryPatch, ListOptions, LongTermStore, MemoryRef, PruneCriteria, TextHit } from '../../ports/long-term.js';
 import type { Postgres, Tx } from './pool.js';
 import { Coalescer } from './coalesce.js';
@@ -215,8 +215,7 @@ export class PostgresLongTermStore implements LongTermStore {
    */
   private async terms(userId: string, stats: UserStats, query: string, speakers: ReadonlySet<string>, expansion: ListOptions['expansion'] = []): Promise<Term[]> {
     const own = queryTerms(query);
-    const added = new Map<string, number>();
-    for (const { word, weight } of expansion) for (const w of queryTerms(word, 1)) added.set(w, (added.get(w) ?? 0) + weight);
+    const added = expansionTerms(expansion);
     const words = [...new Set([...own, ...added.keys()])];
     if (words.length === 0) return [];
     const missing = words.filter((w) => !this.lexemes.has(w));

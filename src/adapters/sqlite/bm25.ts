@@ -144,14 +144,11 @@ export class UserBm25 {
    * and with `plan.common` a content phrase matching that many rows or more is left out while another
    * phrase has matches (query-terms' withoutCommon), its matches read no further than that.
    * `plan.span` bounds the rowids read when `newest` is given (rows outside it must not meet `where`).
-   * Best first, ties newest first (as the PostgreSQL store orders them).
+   * Best first, ties newest first (as the PostgreSQL store orders them). Read in the caller's
+   * transaction, so that the user's statistics and matches are of one state of the file (the store's
+   * searchTextSync holds one over its word counts and this).
    */
-  score(userId: string, owner: string | null, phrases: readonly WeightedPhrase[], where: RowConditions, plan: SearchPlan = {}): Array<[number, number]> {
-    // one snapshot: the user's statistics and matches of one state of the file
-    return this.db.inTransaction ? this.scoreNow(userId, owner, phrases, where, plan) : this.db.transaction(() => this.scoreNow(userId, owner, phrases, where, plan)).deferred();
-  }
-
-  private scoreNow(userId: string, owner: string | null, given: readonly WeightedPhrase[], where: RowConditions, plan: SearchPlan): Array<[number, number]> {
+  score(userId: string, owner: string | null, given: readonly WeightedPhrase[], where: RowConditions, plan: SearchPlan = {}): Array<[number, number]> {
     const { docs, bytes } = this.userStats(userId);
     const { newest } = plan;
     const span = newest ? (plan.span ?? ALL_ROWIDS) : ALL_ROWIDS;

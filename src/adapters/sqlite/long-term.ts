@@ -1,5 +1,5 @@
 import type { MemoryEntry } from '../../domain/entry.js';
-import { COMMON_TERM_DOCS, commonFrom, queryTerms, withoutCommon } from '../../retrieval/query-terms.js';
+import { COMMON_TERM_DOCS, commonFrom, expansionTerms, queryTerms, withoutCommon } from '../../retrieval/query-terms.js';
 import type { EntryPatch, ListOptions, LongTermStore, MemoryRef, PruneCriteria, TextHit } from '../../ports/long-term.js';
 import type { Statement } from 'better-sqlite3';
 import { atomically, type Db } from './db.js';
@@ -285,13 +285,11 @@ export class SqliteLongTermStore implements LongTermStore {
   ): { owner: string | null; phrases: WeightedPhrase[]; newest?: SearchPlan['newest']; common?: number } {
     const content = (t: string, boost: number): WeightedPhrase => ({ match: `{content name} : ${ftsString(t)}`, weight: 1, key: repeatKey(t), boost });
     const phrases = queryTerms(query).map((t) => (speakers.has(t) ? { match: `name : ${ftsString(t)}`, weight: NAME_WEIGHT, key: null, boost: 1 } : content(t, 1)));
-    for (const { word, weight } of expansion) {
-      for (const w of queryTerms(word, 1)) {
-        const key = repeatKey(w);
-        const same = phrases.find((p) => p.key === key);
-        if (same) same.boost += weight;
-        else phrases.push(content(w, weight));
-      }
+    for (const [w, weight] of expansionTerms(expansion)) {
+      const key = repeatKey(w);
+      const same = phrases.find((p) => p.key === key);
+      if (same) same.boost += weight;
+      else phrases.push(content(w, weight));
     }
     // a user holding half the table or more: the clause would narrow a match at most twofold, and
     // FTS5 walks its posting list, the user's whole share, for every word (100k turns of one user:
