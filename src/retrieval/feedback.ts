@@ -57,18 +57,36 @@ export function feedbackWords(hits: readonly TextHit[], queryWords: number): Arr
     const share = s.score / best[0]!.score / total;
     for (const h of s.hits) for (const [w, n] of counts(h).counts) shares.set(w, (shares.get(w) ?? 0) + share * n);
   }
-  // how many hits hold each word: looked up per word of the best sessions, not per word of every hit
-  const weights: Array<[string, number]> = [];
-  for (const [w, share] of shares) {
+  const top = heaviest(shares, (w) => {
     let df = 0;
     for (const c of counted.values()) if (c.counts.has(w)) df++;
-    weights.push([w, share * bm25Idf(hits.length, df)]);
-  }
-  const top = weights.sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1)).slice(0, FEEDBACK_WORDS);
+    return bm25Idf(hits.length, df);
+  }, bm25Idf(hits.length, 1));
   const sum = top.reduce((t, [, v]) => t + v, 0);
   if (sum <= 0) return [];
   const scale = (queryWords * FEEDBACK_SHARE) / (1 - FEEDBACK_SHARE) / sum;
   return top.map(([word, v]) => ({ word, weight: v * scale }));
+}
+
+/**
+ * The FEEDBACK_WORDS words of the largest share × idf, heaviest first (ties by word). A word's idf —
+ * how many hits hold it, a look through every hit — is taken only while its share times `idfMax` (the
+ * idf of a word one hit holds, which no word exceeds) could still reach the lightest word kept: the
+ * best sessions of a long reply's message hold hundreds of words, of which twenty are kept.
+ */
+function heaviest(shares: ReadonlyMap<string, number>, idfOf: (word: string) => number, idfMax: number): Array<[string, number]> {
+  const byShare = [...shares].sort((a, b) => b[1] - a[1]);
+  const top: Array<[string, number]> = [];
+  const before = (a: [string, number], b: [string, number]) => a[1] > b[1] || (a[1] === b[1] && a[0] < b[0]);
+  for (const [word, share] of byShare) {
+    if (top.length === FEEDBACK_WORDS && share * idfMax < top[FEEDBACK_WORDS - 1]![1]) break;
+    const w: [string, number] = [word, share * idfOf(word)];
+    let at = top.length;
+    while (at > 0 && before(w, top[at - 1]!)) at--;
+    if (at < FEEDBACK_WORDS) top.splice(at, 0, w);
+    if (top.length > FEEDBACK_WORDS) top.pop();
+  }
+  return top;
 }
 
 /**

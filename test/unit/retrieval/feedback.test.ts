@@ -8,6 +8,7 @@ import type { Services } from '../../../src/app.js';
 import type { MemoryEntry } from '../../../src/domain/entry.js';
 import type { TextHit } from '../../../src/ports/long-term.js';
 import { FEEDBACK_SESSIONS, FEEDBACK_SHARE, FEEDBACK_WORDS, feedbackWords, withAddedWords } from '../../../src/retrieval/feedback.js';
+import { bm25Idf, isContentWord, words as wordsOf } from '../../../src/retrieval/query-terms.js';
 import { ALL_SIGNALS } from '../../../src/retrieval/rank.js';
 import { memoryOfTurns, recordingRetriever } from '../../helpers/recording-retriever.js';
 
@@ -47,6 +48,45 @@ describe('feedbackWords', () => {
     const words = feedbackWords([hit('a', `${many.slice(0, 10).join(' ')} ${many.slice(0, 10).join(' ')} ${many.join(' ')}`, 3)], 5);
     assert.equal(words.length, FEEDBACK_WORDS);
     for (const w of many.slice(0, 10)) assert.ok(weightOf(words, w) > 0, `${w}, held three times, is kept`);
+  });
+
+  it('keeps the words every weight of the formula would keep, though it looks up the idf of few', () => {
+    // the formula over every word of the best sessions, each idf counted: what the words must be
+    const exhaustive = (hits: readonly TextHit[], queryWords: number) => {
+      const counts = (h: TextHit) => {
+        const m = new Map<string, number>();
+        for (const w of wordsOf(h.entry.content)) if (isContentWord(w)) m.set(w, (m.get(w) ?? 0) + 1);
+        return m;
+      };
+      const bySession = new Map<string, { score: number; hits: TextHit[] }>();
+      for (const h of hits) if ((h.session_bm25 ?? 0) > 0) bySession.set(h.entry.session_id, { score: h.session_bm25!, hits: [...(bySession.get(h.entry.session_id)?.hits ?? []), h] });
+      const best = [...bySession.values()].sort((a, b) => b.score - a.score).slice(0, FEEDBACK_SESSIONS);
+      const shares = new Map<string, number>();
+      for (const s of best) {
+        const total = s.hits.reduce((t, h) => t + [...counts(h).values()].reduce((a, b) => a + b, 0), 0);
+        for (const h of s.hits) for (const [w, n] of counts(h)) shares.set(w, (shares.get(w) ?? 0) + (s.score / best[0]!.score / total) * n);
+      }
+      const weighed = [...shares].map(([w, share]): [string, number] => [w, share * bm25Idf(hits.length, hits.filter((h) => counts(h).has(w)).length)]);
+      const top = weighed.sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1)).slice(0, FEEDBACK_WORDS);
+      const sum = top.reduce((t, [, v]) => t + v, 0);
+      return top.map(([word, v]) => ({ word, weight: (v * (queryWords * FEEDBACK_SHARE)) / (1 - FEEDBACK_SHARE) / sum }));
+    };
+    let seed = 7;
+    const rnd = () => ((seed = (seed * 48271) % 2147483647) / 2147483647);
+    const vocabulary = Array.from({ length: 90 }, (_, i) => `topic${i}`);
+    for (let round = 0; round < 40; round++) {
+      // six sessions, each of its own score; common words more often than rare ones
+      const hits = Array.from({ length: 6 + Math.floor(rnd() * 20) }, (_, i) => {
+        const text = Array.from({ length: 3 + Math.floor(rnd() * 60) }, () => vocabulary[Math.floor(rnd() ** 2 * vocabulary.length)]).join(' ');
+        const session = Math.floor(rnd() * 6);
+        const h = hit(`s${session}`, text, 1 + session * 0.7);
+        return { ...h, entry: { ...h.entry, id: `h${i}` } };
+      });
+      const got = feedbackWords(hits, 5);
+      const want = exhaustive(hits, 5);
+      assert.deepEqual(got.map((w) => w.word), want.map((w) => w.word), `round ${round}`);
+      got.forEach((w, i) => assert.ok(Math.abs(w.weight - want[i]!.weight) < 1e-9, `round ${round}: ${w.word}`));
+    }
   });
 });
 

@@ -30,6 +30,10 @@ describe('SQLite entry_repeats', () => {
     assert.equal(repeatCount(r, 'harbour'), 3, 'once in the content, once in the name (twice)');
     assert.equal(repeatCount(r, 'word7'), null, 'a word held once is not recorded');
     assert.equal(repeatCount(null, 'ferry'), null);
+    const many = repeatsOf(`${'ferry '.repeat(137)}harbour harbour`, null);
+    assert.equal(repeatCount(many, 'ferry'), 137, 'a count of several digits');
+    assert.equal(repeatCount(many, 'harbour'), 2, 'the last record');
+    assert.equal(repeatCount(' ferry:12 ferryman:5 ', 'ferryman'), 5, 'a word that ends another is not it');
     assert.equal(repeatsOf(FILLER, null), null, 'a long entry that repeats nothing has no record');
   });
 
