@@ -56,6 +56,12 @@ export interface SearchPlan {
   span?: RowidSpan;
   common?: number;
   /**
+   * With `common`: what an earlier search told of a phrase's matches. `isCommon`: it matched `common`
+   * of the user's rows or more then, so it is not read unless no other phrase has matches;
+   * `counted`: the matches of a phrase read now, at most `common`.
+   */
+  commonKnown?: { isCommon: (match: string) => boolean; counted: (match: string, n: number) => void };
+  /**
    * When given, `scores` is filled with the BM25 of the session of each of the best `limit` rows, the
    * session read as one document (sessionScores). Absent: no session is scored.
    */
@@ -170,13 +176,19 @@ export class UserBm25 {
     const read = (p: WeightedPhrase, limit: number) => this.phraseStatement(owner !== null, limit).all({ match: narrowed(p.match), user_id: userId, floor, to: span.to }) as Array<number | Match>;
     const common = newest ? undefined : plan.common;
     const cut = (p: WeightedPhrase) => (common !== undefined && p.key !== null ? common : 0);
+    const known = common !== undefined ? plan.commonKnown : undefined;
     let phrases = given;
-    let found = given.map((p) => read(p, cut(p)));
+    // a phrase an earlier search found common is not read (null) until nothing rarer matches: its
+    // `common` rows were a third of the rows a RealMem message's searches read, for words they then left out
+    let found: Array<Array<number | Match> | null> = given.map((p) => (known && p.key !== null && known.isCommon(p.match) ? null : read(p, cut(p))));
     if (common !== undefined) {
-      const kept = withoutCommon(given.map((p, i) => i), (i) => found[i]!.length, (i) => given[i]!.key === null, common);
+      given.forEach((p, i) => {
+        if (p.key !== null && found[i]) known?.counted(p.match, found[i]!.length);
+      });
+      const kept = withoutCommon(given.map((p, i) => i), (i) => found[i]?.length ?? common, (i) => given[i]!.key === null, common);
       phrases = kept.map((i) => given[i]!);
       // a common phrase kept (nothing rarer matched) is read whole
-      found = kept.map((i) => (found[i]!.length >= common && given[i]!.key !== null ? read(given[i]!, 0) : found[i]!));
+      found = kept.map((i) => (found[i] === null || (found[i]!.length >= common && given[i]!.key !== null) ? read(given[i]!, 0) : found[i]!));
     }
     const matched = owner === null ? (found as Match[][]) : this.withSizes(userId, found as number[][]);
     // the matches meeting the conditions, each row read once: a row holding several of the query's

@@ -108,7 +108,7 @@ export class SqliteLongTermStore implements LongTermStore {
   private readonly threadFrom: number;
   /** `rowsOf` statements by how many rowids they take */
   private readonly byRowids = new Map<number, ReturnType<Db['prepare']>>();
-  private readonly dfCache = new Map<string, { n: number; among: number; until: number }>();
+  private readonly dfCache = new Map<string, { n: number; cap: number; among: number; until: number }>();
   private readonly filtered = new Map<string, Statement>();
   private readonly bm25: UserBm25;
   private readonly repeats: EntryRepeats;
@@ -211,12 +211,12 @@ export class SqliteLongTermStore implements LongTermStore {
   }
 
   private searchSnapshot(userId: string, query: string, o: ListOptions): TextHit[] {
-    const { owner, phrases, newest, common } = this.matchFor(userId, query, new Set(o.speakerTerms ?? []), o.expansion);
+    const { owner, phrases, newest, common, commonKnown } = this.matchFor(userId, query, new Set(o.speakerTerms ?? []), o.expansion);
     if (phrases.length === 0) return [];
     const span = this.sessionSpan(userId, o);
     if (span === 'none') return [];
     const sessions = o.bySession ? { limit: o.limit, scores: new Map<string, number>() } : undefined;
-    const hits = this.ownersOf(userId, this.bm25.score(userId, owner, phrases, searchConditions(o), { newest, span, common, sessions }), o.limit);
+    const hits = this.ownersOf(userId, this.bm25.score(userId, owner, phrases, searchConditions(o), { newest, span, common, commonKnown, sessions }), o.limit);
     return sessions ? hits.map((h) => ({ ...h, session_bm25: sessions.scores.get(h.entry.session_id) ?? 0 })) : hits;
   }
 
@@ -272,7 +272,8 @@ export class SqliteLongTermStore implements LongTermStore {
    * NAME_WEIGHT); any other word the content or the name, never the owner column. The user's common
    * content words (query-terms' commonFrom) are left out while a rarer word has matches: for a user
    * with many (≥ COMMON_TERM_DOCS) entries here, by counts of their own, for any other as the search
-   * reads its matches (`common`). When the words kept by a big user still match more than
+   * reads its matches (`common`), a word found common by a search of the last minute not read again
+   * (`commonKnown`, kept as the big user's counts are). When the words kept by a big user still match more than
    * NEWEST_ABOVE of its entries, `newest` says so:
    * the newest SCORED_MATCHES of them are scored, each word with its document frequency over all of
    * the user's entries. Every count is of the user's own rows.
@@ -282,7 +283,7 @@ export class SqliteLongTermStore implements LongTermStore {
     query: string,
     speakers: ReadonlySet<string>,
     expansion: ListOptions['expansion'] = [],
-  ): { owner: string | null; phrases: WeightedPhrase[]; newest?: SearchPlan['newest']; common?: number } {
+  ): { owner: string | null; phrases: WeightedPhrase[] } & Pick<SearchPlan, 'newest' | 'common' | 'commonKnown'> {
     const content = (t: string, boost: number): WeightedPhrase => ({ match: `{content name} : ${ftsString(t)}`, weight: 1, key: repeatKey(t), boost });
     const phrases = queryTerms(query).map((t) => (speakers.has(t) ? { match: `name : ${ftsString(t)}`, weight: NAME_WEIGHT, key: null, boost: 1 } : content(t, 1)));
     for (const [w, weight] of expansionTerms(expansion)) {
@@ -302,7 +303,15 @@ export class SqliteLongTermStore implements LongTermStore {
     const owner = 2 * docs < rows ? ownerMatch(userId) : null;
     // a small user's common words are told by its matches as they are read (UserBm25.score); a big
     // user's here, by its counts, so that the search reads none of them
-    if (docs < COMMON_TERM_DOCS) return { owner, phrases, common: commonFrom(docs) };
+    if (docs < COMMON_TERM_DOCS) {
+      const common = commonFrom(docs);
+      const key = (match: string) => `${userId}\u0000${match}`;
+      const commonKnown = {
+        isCommon: (match: string) => this.cachedDocs(key(match), docs, common) === common,
+        counted: (match: string, n: number) => this.rememberDocs(key(match), docs, Math.min(n, common), common),
+      };
+      return { owner, phrases, common, commonKnown };
+    }
     const dfOf = (match: string) => this.userDocsCapped(userId, docs, owner, docs === rows, match);
     const kept = withoutCommon(phrases, (p) => dfOf(p.match), (p) => p.key === null, commonFrom(docs));
     let matches = 0;
@@ -331,13 +340,28 @@ export class SqliteLongTermStore implements LongTermStore {
    * minute, well within the drift, so its counts are still reused.
    */
   private counted(key: string, among: number, count: () => number): number {
-    const now = Date.now();
-    const hit = this.dfCache.get(key);
-    if (hit && hit.until > now && Math.abs(among - hit.among) * DF_CACHE_DRIFT <= hit.among) return hit.n;
+    const hit = this.cachedDocs(key, among, COMMON_TERM_DOCS);
+    if (hit !== null) return hit;
     const n = count();
-    if (this.dfCache.size >= DF_CACHE_SIZE) this.dfCache.clear();
-    this.dfCache.set(key, { n, among, until: now + DF_CACHE_MS });
+    this.rememberDocs(key, among, n, COMMON_TERM_DOCS);
     return n;
+  }
+
+  /**
+   * min(the cached count, `cap`), or null when none answers: none kept, too old, counted among rows
+   * that have drifted since (see counted), or counted up to a lower cap that it reached (a small user's
+   * common words are counted up to its `common`, which a count up to COMMON_TERM_DOCS may not stop at)
+   */
+  private cachedDocs(key: string, among: number, cap: number): number | null {
+    const hit = this.dfCache.get(key);
+    if (!hit || hit.until <= Date.now() || Math.abs(among - hit.among) * DF_CACHE_DRIFT > hit.among) return null;
+    return hit.n < hit.cap || hit.cap >= cap ? Math.min(hit.n, cap) : null;
+  }
+
+  /** `n`: the rows holding the key's phrase among `among` of them, counted up to `cap` */
+  private rememberDocs(key: string, among: number, n: number, cap: number): void {
+    if (this.dfCache.size >= DF_CACHE_SIZE) this.dfCache.clear();
+    this.dfCache.set(key, { n, cap, among, until: Date.now() + DF_CACHE_MS });
   }
 
   async searchSubstring(userId: string, q: string, o: ListOptions): Promise<MemoryEntry[]> {
