@@ -308,7 +308,10 @@ export class SqliteLongTermStore implements LongTermStore {
       const key = (match: string) => `${userId}\u0000${match}`;
       const commonKnown = {
         isCommon: (match: string) => this.cachedDocs(key(match), docs, common) === common,
-        counted: (match: string, n: number) => this.rememberDocs(key(match), docs, Math.min(n, common), common),
+        // only a common word's count is of use here: every other word is read each time anyway
+        counted: (match: string, n: number) => {
+          if (n >= common) this.rememberDocs(key(match), docs, common, common);
+        },
       };
       return { owner, phrases, common, commonKnown };
     }
