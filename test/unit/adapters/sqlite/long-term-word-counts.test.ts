@@ -2,19 +2,11 @@ import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type { MemoryEntry } from '../../../../src/domain/entry.js';
-import { contentHash } from '../../../../src/domain/hash.js';
 import { openDatabase, type Db } from '../../../../src/adapters/sqlite/db.js';
 import { SqliteLongTermStore } from '../../../../src/adapters/sqlite/long-term.js';
 import { COMMON_TERM_DOCS } from '../../../../src/retrieval/query-terms.js';
+import { userEntry as entry } from '../../../helpers/entries.js';
 import { tmpDir } from '../../../helpers/tmp.js';
-
-const entry = (user: string, i: number, content: string): MemoryEntry => {
-  const at = new Date(Date.UTC(2024, 0, 1) + i * 60_000).toISOString();
-  return {
-    id: `${user}-${i}`, user_id: user, session_id: `${user}-s${Math.floor(i / 20)}`, role: 'user', name: null, kind: 'turn', content, content_hash: contentHash(content),
-    importance: 0.5, pinned: false, metadata: {}, covers: null, created_at: at, updated_at: at,
-  };
-};
 
 /**
  * A big user's word counts (its document frequencies, counted before the search) read each matched
