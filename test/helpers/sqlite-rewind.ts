@@ -1,11 +1,14 @@
 import { MIGRATIONS } from '../../src/adapters/sqlite/migrations.js';
 
+/** SQL taking a file back to before migration 19: no count of changed entries. */
+export const BEFORE_ENTRY_CHANGES = 'DROP TRIGGER entry_changes_ad; DROP TRIGGER entry_changes_au; DROP TABLE entry_changes;';
+
 /**
  * SQL taking a file back to before migration 18: entry_sizes without the filtered attributes, with
  * migration 17's triggers.
  */
 const V17 = MIGRATIONS.find((m) => m.version === 17)!.sql;
-export const BEFORE_FILTERED_ATTRIBUTES = `
+export const BEFORE_FILTERED_ATTRIBUTES = `${BEFORE_ENTRY_CHANGES}
   DROP TRIGGER entry_sizes_ai; DROP TRIGGER entry_sizes_ad; DROP TRIGGER entry_sizes_au;
   ${['session_id', 'role', 'kind', 'created_at', 'metadata'].map((c) => `ALTER TABLE entry_sizes DROP COLUMN ${c};`).join(' ')}
   ${V17.slice(V17.indexOf('CREATE TRIGGER entry_sizes_ai'))}

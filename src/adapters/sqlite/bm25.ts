@@ -1,6 +1,7 @@
 import type { Statement } from 'better-sqlite3';
 import type { Db } from './db.js';
 import { bm25Idf, withoutCommon } from '../../retrieval/query-terms.js';
+import { MatchRecords, type Match } from './match-records.js';
 import { LONG_ROW_TOKENS, repeatCount } from './repeats.js';
 
 // BM25 over one user's entries with that user's statistics only. FTS5's bm25() takes the row count,
@@ -68,9 +69,6 @@ export interface SearchPlan {
   sessions?: { limit: number; scores: Map<string, number> };
 }
 
-/** a matched row: its rowid, its length in bytes and its session's key (session_sizes.id) */
-type Match = [rowid: number, length: number, session: number];
-
 /** no bound: every rowid */
 const ALL_ROWIDS: RowidSpan = { from: 0, to: Number.MAX_SAFE_INTEGER };
 
@@ -111,10 +109,8 @@ export class UserBm25 {
   private readonly statements = new Map<string, { newest: Statement; allowed: Statement }>();
   /** a phrase's matches (see phraseStatement), by owner clause and LIMIT (0: none) */
   private readonly phrase = new Map<string, Statement>();
-  /** the recorded repeats of the given rows (a JSON array of rowids) */
-  private readonly repeats: Statement;
-  /** the lengths of the given rows (a JSON array of rowids) that are the user's */
-  private readonly sizes: Statement;
+  /** each matched row's owner, length, session and recorded repeats, kept while no entry changes */
+  private readonly rows: MatchRecords;
   /** the ids and lengths of the given sessions (a JSON array of session_sizes ids) */
   private readonly sessionSizes: Statement;
   /** how many sessions a user's entries are in */
@@ -123,8 +119,7 @@ export class UserBm25 {
   constructor(private readonly db: Db) {
     this.stats = db.prepare('SELECT docs, bytes FROM text_stats WHERE user_id = ?').raw();
     this.averages = db.prepare('SELECT block FROM entries_fts_data WHERE id = ?').pluck();
-    this.repeats = db.prepare('SELECT r.rowid, r.repeats FROM entry_repeats r WHERE r.rowid IN (SELECT value FROM json_each(@rows))').raw();
-    this.sizes = db.prepare('SELECT z.rowid, z.bytes, z.session FROM entry_sizes z WHERE z.rowid IN (SELECT value FROM json_each(@rows)) AND z.user_id = @user_id').raw();
+    this.rows = new MatchRecords(db);
     // each by its id, whatever the planner guesses of a small table (CROSS JOIN keeps the order)
     this.sessionSizes = db.prepare('SELECT s.id, s.session_id, s.bytes FROM json_each(@ids) j CROSS JOIN session_sizes s ON s.id = j.value').raw();
     this.sessionCount = db.prepare('SELECT sessions FROM session_counts WHERE user_id = ?').pluck();
@@ -156,6 +151,7 @@ export class UserBm25 {
    */
   score(userId: string, owner: string | null, given: readonly WeightedPhrase[], where: RowConditions, plan: SearchPlan = {}): Array<[number, number]> {
     const { docs, bytes } = this.userStats(userId);
+    this.rows.refresh();
     const { newest } = plan;
     const span = newest ? (plan.span ?? ALL_ROWIDS) : ALL_ROWIDS;
     if (docs === 0 || given.length === 0) return [];
@@ -173,7 +169,9 @@ export class UserBm25 {
       // scored, and no row is read again for its conditions
       if (where.sql !== '') allowed = new Set(found);
     }
-    const read = (p: WeightedPhrase, limit: number) => this.phraseStatement(owner !== null, limit).all({ match: narrowed(p.match), user_id: userId, floor, to: span.to }) as Array<number | Match>;
+    // a phrase's rowids alone, their records then taken from those kept (withSizes); only a read cut at
+    // `limit` of a user holding most of the index (no owner clause) counts its rows with their owners
+    const read = (p: WeightedPhrase, limit: number) => this.phraseStatement(owner !== null || limit === 0, limit).all({ match: narrowed(p.match), user_id: userId, floor, to: span.to }) as Array<number | Match>;
     const common = newest ? undefined : plan.common;
     const cut = (p: WeightedPhrase) => (common !== undefined && p.key !== null ? common : 0);
     const known = common !== undefined ? plan.commonKnown : undefined;
@@ -190,7 +188,7 @@ export class UserBm25 {
       // a common phrase kept (nothing rarer matched) is read whole
       found = kept.map((i) => (found[i] === null || (found[i]!.length >= common && given[i]!.key !== null) ? read(given[i]!, 0) : found[i]!));
     }
-    const matched = owner === null ? (found as Match[][]) : this.withSizes(userId, found as number[][]);
+    const matched = this.withSizes(userId, found as Array<number[] | Match[]>);
     // the matches meeting the conditions, each row read once: a row holding several of the query's
     // words was read again for each (RealMem: a query's ~2,500 matches of its words are far fewer rows)
     if (where.sql !== '' && !allowed) {
@@ -198,7 +196,7 @@ export class UserBm25 {
       for (const hits of matched) for (const [rowid] of hits) rows.add(rowid);
       allowed = rows.size === 0 ? rows : new Set(st.allowed.all({ ...where.params, rows: JSON.stringify([...rows]) }) as number[]);
     }
-    const records = this.recordsOf(phrases, matched, allowed);
+    this.loadRecords(phrases, matched, allowed);
     const scores = new Map<number, number>();
     // asked for sessions: each phrase's frequency by session, counted in the same pass (a row outside
     // the conditions adds 0, and its session still holds the word), and each matched row's session
@@ -213,7 +211,7 @@ export class UserBm25 {
       const tally = tallies?.[i];
       for (const [rowid, length, session] of hits) {
         const meets = !allowed || allowed.has(rowid);
-        const tf = meets ? ((p.key !== null ? repeatCount(records.get(rowid) ?? null, p.key) : null) ?? p.weight) : 0;
+        const tf = meets ? ((p.key !== null ? repeatCount(this.rows.record(rowid), p.key) : null) ?? p.weight) : 0;
         if (tally) {
           tally.set(session, (tally.get(session) ?? 0) + tf);
           sessionOf.set(rowid, session);
@@ -252,35 +250,36 @@ export class UserBm25 {
   }
 
   /**
-   * The recorded repeats of the matched rows that may hold a record (LONG_ROW_TOKENS words need as
-   * many bytes), each row read once. Joined to every match instead, a long reply's record — hundreds
+   * Has the recorded repeats of the matched rows that may hold a record (LONG_ROW_TOKENS words need as
+   * many bytes) read, each row once. Joined to every match instead, a long reply's record — hundreds
    * of "word:count" — was copied out once per query word the reply held: 1.3 of 4.5 ms a RealMem query.
    */
-  private recordsOf(phrases: readonly WeightedPhrase[], matched: ReadonlyArray<readonly Match[]>, allowed: ReadonlySet<number> | null): Map<number, string> {
+  private loadRecords(phrases: readonly WeightedPhrase[], matched: ReadonlyArray<readonly Match[]>, allowed: ReadonlySet<number> | null): void {
     const long = new Set<number>();
     phrases.forEach((p, i) => {
       if (p.key === null) return;
       for (const [rowid, length] of matched[i]!) if (length >= LONG_ROW_TOKENS && (!allowed || allowed.has(rowid))) long.add(rowid);
     });
-    return long.size === 0 ? new Map() : new Map(this.repeats.all({ rows: JSON.stringify([...long]) }) as Array<[number, string]>);
+    if (long.size > 0) this.rows.loadRecords(long);
   }
 
   /**
-   * The rows holding a phrase (all of them: its document frequency; or its first `limit`). Narrowed by
-   * the owner's index token, the rowids alone, their lengths read once per row for all the phrases
-   * (withSizes: a RealMem query's 2,300 matches are 830 rows); otherwise with each match's owner and
-   * length from entry_sizes (migration 13: a short record by rowid, kept by triggers), which decides
-   * whose row it is, the match driving the loop (CROSS JOIN). No entries row is read; a search's
-   * conditions are met once per matched row (`allowed`), a long row's repeats once (recordsOf). The
-   * limit is written into the statement: bound as a parameter, it cost more per row than it saved
-   * (RealMem dev, 581 queries: 3.9 ms a query against 3.1 written in).
+   * The rows holding a phrase (all of them: its document frequency; or its first `limit`). As rowids
+   * alone (`rowidsOnly`), each row's owner, length and session then taken from what is kept of matched
+   * rows (withSizes, MatchRecords: read once a row for all the phrases, and kept while no entry
+   * changes); a read cut at `limit` without the owner clause (a user holding most of the index) joins
+   * each match to its entry_sizes record instead, so that the limit counts the user's rows only, the
+   * match driving the loop (CROSS JOIN). No entries row is read; a search's conditions are met once
+   * per matched row (`allowed`), a long row's repeats once (loadRecords). The limit is written into the
+   * statement: bound as a parameter, it cost more per row than it saved (RealMem dev, 581 queries: 3.9
+   * ms a query against 3.1 written in).
    */
-  private phraseStatement(owned: boolean, limit: number): Statement {
-    const key = `${owned ? 'owned' : 'joined'} ${limit}`;
+  private phraseStatement(rowidsOnly: boolean, limit: number): Statement {
+    const key = `${rowidsOnly ? 'rowids' : 'joined'} ${limit}`;
     let st = this.phrase.get(key);
     if (!st) {
       const bounded = `f.rowid >= @floor AND f.rowid <= @to${limit > 0 ? ` LIMIT ${Math.floor(limit)}` : ''}`;
-      st = owned
+      st = rowidsOnly
         ? this.db.prepare(`SELECT f.rowid FROM entries_fts f WHERE entries_fts MATCH @match AND ${bounded}`).pluck()
         : this.db.prepare(`SELECT f.rowid, z.bytes, z.session FROM entries_fts f CROSS JOIN entry_sizes z ON z.rowid = f.rowid WHERE entries_fts MATCH @match AND z.user_id = @user_id AND ${bounded}`).raw();
       if (this.phrase.size >= STATEMENTS) this.phrase.clear();
@@ -289,16 +288,15 @@ export class UserBm25 {
     return st;
   }
 
-  /** each phrase's rowids as matches (rowid, length, session), the user's rows only (entry_sizes decides), each row read once */
-  private withSizes(userId: string, found: readonly number[][]): Match[][] {
-    const rows = new Set<number>();
-    for (const list of found) for (const rowid of list) rows.add(rowid);
-    const sizes = new Map<number, Match>();
-    if (rows.size > 0) for (const m of this.sizes.all({ rows: JSON.stringify([...rows]), user_id: userId }) as Match[]) sizes.set(m[0], m);
-    return found.map((list) => {
+  /** each phrase's rowids as matches (rowid, length, session), the user's rows only (entry_sizes decides), each row read once; a list read as matches is kept */
+  private withSizes(userId: string, found: ReadonlyArray<number[] | Match[]>): Match[][] {
+    const ids = found.map((list) => (typeof list[0] === 'number' ? (list as number[]) : []));
+    const mine = this.rows.matchesOf(userId, ids);
+    return found.map((list, i) => {
+      if (list !== ids[i]) return list as Match[];
       const out: Match[] = [];
-      for (const rowid of list) {
-        const m = sizes.get(rowid);
+      for (const rowid of list as number[]) {
+        const m = mine.get(rowid);
         if (m !== undefined) out.push(m);
       }
       return out;

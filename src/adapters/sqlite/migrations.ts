@@ -667,4 +667,22 @@ export const MIGRATIONS: ReadonlyArray<{ version: number; name: string; sql: str
       END;
     `,
   },
+  {
+    version: 19,
+    name: "a count of changed and deleted entries, for what text search keeps of matched rows (src/adapters/sqlite/match-records.ts)",
+    sql: `
+      -- A connection keeps what it read of matched rows (owner, length, session, recorded repeats) while
+      -- this count stands. An insert is a new rowid and changes nothing kept; a change of an entry's text,
+      -- owner or session, or a delete (its rowid may be taken again), adds one, in the write's transaction
+      CREATE TABLE entry_changes (id INTEGER PRIMARY KEY CHECK (id = 1), n INTEGER NOT NULL) STRICT;
+      INSERT INTO entry_changes (id, n) VALUES (1, 0);
+      CREATE TRIGGER entry_changes_ad AFTER DELETE ON entries BEGIN
+        UPDATE entry_changes SET n = n + 1 WHERE id = 1;
+      END;
+      CREATE TRIGGER entry_changes_au AFTER UPDATE OF content, name, user_id, session_id ON entries
+        WHEN old.content IS NOT new.content OR old.name IS NOT new.name OR old.user_id IS NOT new.user_id OR old.session_id IS NOT new.session_id BEGIN
+        UPDATE entry_changes SET n = n + 1 WHERE id = 1;
+      END;
+    `,
+  },
 ];

@@ -1,0 +1,108 @@
+import type { Statement } from 'better-sqlite3';
+import type { Db } from './db.js';
+
+// What a text search reads of each row a query word matches — its owner, length and session
+// (`entry_sizes`) and a long row's recorded repeats (`entry_repeats`) — kept in memory by each
+// connection. Those are fixed while the row's entry keeps its text, owner and session: a new entry is a
+// new rowid, read when first matched. Every change of an entry's text, owner or session, and every
+// delete (which could free its rowid for the next insert), adds one to `entry_changes` (migration 19)
+// in the transaction of the write, whichever process writes; a search reads that count in its own
+// snapshot and starts afresh when it moved, so nothing read here outlives the row it was read from.
+// Measured on the realtext bench's as-is corpus (RealMem and LoCoMo dev, 200 queries): 1,367 rows
+// read a retrieve were re-read by every search, a third of the text search's CPU (docs/bench-report.md,
+// round 18).
+
+/** a matched row: its rowid, its length in bytes and its session's key (session_sizes.id) */
+export type Match = [rowid: number, length: number, session: number];
+
+/** rows kept (all users): past it everything is dropped and read again (~80 bytes a row) */
+const MAX_ROWS = 200_000;
+/** characters of recorded repeats kept (a long reply's record averages ~450 on RealMem) */
+const MAX_RECORD_CHARS = 8_000_000;
+
+const NONE: ReadonlyMap<number, Match> = new Map();
+
+/** how much is kept (the defaults above unless given) */
+export interface MatchRecordLimits {
+  rows?: number;
+  recordChars?: number;
+}
+
+export class MatchRecords {
+  private readonly changes: Statement;
+  private readonly sizes: Statement;
+  private readonly repeats: Statement;
+  /** the entry_changes count the kept rows were read under (null: nothing read yet) */
+  private version: number | null = null;
+  private readonly byUser = new Map<string, Map<number, Match>>();
+  private rows = 0;
+  /** a long row's record, or null when it holds none */
+  private readonly records = new Map<number, string | null>();
+  private recordChars = 0;
+  private readonly maxRows: number;
+  private readonly maxRecordChars: number;
+
+  constructor(db: Db, limits: MatchRecordLimits = {}) {
+    this.maxRows = limits.rows ?? MAX_ROWS;
+    this.maxRecordChars = limits.recordChars ?? MAX_RECORD_CHARS;
+    this.changes = db.prepare('SELECT n FROM entry_changes WHERE id = 1').pluck();
+    this.sizes = db.prepare('SELECT z.rowid, z.bytes, z.session, z.user_id FROM entry_sizes z WHERE z.rowid IN (SELECT value FROM json_each(@rows))').raw();
+    this.repeats = db.prepare('SELECT r.rowid, r.repeats FROM entry_repeats r WHERE r.rowid IN (SELECT value FROM json_each(@rows))').raw();
+  }
+
+  /** Drops everything kept when an entry changed or went since it was read. Call in the search's transaction, first. */
+  refresh(): void {
+    const n = this.changes.get() as number;
+    if (n === this.version) return;
+    this.version = n;
+    this.byUser.clear();
+    this.rows = 0;
+    this.records.clear();
+    this.recordChars = 0;
+  }
+
+  /** the user's rows among `lists` as matches, by rowid (a rowid that is not the user's is absent) */
+  matchesOf(userId: string, lists: ReadonlyArray<readonly number[]>): ReadonlyMap<number, Match> {
+    let mine = this.byUser.get(userId);
+    const wanted = new Set<number>();
+    for (const list of lists) for (const rowid of list) if (!mine?.has(rowid)) wanted.add(rowid);
+    if (wanted.size === 0) return mine ?? NONE;
+    if (this.rows + wanted.size > this.maxRows) {
+      // what is read now must all be kept: the user's rows already known are read again
+      this.byUser.clear();
+      this.rows = 0;
+      for (const list of lists) for (const rowid of list) wanted.add(rowid);
+    }
+    for (const [rowid, bytes, session, owner] of this.sizes.all({ rows: JSON.stringify([...wanted]) }) as Array<[number, number, number, string]>) {
+      let of = this.byUser.get(owner);
+      if (!of) this.byUser.set(owner, (of = new Map()));
+      if (!of.has(rowid)) this.rows++;
+      of.set(rowid, [rowid, bytes, session]);
+    }
+    return this.byUser.get(userId) ?? NONE;
+  }
+
+  /** reads the records of these rows that are not kept yet; `record` then answers for each of them */
+  loadRecords(rows: ReadonlySet<number>): void {
+    const wanted: number[] = [];
+    for (const rowid of rows) if (!this.records.has(rowid)) wanted.push(rowid);
+    if (wanted.length === 0) return;
+    const found = this.repeats.all({ rows: JSON.stringify(wanted) }) as Array<[number, string]>;
+    let chars = 0;
+    for (const [, r] of found) chars += r.length;
+    if (this.recordChars + chars > this.maxRecordChars && this.records.size > 0) {
+      // what is read now must all be answered for: the rows kept already are read again
+      this.records.clear();
+      this.recordChars = 0;
+      return this.loadRecords(rows);
+    }
+    for (const rowid of wanted) this.records.set(rowid, null);
+    for (const [rowid, r] of found) this.records.set(rowid, r);
+    this.recordChars += chars;
+  }
+
+  /** the row's recorded repeats (null: none); for a row given to loadRecords since the last refresh */
+  record(rowid: number): string | null {
+    return this.records.get(rowid) ?? null;
+  }
+}
