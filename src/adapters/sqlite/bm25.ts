@@ -196,7 +196,7 @@ export class UserBm25 {
       for (const hits of matched) for (const [rowid] of hits) rows.add(rowid);
       allowed = rows.size === 0 ? rows : new Set(st.allowed.all({ ...where.params, rows: JSON.stringify([...rows]) }) as number[]);
     }
-    const records = this.recordsOf(phrases, matched, allowed);
+    this.loadRecords(phrases, matched, allowed);
     const scores = new Map<number, number>();
     // asked for sessions: each phrase's frequency by session, counted in the same pass (a row outside
     // the conditions adds 0, and its session still holds the word), and each matched row's session
@@ -211,7 +211,7 @@ export class UserBm25 {
       const tally = tallies?.[i];
       for (const [rowid, length, session] of hits) {
         const meets = !allowed || allowed.has(rowid);
-        const tf = meets ? ((p.key !== null ? repeatCount(records.get(rowid) ?? null, p.key) : null) ?? p.weight) : 0;
+        const tf = meets ? ((p.key !== null ? repeatCount(this.rows.record(rowid), p.key) : null) ?? p.weight) : 0;
         if (tally) {
           tally.set(session, (tally.get(session) ?? 0) + tf);
           sessionOf.set(rowid, session);
@@ -250,18 +250,17 @@ export class UserBm25 {
   }
 
   /**
-   * The recorded repeats of the matched rows that may hold a record (LONG_ROW_TOKENS words need as
-   * many bytes), each row read once, those kept (MatchRecords) not at all. Joined to every match
-   * instead, a long reply's record — hundreds of "word:count" — was copied out once per query word the
-   * reply held: 1.3 of 4.5 ms a RealMem query.
+   * Has the recorded repeats of the matched rows that may hold a record (LONG_ROW_TOKENS words need as
+   * many bytes) read, each row once. Joined to every match instead, a long reply's record — hundreds
+   * of "word:count" — was copied out once per query word the reply held: 1.3 of 4.5 ms a RealMem query.
    */
-  private recordsOf(phrases: readonly WeightedPhrase[], matched: ReadonlyArray<readonly Match[]>, allowed: ReadonlySet<number> | null): Map<number, string> {
+  private loadRecords(phrases: readonly WeightedPhrase[], matched: ReadonlyArray<readonly Match[]>, allowed: ReadonlySet<number> | null): void {
     const long = new Set<number>();
     phrases.forEach((p, i) => {
       if (p.key === null) return;
       for (const [rowid, length] of matched[i]!) if (length >= LONG_ROW_TOKENS && (!allowed || allowed.has(rowid))) long.add(rowid);
     });
-    return long.size === 0 ? new Map() : this.rows.recordsOf(long);
+    if (long.size > 0) this.rows.loadRecords(long);
   }
 
   /**
@@ -271,7 +270,7 @@ export class UserBm25 {
    * changes); a read cut at `limit` without the owner clause (a user holding most of the index) joins
    * each match to its entry_sizes record instead, so that the limit counts the user's rows only, the
    * match driving the loop (CROSS JOIN). No entries row is read; a search's conditions are met once
-   * per matched row (`allowed`), a long row's repeats once (recordsOf). The limit is written into the
+   * per matched row (`allowed`), a long row's repeats once (loadRecords). The limit is written into the
    * statement: bound as a parameter, it cost more per row than it saved (RealMem dev, 581 queries: 3.9
    * ms a query against 3.1 written in).
    */

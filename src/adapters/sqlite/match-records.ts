@@ -12,15 +12,15 @@ import type { Db } from './db.js';
 // read a retrieve were re-read by every search, a third of the text search's CPU (docs/bench-report.md,
 // round 18).
 
-/** a matched row: its rowid, its length in bytes and its session's key (session_sizes.id); as kept here, its owner after them */
-export type Match = [rowid: number, length: number, session: number, ...owner: string[]];
-/** a match as kept, with its owner */
-type Owned = [rowid: number, length: number, session: number, owner: string];
+/** a matched row: its rowid, its length in bytes and its session's key (session_sizes.id) */
+export type Match = [rowid: number, length: number, session: number];
 
-/** rows kept (all users, ~100 bytes each), as two generations (see Recent) */
+/** rows kept (all users): past it everything is dropped and read again (~80 bytes a row) */
 const MAX_ROWS = 200_000;
 /** characters of recorded repeats kept (a long reply's record averages ~450 on RealMem) */
 const MAX_RECORD_CHARS = 8_000_000;
+
+const NONE: ReadonlyMap<number, Match> = new Map();
 
 /** how much is kept (the defaults above unless given) */
 export interface MatchRecordLimits {
@@ -28,62 +28,23 @@ export interface MatchRecordLimits {
   recordChars?: number;
 }
 
-/**
- * What was used lately, by rowid, within a budget: once the newer generation holds half of it, the
- * older is dropped and the newer takes its place; a hit in the older moves the value to the newer. A
- * store whose users' rows outgrow the budget keeps its recent users' rows, where a map emptied whole
- * at its limit kept nearly nothing (100k real turns of 113 users: the records of ~40 million
- * characters cleared every ~25 queries).
- */
-class Recent<V> {
-  private young = new Map<number, V>();
-  private old = new Map<number, V>();
-  private weight = 0;
-
-  constructor(
-    private readonly budget: number,
-    private readonly weigh: (v: V) => number,
-  ) {}
-
-  get(rowid: number): V | undefined {
-    const v = this.young.get(rowid);
-    if (v !== undefined) return v;
-    const aged = this.old.get(rowid);
-    if (aged !== undefined) this.set(rowid, aged);
-    return aged;
-  }
-
-  set(rowid: number, v: V): void {
-    this.young.set(rowid, v);
-    this.weight += this.weigh(v);
-    if (this.weight * 2 >= this.budget) {
-      this.old = this.young;
-      this.young = new Map();
-      this.weight = 0;
-    }
-  }
-
-  clear(): void {
-    this.young.clear();
-    this.old.clear();
-    this.weight = 0;
-  }
-}
-
 export class MatchRecords {
   private readonly changes: Statement;
   private readonly sizes: Statement;
   private readonly repeats: Statement;
-  /** the entry_changes count what is kept was read under (null: nothing read yet) */
+  /** the entry_changes count the kept rows were read under (null: nothing read yet) */
   private version: number | null = null;
-  private readonly rows: Recent<Owned>;
-  /** a long row's record, or '' when it holds none */
-  private readonly records: Recent<string>;
+  private readonly byUser = new Map<string, Map<number, Match>>();
+  private rows = 0;
+  /** a long row's record, or null when it holds none */
+  private readonly records = new Map<number, string | null>();
+  private recordChars = 0;
+  private readonly maxRows: number;
+  private readonly maxRecordChars: number;
 
   constructor(db: Db, limits: MatchRecordLimits = {}) {
-    this.rows = new Recent(limits.rows ?? MAX_ROWS, () => 1);
-    // a row without a record weighs as one of a few words: many are kept, not without bound
-    this.records = new Recent(limits.recordChars ?? MAX_RECORD_CHARS, (r) => Math.max(r.length, 16));
+    this.maxRows = limits.rows ?? MAX_ROWS;
+    this.maxRecordChars = limits.recordChars ?? MAX_RECORD_CHARS;
     this.changes = db.prepare('SELECT n FROM entry_changes WHERE id = 1').pluck();
     this.sizes = db.prepare('SELECT z.rowid, z.bytes, z.session, z.user_id FROM entry_sizes z WHERE z.rowid IN (SELECT value FROM json_each(@rows))').raw();
     this.repeats = db.prepare('SELECT r.rowid, r.repeats FROM entry_repeats r WHERE r.rowid IN (SELECT value FROM json_each(@rows))').raw();
@@ -94,42 +55,54 @@ export class MatchRecords {
     const n = this.changes.get() as number;
     if (n === this.version) return;
     this.version = n;
-    this.rows.clear();
+    this.byUser.clear();
+    this.rows = 0;
     this.records.clear();
+    this.recordChars = 0;
   }
 
-  /** the user's rows among `lists` as matches, by rowid (a rowid that is not the user's is absent); each row read once, those kept not at all */
-  matchesOf(userId: string, lists: ReadonlyArray<readonly number[]>): Map<number, Match> {
-    const out = new Map<number, Match>();
+  /** the user's rows among `lists` as matches, by rowid (a rowid that is not the user's is absent) */
+  matchesOf(userId: string, lists: ReadonlyArray<readonly number[]>): ReadonlyMap<number, Match> {
+    let mine = this.byUser.get(userId);
     const wanted = new Set<number>();
-    for (const list of lists) {
-      for (const rowid of list) {
-        if (out.has(rowid) || wanted.has(rowid)) continue;
-        const m = this.rows.get(rowid);
-        if (m === undefined) wanted.add(rowid);
-        else if (m[3] === userId) out.set(rowid, m);
-      }
+    for (const list of lists) for (const rowid of list) if (!mine?.has(rowid)) wanted.add(rowid);
+    if (wanted.size === 0) return mine ?? NONE;
+    if (this.rows + wanted.size > this.maxRows) {
+      // what is read now must all be kept: the user's rows already known are read again
+      this.byUser.clear();
+      this.rows = 0;
+      for (const list of lists) for (const rowid of list) wanted.add(rowid);
     }
-    if (wanted.size === 0) return out;
-    for (const m of this.sizes.all({ rows: JSON.stringify([...wanted]) }) as Owned[]) {
-      this.rows.set(m[0], m);
-      if (m[3] === userId) out.set(m[0], m);
+    for (const [rowid, bytes, session, owner] of this.sizes.all({ rows: JSON.stringify([...wanted]) }) as Array<[number, number, number, string]>) {
+      let of = this.byUser.get(owner);
+      if (!of) this.byUser.set(owner, (of = new Map()));
+      if (!of.has(rowid)) this.rows++;
+      of.set(rowid, [rowid, bytes, session]);
     }
-    return out;
+    return this.byUser.get(userId) ?? NONE;
   }
 
-  /** the recorded repeats of these rows, by rowid (a row holding none is absent); those kept not read again */
-  recordsOf(rows: ReadonlySet<number>): Map<number, string> {
-    const out = new Map<number, string>();
+  /** reads the records of these rows that are not kept yet; `record` then answers for each of them */
+  loadRecords(rows: ReadonlySet<number>): void {
     const wanted: number[] = [];
-    for (const rowid of rows) {
-      const r = this.records.get(rowid);
-      if (r === undefined) wanted.push(rowid);
-      else if (r !== '') out.set(rowid, r);
+    for (const rowid of rows) if (!this.records.has(rowid)) wanted.push(rowid);
+    if (wanted.length === 0) return;
+    const found = this.repeats.all({ rows: JSON.stringify(wanted) }) as Array<[number, string]>;
+    let chars = 0;
+    for (const [, r] of found) chars += r.length;
+    if (this.recordChars + chars > this.maxRecordChars && this.records.size > 0) {
+      // what is read now must all be answered for: the rows kept already are read again
+      this.records.clear();
+      this.recordChars = 0;
+      return this.loadRecords(rows);
     }
-    if (wanted.length === 0) return out;
-    for (const [rowid, r] of this.repeats.all({ rows: JSON.stringify(wanted) }) as Array<[number, string]>) out.set(rowid, r);
-    for (const rowid of wanted) this.records.set(rowid, out.get(rowid) ?? '');
-    return out;
+    for (const rowid of wanted) this.records.set(rowid, null);
+    for (const [rowid, r] of found) this.records.set(rowid, r);
+    this.recordChars += chars;
+  }
+
+  /** the row's recorded repeats (null: none); for a row given to loadRecords since the last refresh */
+  record(rowid: number): string | null {
+    return this.records.get(rowid) ?? null;
   }
 }
