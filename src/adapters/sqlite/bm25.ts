@@ -250,9 +250,10 @@ export class UserBm25 {
   }
 
   /**
-   * Has the recorded repeats of the matched rows that may hold a record (LONG_ROW_TOKENS words need as
-   * many bytes) read, each row once. Joined to every match instead, a long reply's record — hundreds
-   * of "word:count" — was copied out once per query word the reply held: 1.3 of 4.5 ms a RealMem query.
+   * Reads the recorded repeats of the matched rows that may hold a record (LONG_ROW_TOKENS words need
+   * as many bytes), each row once and those kept (MatchRecords) not again. Joined to every match
+   * instead, a long reply's record — hundreds of "word:count" — was copied out once per query word the
+   * reply held: 1.3 of 4.5 ms a RealMem query.
    */
   private loadRecords(phrases: readonly WeightedPhrase[], matched: ReadonlyArray<readonly Match[]>, allowed: ReadonlySet<number> | null): void {
     const long = new Set<number>();

@@ -20,6 +20,9 @@ const MAX_ROWS = 200_000;
 /** characters of recorded repeats kept (a long reply's record averages ~450 on RealMem) */
 const MAX_RECORD_CHARS = 8_000_000;
 
+/** what a long row holding no record counts against MAX_RECORD_CHARS */
+const NO_RECORD_CHARS = 16;
+
 const NONE: ReadonlyMap<number, Match> = new Map();
 
 /** how much is kept (the defaults above unless given) */
@@ -88,7 +91,8 @@ export class MatchRecords {
     for (const rowid of rows) if (!this.records.has(rowid)) wanted.push(rowid);
     if (wanted.length === 0) return;
     const found = this.repeats.all({ rows: JSON.stringify(wanted) }) as Array<[number, string]>;
-    let chars = 0;
+    // a row holding no record weighs as a short one does: many are kept, not without bound
+    let chars = (wanted.length - found.length) * NO_RECORD_CHARS;
     for (const [, r] of found) chars += r.length;
     if (this.recordChars + chars > this.maxRecordChars && this.records.size > 0) {
       // what is read now must all be answered for: the rows kept already are read again
