@@ -274,8 +274,9 @@ export class SqliteLongTermStore implements LongTermStore {
    * with many (≥ COMMON_TERM_DOCS) entries here, by counts of their own, for any other as the search
    * reads its matches (`common`), a word found common by a search of the last minute not read again
    * (`commonKnown`, kept as the big user's counts are). When the words kept by a big user still match
-   * more than NEWEST_ABOVE of its entries, `newest` says so: the newest SCORED_MATCHES of them are scored, each word with its document frequency over all of
-   * the user's entries. Every count is of the user's own rows.
+   * more than NEWEST_ABOVE of its entries, `newest` says so: the newest SCORED_MATCHES of them are
+   * scored, each word with its document frequency over all of the user's entries. Every count is of the
+   * user's own rows.
    */
   private matchFor(
     userId: string,

@@ -66,7 +66,7 @@ export class MatchRecords {
 
   /** the user's rows among `lists` as matches, by rowid (a rowid that is not the user's is absent) */
   matchesOf(userId: string, lists: ReadonlyArray<readonly number[]>): ReadonlyMap<number, Match> {
-    let mine = this.byUser.get(userId);
+    const mine = this.byUser.get(userId);
     const wanted = new Set<number>();
     for (const list of lists) for (const rowid of list) if (!mine?.has(rowid)) wanted.add(rowid);
     if (wanted.size === 0) return mine ?? NONE;
