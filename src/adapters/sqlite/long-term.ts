@@ -75,10 +75,13 @@ const likeSql = (filter: string) =>
    WHERE user_id = @user_id AND (@session_id IS NULL OR session_id = @session_id)
      AND (content LIKE @pattern ESCAPE '\\' OR coalesce(name, '') LIKE @pattern ESCAPE '\\')${filter}
    ORDER BY created_at DESC LIMIT @limit`;
+// a bound left out is the widest one, not an `@from IS NULL OR …`: SQLite cannot narrow an index by a
+// condition in an OR, so a named period was found by walking every entry of the user from the newest
+// (100k of one user: 6-14 ms a period, the same for one holding none)
 const recentSql = (filter: string) =>
   `SELECT ${COLUMNS} FROM entries
    WHERE user_id = @user_id AND (@session_id IS NULL OR session_id = @session_id)
-     AND (@from IS NULL OR created_at >= @from) AND (@before IS NULL OR created_at < @before)${filter}
+     AND created_at >= coalesce(@from, '') AND created_at < coalesce(@before, char(1114111))${filter}
    ORDER BY created_at DESC, rowid DESC LIMIT @limit`;
 /** filtered statements differ only in their conditions; a few shapes are in use at a time */
 const FILTERED_CACHE = 64;
