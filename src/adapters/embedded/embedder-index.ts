@@ -1,5 +1,5 @@
 import { Arena } from './arena.js';
-import { Partition, type PartitionShape, type ScanSplit } from './partition.js';
+import { Partition, type CreatedSpan, type PartitionShape, type ScanSplit } from './partition.js';
 import { quantizeInto, strideFor } from './quantize.js';
 import { scanThread } from './scan-thread.js';
 
@@ -49,11 +49,11 @@ export class EmbedderIndex {
     p.reserve(n);
   }
 
-  put(id: string, userId: string, sessionId: string, rowid: number, vector: Float32Array, part = 0): void {
+  put(id: string, userId: string, sessionId: string, rowid: number, vector: Float32Array, part: number, createdMs: number): void {
     if (vector.length !== this.dim) return; // a row of another dimension under the same id is never searched
     let p = this.partitions.get(userId);
     if (!p) this.partitions.set(userId, (p = new Partition(userId, this.arena, this.stride, this.split)));
-    if (p.put(id, sessionId, rowid, vector, part)) this.rows++;
+    if (p.put(id, sessionId, rowid, vector, part, createdMs)) this.rows++;
     this.where.set(keyOf(userId, id), p);
   }
 
@@ -79,17 +79,17 @@ export class EmbedderIndex {
   }
 
   /**
-   * The user's `r` nearest rows by the quantized scan, best first (among `allowed` rowids, when given).
-   * `share`: a big scan may be shared with the helper thread (false: this thread alone).
+   * The user's `r` nearest rows by the quantized scan, best first (among `allowed` rowids and within
+   * `span`, when given). `share`: a big scan may be shared with the helper thread (false: this thread alone).
    */
-  nearest(query: Float32Array, userId: string, sessionId: string | undefined, r: number, allowed?: ReadonlySet<number>, share = true): { rowids: number[]; ids: string[] } {
+  nearest(query: Float32Array, userId: string, sessionId: string | undefined, r: number, allowed?: ReadonlySet<number>, share = true, span?: CreatedSpan): { rowids: number[]; ids: string[] } {
     const p = this.partitions.get(userId);
     if (!p || p.n === 0) return { rowids: [], ids: [] };
     const q16 = this.arena.scratch(this.stride * 2 + Partition.outBytes(p.n));
     const a = this.arena;
     a.i16.fill(0, q16 / 2, q16 / 2 + this.stride);
     quantizeInto(query, a.i16, q16 / 2);
-    return p.nearest(q16, q16 + this.stride * 2, r, sessionId, allowed, share);
+    return p.nearest(q16, q16 + this.stride * 2, r, sessionId, allowed, share, span);
   }
 
   /**

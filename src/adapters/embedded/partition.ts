@@ -15,6 +15,12 @@ export interface ScanSplit {
   minRows: number;
 }
 
+/** A time filter in epoch milliseconds: created at or after `from`, strictly before `before`. */
+export interface CreatedSpan {
+  from: number;
+  before: number;
+}
+
 /** A user's partition as a filtered search's plan sees it (EmbedderIndex.shape). */
 export interface PartitionShape {
   readonly n: number;
@@ -31,9 +37,11 @@ const slotKey = (id: string, part: number): string => (part === 0 ? id : `${id}\
 /**
  * The vectors of one user under one embedder: `cap` int8 rows in one arena block, contiguous, so a
  * search scans exactly the user's vectors and nothing else; their scales in a second block (the
- * kernel reads them). Beside each row, in JS arrays: its id, its SQLite rowid (for the exact rerank)
- * and its session. An entry has one row per part (its whole text, and each passage of a long turn).
- * Removal moves the last row into the hole, keeping the rows dense.
+ * kernel reads them). Beside each row, in JS arrays: its id, its SQLite rowid (for the exact rerank),
+ * its session and its time (a time filter is tested here, not listed from the store: each query
+ * names its own time, so a listing would serve one query). An entry has one row per part (its whole
+ * text, and each passage of a long turn). Removal moves the last row into the hole, keeping the rows
+ * dense.
  */
 export class Partition implements PartitionShape {
   n = 0;
@@ -49,6 +57,7 @@ export class Partition implements PartitionShape {
   private readonly lastPart = new Map<string, number>();
   private rowids = new Float64Array(0);
   private sessions = new Int32Array(0);
+  private created = new Float64Array(0);
   private readonly slots = new Map<string, number>();
   private readonly sessionNumbers = new Map<string, number>();
   /** rows held of each session, by session number */
@@ -78,7 +87,7 @@ export class Partition implements PartitionShape {
   }
 
   /** Inserts or replaces the vector of `id`'s `part`; true when the row is new. */
-  put(id: string, sessionId: string, rowid: number, vector: Float32Array, part = 0): boolean {
+  put(id: string, sessionId: string, rowid: number, vector: Float32Array, part: number, createdMs: number): boolean {
     const key = slotKey(id, part);
     let slot = this.slots.get(key);
     const added = slot === undefined;
@@ -97,6 +106,7 @@ export class Partition implements PartitionShape {
     const scale = quantizeInto(vector, codes, row);
     this.arena.f32[this.scalesBlock / 4 + slot] = scale;
     this.rowids[slot] = rowid;
+    this.created[slot] = createdMs;
     const session = this.sessionNumber(sessionId);
     if (!added) this.sessionRows[this.sessions[slot]!]!--;
     this.sessionRows[session] = (this.sessionRows[session] ?? 0) + 1;
@@ -130,6 +140,7 @@ export class Partition implements PartitionShape {
       f32[this.scalesBlock / 4 + slot] = f32[this.scalesBlock / 4 + last]!;
       this.rowids[slot] = this.rowids[last]!;
       this.sessions[slot] = this.sessions[last]!;
+      this.created[slot] = this.created[last]!;
       this.slots.set(moved, slot);
     }
     this.ids.length = this.n;
@@ -141,23 +152,24 @@ export class Partition implements PartitionShape {
    * The `r` rows nearest to the query by the int8 scan, best first, as SQLite rowids (and ids, to
    * check the row still holds the same vector). `q16Offset` holds the query's codes widened to int16;
    * `outOffset` has room for `Partition.outBytes(n)`. `allowed`: only these rowids compete (a
-   * retrieval filter), so the r best are the r best matching rows. `share`: the scan may be split
-   * with the helper thread.
+   * retrieval filter), so the r best are the r best matching rows; `span`: only rows of that time.
+   * `share`: the scan may be split with the helper thread.
    */
-  nearest(q16Offset: number, outOffset: number, r: number, sessionId: string | undefined, allowed?: ReadonlySet<number>, share = true): { rowids: number[]; ids: string[] } {
+  nearest(q16Offset: number, outOffset: number, r: number, sessionId: string | undefined, allowed?: ReadonlySet<number>, share = true, span?: CreatedSpan): { rowids: number[]; ids: string[] } {
     const session = sessionId === undefined ? -1 : this.sessionNumbers.get(sessionId);
     if (this.n === 0 || session === undefined) return { rowids: [], ids: [] };
     r = Math.min(r, this.n);
     const rowids: number[] = [];
     const ids: string[] = [];
-    const slots = share && session < 0 && !allowed ? this.splitScan(q16Offset, outOffset, r) : null;
+    const every = session < 0 && !allowed && !span;
+    const slots = share && every ? this.splitScan(q16Offset, outOffset, r) : null;
     if (slots) {
       for (const slot of slots) (rowids.push(this.rowids[slot]!), ids.push(this.ids[slot]!));
       return { rowids, ids };
     }
     const top = new TopK(r);
-    if (session < 0 && !allowed) this.scanAll(q16Offset, outOffset, top);
-    else this.scanSome(q16Offset, outOffset, top, session, allowed);
+    if (every) this.scanAll(q16Offset, outOffset, top);
+    else this.scanSome(q16Offset, outOffset, top, session, allowed, span);
     for (let i = 0; i < top.size; i++) {
       const slot = top.items[i]!;
       rowids.push(this.rowids[slot]!);
@@ -203,19 +215,22 @@ export class Partition implements PartitionShape {
   }
 
   /**
-   * Some rows — one session's (`session` ≥ 0) and/or those whose rowid is `allowed` (a retrieval
-   * filter): all dot products from the kernel, the tests and threshold in JS.
+   * Some rows — one session's (`session` ≥ 0), those of a time (`span`) and/or those whose rowid is
+   * `allowed` (a retrieval filter): all dot products from the kernel, the tests and threshold in JS.
    */
-  private scanSome(q16: number, out: number, top: TopK, session: number, allowed: ReadonlySet<number> | undefined): void {
+  private scanSome(q16: number, out: number, top: TopK, session: number, allowed: ReadonlySet<number> | undefined, span: CreatedSpan | undefined): void {
     const a = this.arena;
     a.kernels.dotI8(q16, this.block, this.n, this.stride, out);
     const dots = a.i32;
     const scales = a.f32;
     const base = out / 4;
     const sc = this.scalesBlock / 4;
-    const { sessions, rowids } = this;
+    const { sessions, rowids, created } = this;
+    const from = span?.from ?? -Infinity;
+    const before = span?.before ?? Infinity;
     for (let i = 0; i < this.n; i++) {
       if (session >= 0 && sessions[i] !== session) continue;
+      if (created[i]! < from || created[i]! >= before) continue;
       // float32 like the kernel's own scores, so both paths rank identically
       const s = Math.fround(dots[base + i]! * scales[sc + i]!);
       // the score first: most rows fall below the k-th best, and a Set lookup costs more than a
@@ -277,6 +292,7 @@ export class Partition implements PartitionShape {
     this.scalesBlock = scales;
     this.rowids = grown(this.rowids, new Float64Array(cap), this.n);
     this.sessions = grown(this.sessions, new Int32Array(cap), this.n);
+    this.created = grown(this.created, new Float64Array(cap), this.n);
     this.cap = cap;
   }
 }

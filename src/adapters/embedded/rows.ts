@@ -53,8 +53,8 @@ class VectorRows {
       ),
       // the passages an upsert of fewer parts leaves behind (an edit to a shorter text)
       trimParts: db.prepare('DELETE FROM vectors WHERE user_id = ? AND id = ? AND embedder = ? AND part > ?'),
-      current: db.prepare('SELECT rowid, id, part, user_id, session_id, vector FROM vectors WHERE user_id = ? AND id = ? AND embedder = ?'),
-      ofEmbedder: db.prepare('SELECT rowid, id, user_id, session_id, vector, part FROM vectors WHERE embedder = ? AND dim = ?').raw(),
+      current: db.prepare('SELECT rowid, id, part, user_id, session_id, created_at, vector FROM vectors WHERE user_id = ? AND id = ? AND embedder = ?'),
+      ofEmbedder: db.prepare('SELECT rowid, id, user_id, session_id, vector, part, created_at FROM vectors WHERE embedder = ? AND dim = ?').raw(),
       // covered by the (embedder, user_id) index: no table reads
       usersOf: db.prepare('SELECT user_id, count(*) AS n FROM vectors WHERE embedder = ? GROUP BY user_id'),
       whole: db.prepare(`SELECT rowid, id, part, embedder, ${PAYLOAD}, vector FROM vectors WHERE user_id = ? AND id = ? AND embedder = ? AND part = 0`).raw(),
@@ -85,13 +85,13 @@ class VectorRows {
     this.s.trimParts.run(userId, id, tag.id, last);
   }
 
-  current(userId: string, id: string, embedder: string): Array<Omit<IndexRow, 'vector'> & { vector: Buffer }> {
-    return this.s.current.all(userId, id, embedder) as Array<Omit<IndexRow, 'vector'> & { vector: Buffer }>;
+  current(userId: string, id: string, embedder: string): Array<Omit<IndexRow, 'vector' | 'created_ms'> & { created_at: string; vector: Buffer }> {
+    return this.s.current.all(userId, id, embedder) as Array<Omit<IndexRow, 'vector' | 'created_ms'> & { created_at: string; vector: Buffer }>;
   }
 
-  /** every row of the embedder, as [rowid, id, user_id, session_id, vector, part] arrays (no object per row) */
-  ofEmbedder(tag: EmbedderTag): IterableIterator<[number, string, string, string, Buffer, number]> {
-    return this.s.ofEmbedder.iterate(tag.id, tag.dim) as IterableIterator<[number, string, string, string, Buffer, number]>;
+  /** every row of the embedder, as [rowid, id, user_id, session_id, vector, part, created_at] arrays (no object per row) */
+  ofEmbedder(tag: EmbedderTag): IterableIterator<[number, string, string, string, Buffer, number, string]> {
+    return this.s.ofEmbedder.iterate(tag.id, tag.dim) as IterableIterator<[number, string, string, string, Buffer, number, string]>;
   }
 
   /** how many vectors each user holds under the embedder */
@@ -216,13 +216,13 @@ export class SqliteVectorStore implements VectorStore {
   /** one synchronous pass: better-sqlite3 allows no other statement while an iteration is open */
   async load(tag: EmbedderTag, reserve: (userId: string, n: number) => void, put: LoadPut): Promise<void> {
     for (const { user_id, n } of this.rows.usersOf(tag)) reserve(user_id, n);
-    for (const [rowid, id, user_id, session_id, vector, part] of this.rows.ofEmbedder(tag)) put(id, user_id, session_id, rowid, toFloat32(vector), part);
+    for (const [rowid, id, user_id, session_id, vector, part, created_at] of this.rows.ofEmbedder(tag)) put(id, user_id, session_id, rowid, toFloat32(vector), part, Date.parse(created_at));
   }
 
   async current(keys: readonly Change[]): Promise<Array<IndexRow & { embedder: string }>> {
     const out: Array<IndexRow & { embedder: string }> = [];
     for (const k of keys) {
-      for (const row of this.rows.current(k.user_id, k.id, k.embedder)) out.push({ ...row, embedder: k.embedder, vector: toFloat32(row.vector) });
+      for (const { created_at, ...row } of this.rows.current(k.user_id, k.id, k.embedder)) out.push({ ...row, embedder: k.embedder, created_ms: Date.parse(created_at), vector: toFloat32(row.vector) });
     }
     return out;
   }

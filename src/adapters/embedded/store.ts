@@ -10,6 +10,8 @@ export interface IndexRow {
   part: number;
   user_id: string;
   session_id: string;
+  /** its memory's created_at in epoch milliseconds: a search tests a time filter in memory */
+  created_ms: number;
   vector: Float32Array;
 }
 
@@ -30,7 +32,7 @@ export interface FullRow {
 }
 
 /** receives each row of a load (positional: no object per row of a 100k-row load) */
-export type LoadPut = (id: string, userId: string, sessionId: string, rowid: number, vector: Float32Array, part: number) => void;
+export type LoadPut = (id: string, userId: string, sessionId: string, rowid: number, vector: Float32Array, part: number, createdMs: number) => void;
 
 /**
  * One entry of the change log: a vector of the entry (user, id) was written or deleted, under that

@@ -10,6 +10,8 @@ import type { Postgres, Tx } from './pool.js';
 export const VECTOR_WRITE_LOCK = 0x6e63_7673;
 const LOAD_PAGE = 5_000;
 const PAYLOAD = 'user_id, session_id, role, name, kind, content, content_hash, created_at, metadata';
+/** a row's time as the in-memory index keeps it (IndexRow.created_ms); stored times hold milliseconds */
+const CREATED_MS = '(extract(epoch FROM created_at) * 1000)::float8 AS created_ms';
 
 type PayloadRow = VectorPayload & { seq: number; id: string; part: number; embedder: string; vector: Buffer };
 
@@ -105,10 +107,10 @@ export class PostgresVectorStore implements VectorStore {
     let after = 0;
     for (;;) {
       const rows = await this.pg.query<IndexRow & { vector: Buffer }>(
-        'SELECT seq AS rowid, id, part, user_id, session_id, vector FROM vectors WHERE embedder = $1 AND dim = $2 AND seq > $3 ORDER BY seq LIMIT $4',
+        `SELECT seq AS rowid, id, part, user_id, session_id, ${CREATED_MS}, vector FROM vectors WHERE embedder = $1 AND dim = $2 AND seq > $3 ORDER BY seq LIMIT $4`,
         [tag.id, tag.dim, after, LOAD_PAGE],
       );
-      for (const r of rows) put(r.id, r.user_id, r.session_id, r.rowid, toFloat32(r.vector), r.part);
+      for (const r of rows) put(r.id, r.user_id, r.session_id, r.rowid, toFloat32(r.vector), r.part, r.created_ms);
       if (rows.length < LOAD_PAGE) return;
       after = rows[rows.length - 1]!.rowid;
     }
@@ -117,7 +119,7 @@ export class PostgresVectorStore implements VectorStore {
   async current(keys: readonly Change[]): Promise<Array<IndexRow & { embedder: string }>> {
     if (keys.length === 0) return [];
     const rows = await this.pg.query<IndexRow & { embedder: string; vector: Buffer }>(
-      `SELECT v.seq AS rowid, v.id, v.part, v.user_id, v.session_id, v.embedder, v.vector FROM vectors v
+      `SELECT v.seq AS rowid, v.id, v.part, v.user_id, v.session_id, v.embedder, ${CREATED_MS}, v.vector FROM vectors v
        JOIN unnest($1::text[], $2::text[], $3::text[]) AS k(user_id, id, embedder) ON v.user_id = k.user_id AND v.id = k.id AND v.embedder = k.embedder`,
       [keys.map((k) => k.user_id), keys.map((k) => k.id), keys.map((k) => k.embedder)],
     );

@@ -14,7 +14,7 @@ describe('EmbedderIndex (int8 partitions per user)', () => {
   it('ranks like the exact scan, within the user only', () => {
     const { vectors, near } = clustered(3000, DIM, 1);
     const ix = new EmbedderIndex('e', DIM);
-    vectors.forEach((v, i) => ix.put(`v${i}`, i % 3 === 0 ? 'other' : 'me', `s${i % 7}`, i + 1, v));
+    vectors.forEach((v, i) => ix.put(`v${i}`, i % 3 === 0 ? 'other' : 'me', `s${i % 7}`, i + 1, v, 0, 0));
     let hit = 0;
     for (let t = 0; t < 50; t++) {
       const q = near(t * 37);
@@ -29,7 +29,7 @@ describe('EmbedderIndex (int8 partitions per user)', () => {
   it('filters by session', () => {
     const { vectors, near } = clustered(500, DIM, 2);
     const ix = new EmbedderIndex('e', DIM);
-    vectors.forEach((v, i) => ix.put(`v${i}`, 'u', `s${i % 5}`, i + 1, v));
+    vectors.forEach((v, i) => ix.put(`v${i}`, 'u', `s${i % 5}`, i + 1, v, 0, 0));
     const got = nearest(ix, near(3), 'u', 20, 's3');
     assert.equal(got.length, 20);
     assert.ok(got.every((i) => i % 5 === 3));
@@ -39,11 +39,11 @@ describe('EmbedderIndex (int8 partitions per user)', () => {
   it('replaces in place, moves an id between users, removes with the rows kept dense', () => {
     const { vectors } = clustered(100, DIM, 3);
     const ix = new EmbedderIndex('e', DIM);
-    vectors.forEach((v, i) => ix.put(`v${i}`, 'u', 's', i + 1, v));
+    vectors.forEach((v, i) => ix.put(`v${i}`, 'u', 's', i + 1, v, 0, 0));
     assert.equal(ix.size, 100);
-    ix.put('v5', 'u', 's', 6, vectors[50]!); // new vector for v5
+    ix.put('v5', 'u', 's', 6, vectors[50]!, 0, 0); // new vector for v5
     assert.deepEqual(ix.nearest(vectors[50]!, 'u', undefined, 2).ids.sort(), ['v5', 'v50']);
-    ix.put('v7', 'u2', 's', 8, vectors[7]!); // u2's own v7: ids are per user
+    ix.put('v7', 'u2', 's', 8, vectors[7]!, 0, 0); // u2's own v7: ids are per user
     ix.remove('u', 'v7');
     assert.ok(!ix.nearest(vectors[7]!, 'u', undefined, 100).ids.includes('v7'));
     assert.deepEqual(ix.nearest(vectors[7]!, 'u2', undefined, 5).ids, ['v7'], "removing u's v7 leaves u2's");
@@ -62,11 +62,11 @@ describe('EmbedderIndex (int8 partitions per user)', () => {
     const { vectors } = clustered(200, DIM, 4);
     const ix = new EmbedderIndex('e', DIM);
     for (let round = 0; round < 5; round++) {
-      vectors.forEach((v, i) => ix.put(`r${round}-${i}`, `user-${round}`, 's', i + 1, v));
+      vectors.forEach((v, i) => ix.put(`r${round}-${i}`, `user-${round}`, 's', i + 1, v, 0, 0));
       vectors.forEach((_, i) => ix.remove(`user-${round}`, `r${round}-${i}`));
     }
     const after = ix.stats();
-    vectors.forEach((v, i) => ix.put(`x${i}`, 'x', 's', i + 1, v));
+    vectors.forEach((v, i) => ix.put(`x${i}`, 'x', 's', i + 1, v, 0, 0));
     assert.equal(ix.stats().arenaBytes, after.arenaBytes, 'no new memory for a partition of a size seen before');
   });
 });

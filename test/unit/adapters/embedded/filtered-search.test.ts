@@ -191,7 +191,11 @@ describe('embedded index: a filtered search', () => {
     const a = open();
     await a.ix.upsert(TAG, points);
     const q = near(1234);
-    const narrow = RetrieveFiltersSchema.parse({ created_after: at(4900) });
+    // a topic other than the query's cluster's (too few among a probe's candidates): listed, and the
+    // listing kept; the time is tested on the rows held
+    const topic = ['work', 'home', 'gym'].find((t) => t !== points.find((p) => p.id === 'e1234')!.payload.metadata!.topic)!;
+    const narrow = RetrieveFiltersSchema.parse({ created_after: at(100), metadata: { topic } });
+    const passing = points.find((p) => matchesFilter({ ...p.payload, metadata: p.payload.metadata ?? null }, narrow))!;
     const first = await a.ix.search(TAG, q, { user_id: 'u', where: narrow }, 8);
     assert.ok(a.store.listings >= 1, 'a narrow filter lists its rows');
     a.store.reset();
@@ -201,12 +205,40 @@ describe('embedded index: a filtered search', () => {
     await a.ix.delete('u', [first[0]!.id]);
     const second = points.find((p) => p.id === first[1]!.id && (p.part ?? 0) === 0)!;
     await a.ix.upsert(TAG, [{ ...second, payload: { ...second.payload, created_at: at(10) } }]);
-    await a.ix.upsert(TAG, [{ ...points[0]!, id: 'fresh', part: 0, vector: q, payload: { ...points[0]!.payload, created_at: at(6000) } }]);
+    await a.ix.upsert(TAG, [{ ...passing, id: 'fresh', part: 0, vector: q, payload: { ...passing.payload, created_at: at(6000) } }]);
     const after = await a.ix.search(TAG, q, { user_id: 'u', where: narrow }, 8);
     assert.ok(a.store.listings >= 1, 'the writes dropped the kept listing');
     assert.deepEqual(after.slice(0, 7).map((h) => h.id), ['fresh', ...first.slice(2).map((h) => h.id)], 'the new one first, the deleted one and the one dated earlier gone');
     assert.deepEqual(after, await open({ probeFrom: Infinity }, a.file).ix.search(TAG, q, { user_id: 'u', where: narrow }, 8), 'as the listed scan answers');
     a.db.close();
+  });
+
+  it("a time is tested on the rows held: nothing listed whatever time a query names, and another process's write moves a row's time", async () => {
+    const { points, near } = corpus(5000, 51);
+    const a = open();
+    await a.ix.upsert(TAG, points);
+    const q = near(2500);
+    await a.ix.search(TAG, q, { user_id: 'u' }, 8); // load
+    a.store.reset();
+    /** every entry the filter allows (k above the user's rows: the answer is the allowed set, whatever the scan's order) */
+    const allowed = async (input: RecordFilterInput) => new Set((await a.ix.search(TAG, q, { user_id: 'u', where: RetrieveFiltersSchema.parse(input) }, 10_000)).map((h) => h.id));
+    const want = (from: number, before: number) => new Set(points.filter((p) => (p.part ?? 0) === 0 && p.payload.created_at >= at(from) && p.payload.created_at < at(before)).map((p) => p.id));
+    for (let m = 100; m <= 5000; m += 700) {
+      assert.deepEqual(await allowed({ created_before: at(m) }), want(0, m), `before minute ${m}`);
+      assert.deepEqual(await allowed({ created_after: at(m) }), want(m, 10_000), `from minute ${m}`);
+      const hits = await a.ix.search(TAG, q, { user_id: 'u', where: RetrieveFiltersSchema.parse({ created_before: at(m) }) }, 8);
+      assert.equal(hits.length, 8, `before minute ${m}: k hits`);
+      assert.ok(hits.every((h) => h.payload.created_at < at(m)), `before minute ${m}: each hit of that time`);
+    }
+    assert.equal(a.store.listings, 0, 'no listing read for a time');
+    // another connection, as another process, dates e100 (and its passages) after everything else
+    const b = open({}, a.file);
+    const moved = points.filter((p) => p.id === 'e100');
+    await b.ix.upsert(TAG, moved.map((p) => ({ ...p, payload: { ...p.payload, created_at: at(9000) } })));
+    assert.ok(!(await allowed({ created_before: at(5000) })).has('e100'), 'its old time no longer holds');
+    assert.deepEqual(await allowed({ created_after: at(8000) }), new Set(['e100']), 'its new time does');
+    assert.equal(a.store.listings, 0);
+    for (const x of [a, b]) x.db.close();
   });
 
   it('a broad filter reads about the rows a plain search reads, and lists none (100k-vector users: the listing was most of the search)', async () => {

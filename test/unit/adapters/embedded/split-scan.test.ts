@@ -72,8 +72,8 @@ describe('split scan (two threads over one partition)', () => {
     const alone = new EmbedderIndex('e', DIM, false);
     const shared = new EmbedderIndex('e', DIM, { minRows: 1000 });
     big.vectors.forEach((v, i) => {
-      alone.put(`v${i}`, 'u', `s${i % 3}`, i + 1, v);
-      shared.put(`v${i}`, 'u', `s${i % 3}`, i + 1, v);
+      alone.put(`v${i}`, 'u', `s${i % 3}`, i + 1, v, 0, 0);
+      shared.put(`v${i}`, 'u', `s${i % 3}`, i + 1, v, 0, 0);
     });
     const thread = scanThread();
     const before = thread.helped;
