@@ -60,7 +60,18 @@ class VectorRows {
       whole: db.prepare(`SELECT rowid, id, part, embedder, ${PAYLOAD}, vector FROM vectors WHERE user_id = ? AND id = ? AND embedder = ? AND part = 0`).raw(),
       has: db.prepare('SELECT 1 FROM vectors WHERE user_id = ? AND id = ? AND embedder = ? AND part = 0').pluck(),
       delete: db.prepare('DELETE FROM vectors WHERE user_id = ? AND id = ? RETURNING user_id, id, embedder'),
-      deleteWhere: db.prepare('DELETE FROM vectors WHERE user_id = @user_id AND (@session_id IS NULL OR session_id = @session_id) RETURNING user_id, id, embedder'),
+      deleteUser: db.prepare('DELETE FROM vectors WHERE user_id = ? RETURNING user_id, id, embedder'),
+      // a session's rows through vectors_filter (embedder, user_id, session_id, …), for each embedder
+      // held (a loose index scan: one seek each); `@session_id IS NULL OR …` read every vector of the
+      // user, text and all (100k: 625 ms to find a session's 27, 1.3 ms so)
+      deleteSession: db.prepare(
+        `DELETE FROM vectors WHERE embedder IN (
+           WITH RECURSIVE held(embedder) AS (
+             SELECT min(embedder) FROM vectors
+             UNION ALL SELECT (SELECT min(embedder) FROM vectors WHERE embedder > held.embedder) FROM held WHERE held.embedder IS NOT NULL)
+           SELECT embedder FROM held WHERE embedder IS NOT NULL)
+         AND user_id = ? AND session_id = ? RETURNING user_id, id, embedder`,
+      ),
       deleteAll: db.prepare('DELETE FROM vectors'),
       deleteOthers: db.prepare('DELETE FROM vectors WHERE embedder != ?'),
       count: db.prepare(
@@ -143,7 +154,7 @@ class VectorRows {
   }
 
   deleteWhere(filter: VectorFilter): RemovedRow[] {
-    return this.s.deleteWhere.all({ user_id: filter.user_id, session_id: filter.session_id ?? null }) as RemovedRow[];
+    return (filter.session_id === undefined ? this.s.deleteUser.all(filter.user_id) : this.s.deleteSession.all(filter.user_id, filter.session_id)) as RemovedRow[];
   }
 
   deleteAll(): number {

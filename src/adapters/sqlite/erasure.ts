@@ -33,10 +33,11 @@ export class SqliteErasureStore implements ErasureStore {
 
   constructor(private readonly db: Db) {
     this.s = {
-      idsIn: db.prepare(
-        `SELECT id FROM turns WHERE user_id = @user_id AND (@session_id IS NULL OR session_id = @session_id)
-         UNION SELECT id FROM entries WHERE user_id = @user_id AND (@session_id IS NULL OR session_id = @session_id)`,
-      ),
+      // a session by its own statement: in an `@session_id IS NULL OR …` SQLite cannot narrow the
+      // session's index, and a UNION merges in id order, which only the (user_id, id) index gives: both
+      // read every row of the user (100k: 376 ms for a session of 27 turns). The Set below dedupes
+      idsOfUser: db.prepare('SELECT id FROM turns WHERE user_id = ? UNION ALL SELECT id FROM entries WHERE user_id = ?').pluck(),
+      idsOfSession: db.prepare('SELECT id FROM turns WHERE user_id = ? AND session_id = ? UNION ALL SELECT id FROM entries WHERE user_id = ? AND session_id = ?').pluck(),
       expire: db.prepare('DELETE FROM erasures WHERE at < ?'),
       signal: db.prepare('INSERT INTO erasures (user_id, session_id, instance, at, action) VALUES (?, ?, ?, ?, ?)'),
       head: db.prepare('SELECT coalesce(max(seq), 0) AS seq FROM erasures'),
@@ -54,8 +55,8 @@ export class SqliteErasureStore implements ErasureStore {
 
   async idsIn(scope: ErasureScope): Promise<Set<string>> {
     if (scope.kind === 'all') return new Set();
-    const rows = this.s.idsIn.all({ user_id: scope.userId, session_id: scope.kind === 'session' ? scope.sessionId : null }) as Array<{ id: string }>;
-    return new Set(rows.map((r) => r.id));
+    const ids = scope.kind === 'session' ? this.s.idsOfSession.all(scope.userId, scope.sessionId, scope.userId, scope.sessionId) : this.s.idsOfUser.all(scope.userId, scope.userId);
+    return new Set(ids as string[]);
   }
 
   async eraseRows(scope: ErasureScope): Promise<ErasedRows> {

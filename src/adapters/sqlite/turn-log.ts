@@ -59,7 +59,9 @@ export class SqliteTurnLog implements TurnLog {
       ),
       updateContent: db.prepare('UPDATE turns SET content = ?, content_hash = ?, embedded_with = NULL WHERE user_id = ? AND id = ?'),
       delete: db.prepare('DELETE FROM turns WHERE user_id = ? AND id = ?'),
-      deleteUser: db.prepare('DELETE FROM turns WHERE user_id = @user_id AND (@session_id IS NULL OR session_id = @session_id)'),
+      // a session by its own statement: in an `@session_id IS NULL OR …` SQLite cannot narrow the index
+      deleteUser: db.prepare('DELETE FROM turns WHERE user_id = ?'),
+      deleteSession: db.prepare('DELETE FROM turns WHERE user_id = ? AND session_id = ?'),
       all: db.prepare(`SELECT ${COLUMNS}, rowid FROM turns WHERE rowid > ? ORDER BY rowid LIMIT ?`),
     };
   }
@@ -215,6 +217,6 @@ export class SqliteTurnLog implements TurnLog {
   }
 
   async deleteWhere(userId: string, sessionId?: string): Promise<number> {
-    return this.s.deleteUser.run({ user_id: userId, session_id: sessionId ?? null }).changes;
+    return (sessionId === undefined ? this.s.deleteUser.run(userId) : this.s.deleteSession.run(userId, sessionId)).changes;
   }
 }
