@@ -43,9 +43,12 @@ export class SqliteTurnLog implements TurnLog {
       ),
       markEmbedded: db.prepare('UPDATE turns SET embedded_with = ? WHERE user_id = ? AND id = ?'),
       markPersisted: db.prepare('UPDATE turns SET persisted_at = ?, importance = coalesce(importance, ?) WHERE user_id = ? AND id = ?'),
+      // each count from an index: one pass with FILTERs read every turn, text and all (/health with a
+      // key and every /metrics scrape; 100k turns: 62 ms of event loop, 0.1 ms so). The pending ones
+      // come from the partial indexes of the turns still waiting, which hold only those
       counts: db.prepare(
-        `SELECT count(*) AS total, count(*) FILTER (WHERE embedded_with IS NULL) AS pending_embed,
-           count(*) FILTER (WHERE persisted_at IS NULL) AS pending_persist FROM turns`,
+        `SELECT (SELECT count(*) FROM turns) AS total, (SELECT count(*) FROM turns WHERE embedded_with IS NULL) AS pending_embed,
+           (SELECT count(*) FROM turns WHERE persisted_at IS NULL) AS pending_persist`,
       ),
       session: db.prepare(`SELECT ${COLUMNS} FROM turns WHERE user_id = ? AND session_id = ? ORDER BY created_at, rowid`),
       anchor: db.prepare('SELECT user_id, session_id, created_at, rowid FROM turns WHERE user_id = ? AND id = ?'),
