@@ -6,6 +6,7 @@ import { openDatabase } from '../../../../src/adapters/sqlite/db.js';
 import { matchesFilter } from '../../../../src/domain/filters.js';
 import type { EmbedderTag, VectorPoint } from '../../../../src/ports/vector-index.js';
 import { FILTER_RECORDS, PLAN_FILTER_CASES } from '../../../contract/filter-cases.js';
+import { planOf, recordPrepared } from '../../../helpers/sqlite-plan.js';
 import { tmpDir } from '../../../helpers/tmp.js';
 
 const DIM = 8;
@@ -36,9 +37,7 @@ describe('embedded index: a filtered search lists the allowed vectors from an in
     await ix.upsert(TAG, points);
     db.exec('ANALYZE');
 
-    const prepared: string[] = [];
-    const prepare = db.prepare.bind(db);
-    (db as { prepare: typeof db.prepare }).prepare = ((sql: string) => (prepared.push(sql), prepare(sql))) as typeof db.prepare;
+    const prepared = recordPrepared(db);
 
     for (const c of PLAN_FILTER_CASES) {
       prepared.length = 0;
@@ -55,8 +54,7 @@ describe('embedded index: a filtered search lists the allowed vectors from an in
       }
       assert.equal(listing.length, 1, `${c.name}: one statement lists the allowed vectors (${JSON.stringify(prepared)})`);
       const sql = listing[0]!;
-      const named = Object.fromEntries([...sql.matchAll(/@(\w+)/g)].map(([, name]) => [name, 'x']));
-      const plan = (prepare(`EXPLAIN QUERY PLAN ${sql}`).all(named) as Array<{ detail: string }>).map((r) => r.detail);
+      const plan = planOf(db, sql);
       const loops = plan.filter((d) => /^(SCAN|SEARCH) /.test(d));
       assert.equal(loops.length, 1, `${c.name}: ${JSON.stringify(plan)}`);
       assert.match(loops[0]!, /^SEARCH vectors USING COVERING INDEX \w+ \(embedder=\? AND user_id=\?/, `${c.name}: ${JSON.stringify(plan)}`);

@@ -7,6 +7,7 @@ import { matchesFilter, type RecordFilter } from '../../../../src/domain/filters
 import { openDatabase } from '../../../../src/adapters/sqlite/db.js';
 import { SqliteLongTermStore } from '../../../../src/adapters/sqlite/long-term.js';
 import { FILTER_RECORDS, PLAN_FILTER_CASES } from '../../../contract/filter-cases.js';
+import { planOf, recordPrepared } from '../../../helpers/sqlite-plan.js';
 import { tmpDir } from '../../../helpers/tmp.js';
 
 /**
@@ -42,20 +43,13 @@ describe('long-term text search: a filter does not change what the statement wal
     db.exec('ANALYZE');
 
     // the SQL text of every statement the store prepares from here on
-    const prepared: string[] = [];
-    const prepare = db.prepare.bind(db);
-    (db as { prepare: typeof db.prepare }).prepare = ((sql: string) => (prepared.push(sql), prepare(sql))) as typeof db.prepare;
+    const prepared = recordPrepared(db);
 
     /** the plans of the text-search statements prepared by one search, in the order prepared */
     const plansOf = (name: string): string[][] => {
       const statements = prepared.filter((sql) => sql.includes('entries_fts') && /JOIN (entries|entry_sizes)\b/.test(sql));
       assert.ok(statements.length > 0, `${name}: the search prepared its statements`);
-      return statements.map((sql) => {
-        // the plan does not depend on the values bound, only on there being one for each name
-        const named = Object.fromEntries([...sql.matchAll(/@(\w+)/g)].map(([, name]) => [name, 'x']));
-        const params = [...(sql.match(/\?/g) ?? []).map(() => 'x'), ...(Object.keys(named).length > 0 ? [named] : [])];
-        return (prepare(`EXPLAIN QUERY PLAN ${sql}`).all(...params) as Array<{ detail: string }>).map((r) => r.detail);
-      });
+      return statements.map((sql) => planOf(db, sql));
     };
     // a store of its own for each search: two cases with the same conditions (kinds: summary, kinds:
     // turn) would share one prepared statement, and the second would prepare nothing to look at
@@ -79,12 +73,11 @@ describe('long-term text search: a filter does not change what the statement wal
       // (and a long match's recorded repeats likewise, once per row, and the matched rows' lengths)
       // the stretch of rowids named sessions lie in is read from the index of their own rows
       for (const sql of prepared.filter((x) => x.includes('json_each') && x.includes('max(rowid)'))) {
-        const plan = (prepare(`EXPLAIN QUERY PLAN ${sql}`).all('x', '[]') as Array<{ detail: string }>).map((r) => r.detail);
+        const plan = planOf(db, sql);
         assert.ok(plan.includes('SEARCH entries USING COVERING INDEX entries_user_session (user_id=? AND session_id=?)'), `${c.name}: ${JSON.stringify(plan)}`);
       }
       for (const sql of prepared.filter((x) => x.includes('json_each') && !x.includes('max(rowid)'))) {
-        const named = Object.fromEntries([...sql.matchAll(/@(\w+)/g)].map(([, name]) => [name, 'x']));
-        const plan = (prepare(`EXPLAIN QUERY PLAN ${sql}`).all(named) as Array<{ detail: string }>).map((r) => r.detail);
+        const plan = planOf(db, sql);
         // the lengths of a message's sessions, each by its id (sessionScores)
         if (sql.includes('session_sizes')) {
           assert.deepEqual(plan.filter((d) => /^(SCAN|SEARCH) s\b/.test(d)), ['SEARCH s USING INTEGER PRIMARY KEY (rowid=?)'], `${c.name}: ${JSON.stringify(plan)}`);

@@ -7,6 +7,7 @@ import { matchesFilter, type RecordFilter } from '../../../../src/domain/filters
 import type { ListOptions } from '../../../../src/ports/long-term.js';
 import { openDatabase } from '../../../../src/adapters/sqlite/db.js';
 import { SqliteLongTermStore } from '../../../../src/adapters/sqlite/long-term.js';
+import { planOf, recordPrepared } from '../../../helpers/sqlite-plan.js';
 import { tmpDir } from '../../../helpers/tmp.js';
 
 const DAY = 86_400_000;
@@ -36,14 +37,7 @@ describe('long-term recent: a period is a range of the index', () => {
     store.upsertSync(entries);
     db.exec('ANALYZE');
 
-    const prepared: string[] = [];
-    const prepare = db.prepare.bind(db);
-    (db as { prepare: typeof db.prepare }).prepare = ((sql: string) => (prepared.push(sql), prepare(sql))) as typeof db.prepare;
-    const planOf = (sql: string): string[] => {
-      const named = Object.fromEntries([...sql.matchAll(/@(\w+)/g)].map(([, name]) => [name, 'x']));
-      const positional = (sql.match(/\?/g) ?? []).map(() => 'x');
-      return (prepare(`EXPLAIN QUERY PLAN ${sql}`).all(...positional, named) as Array<{ detail: string }>).map((r) => r.detail);
-    };
+    const prepared = recordPrepared(db);
 
     const march = { createdFrom: '2023-03-01T00:00:00.000Z', createdBefore: '2023-04-01T00:00:00.000Z' };
     const cases: Array<{ name: string; o: ListOptions; ranged: boolean }> = [
@@ -69,7 +63,7 @@ describe('long-term recent: a period is a range of the index', () => {
       // the unfiltered statement is prepared with the store, a filtered one when first used
       const sql = c.o.where ? prepared.find((x) => /ORDER BY created_at DESC/.test(x)) : recentStatementOf(fresh);
       assert.ok(sql, `${c.name}: the filtered statement was prepared`);
-      const plan = planOf(sql);
+      const plan = planOf(db, sql);
       assert.ok(
         plan.some((d) => /USING INDEX entries_user_created \(user_id=\? AND created_at>\? AND created_at<\?\)/.test(d)),
         `${c.name}: the period bounds the index walk: ${JSON.stringify(plan)}`,

@@ -6,6 +6,7 @@ import { openDatabase } from '../../../../src/adapters/sqlite/db.js';
 import { SqliteErasureStore } from '../../../../src/adapters/sqlite/erasure.js';
 import { SqliteLongTermStore } from '../../../../src/adapters/sqlite/long-term.js';
 import { SqliteTurnLog } from '../../../../src/adapters/sqlite/turn-log.js';
+import { planOf, recordPrepared } from '../../../helpers/sqlite-plan.js';
 import { tmpDir } from '../../../helpers/tmp.js';
 
 /**
@@ -21,9 +22,7 @@ import { tmpDir } from '../../../helpers/tmp.js';
 describe('SQLite statements of one session', () => {
   it("reach the session's rows through an index the session narrows", async () => {
     const db = openDatabase(join(tmpDir(), 'sessions.db'));
-    const prepared: string[] = [];
-    const prepare = db.prepare.bind(db);
-    (db as { prepare: typeof db.prepare }).prepare = ((sql: string) => (prepared.push(sql), prepare(sql))) as typeof db.prepare;
+    const prepared = recordPrepared(db);
     const turnLog = new SqliteTurnLog(db);
     const longTerm = new SqliteLongTermStore(db, undefined, { textSearchThread: false });
     const erasure = new SqliteErasureStore(db);
@@ -42,9 +41,7 @@ describe('SQLite statements of one session', () => {
       assert.ok(ofSession.some((sql) => sql.includes(what)), `${what}: a statement of one session was prepared`);
     }
     for (const sql of ofSession) {
-      const named = Object.fromEntries([...sql.matchAll(/@(\w+)/g)].map(([, name]) => [name, 'x']));
-      const positional = (sql.match(/\?/g) ?? []).map(() => 'x');
-      const plan = (prepare(`EXPLAIN QUERY PLAN ${sql}`).all(...positional, ...(Object.keys(named).length > 0 ? [named] : [])) as Array<{ detail: string }>).map((r) => r.detail);
+      const plan = planOf(db, sql);
       const walks = plan.filter((d) => /^(SCAN|SEARCH) (turns|entries|vectors)\b/.test(d));
       assert.ok(walks.length > 0, `${sql}: ${JSON.stringify(plan)}`);
       // (the vectors' delete first finds the embedders held, one min() seek of its index each)
@@ -58,15 +55,12 @@ describe('SQLite statements of one session', () => {
   it("an erasure of a session reads no table whole (entry_sizes' rows go with their entries)", async () => {
     const db = openDatabase(join(tmpDir(), 'erase.db'));
     const erasure = new SqliteErasureStore(db);
-    const prepared: string[] = [];
-    const prepare = db.prepare.bind(db);
-    (db as { prepare: typeof db.prepare }).prepare = ((sql: string) => (prepared.push(sql), prepare(sql))) as typeof db.prepare;
+    const prepared = recordPrepared(db);
     await erasure.eraseRows({ kind: 'session', userId: 'u', sessionId: 's1' });
     const deletes = prepared.filter((sql) => sql.startsWith('DELETE FROM'));
     assert.ok(deletes.some((sql) => sql.startsWith('DELETE FROM entries')), "the entries' delete");
     for (const sql of deletes) {
-      const named = Object.fromEntries([...sql.matchAll(/@(\w+)/g)].map(([, name]) => [name, 'x']));
-      const plan = (prepare(`EXPLAIN QUERY PLAN ${sql}`).all(named) as Array<{ detail: string }>).map((r) => r.detail);
+      const plan = planOf(db, sql);
       assert.ok(!plan.some((d) => /^SCAN /.test(d)), `${sql}: ${JSON.stringify(plan)}`);
     }
     db.close();

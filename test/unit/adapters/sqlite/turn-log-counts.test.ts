@@ -5,6 +5,7 @@ import { openDatabase } from '../../../../src/adapters/sqlite/db.js';
 import { SqliteTurnLog } from '../../../../src/adapters/sqlite/turn-log.js';
 import { contentHash } from '../../../../src/domain/hash.js';
 import type { Turn } from '../../../../src/domain/turn.js';
+import { planOf, recordPrepared } from '../../../helpers/sqlite-plan.js';
 import { tmpDir } from '../../../helpers/tmp.js';
 
 /**
@@ -15,9 +16,7 @@ import { tmpDir } from '../../../helpers/tmp.js';
 describe('SQLite turn log counts', () => {
   it('are right and read no turn, only indexes', async () => {
     const db = openDatabase(join(tmpDir(), 'counts.db'));
-    const prepared: string[] = [];
-    const prepare = db.prepare.bind(db);
-    (db as { prepare: typeof db.prepare }).prepare = ((sql: string) => (prepared.push(sql), prepare(sql))) as typeof db.prepare;
+    const prepared = recordPrepared(db);
     const log = new SqliteTurnLog(db);
     const turns: Turn[] = Array.from({ length: 30 }, (_, i) => {
       const content = `turn ${i} ${'of some length '.repeat(20)}`;
@@ -29,7 +28,7 @@ describe('SQLite turn log counts', () => {
     assert.deepEqual(await log.counts(), { total: 30, pending_embed: 10, pending_persist: 5 });
 
     const sql = prepared.find((s) => /\bAS pending_embed\b/.test(s))!;
-    const plan = (prepare(`EXPLAIN QUERY PLAN ${sql}`).all() as Array<{ detail: string }>).map((r) => r.detail);
+    const plan = planOf(db, sql);
     const reads = plan.filter((d) => /^(SCAN|SEARCH) turns\b/.test(d));
     assert.equal(reads.length, 3, JSON.stringify(plan));
     for (const d of reads) assert.match(d, /USING (COVERING )?INDEX (sqlite_autoindex_turns_1|turns_user_session|turns_pending_embed|turns_pending_persist)\b/, `a read of the turns themselves: ${JSON.stringify(plan)}`);
