@@ -80,7 +80,8 @@ export class EmbedderIndex {
 
   /**
    * The user's `r` nearest rows by the quantized scan, best first (among `allowed` rowids and within
-   * `span`, when given). `share`: a big scan may be shared with the helper thread (false: this thread alone).
+   * `span`, when given). `share`: a big scan may be shared with the helper thread (false: this thread
+   * alone).
    */
   nearest(query: Float32Array, userId: string, sessionId: string | undefined, r: number, allowed?: ReadonlySet<number>, share = true, span?: CreatedSpan): { rowids: number[]; ids: string[] } {
     const p = this.partitions.get(userId);

@@ -231,8 +231,8 @@ export class EmbeddedVectorIndex implements VectorIndex {
    * `size` best rows by the int8 scan of the filter's time (without one, the plain search's scan,
    * shared with the helper thread), read in their order r at a time, each row's payload checked
    * against the filter (`matchesFilter`, the meaning every store's SQL is held to) until r pass. The
-   * allowed rows among the best are the best allowed rows, in the same order (the scans rank by score, then
-   * by row), so these are exactly the rows the listed scan finds. Null when the filter keeps too few
+   * allowed rows among the best are the best allowed rows, in the same order (the scans rank by
+   * score, then by row), so these are exactly the rows the listed scan finds. Null when the filter keeps too few
    * of the best for that (then the caller lists): judged before the scan by the share the filter
    * allowed when last seen and the rows of its sessions, and after each read by the share passing.
    */

@@ -70,11 +70,11 @@ export function pruneWhere(c: PruneCriteria): { where: string; params: Record<st
   return { where: where.join(' AND '), params };
 }
 
-// SQLite cannot narrow an index by a condition inside an OR: a session is a condition of a statement of
-// its own (see statement), not an `@session_id IS NULL OR …` (a session of a user of 100k entries: 184 ms
-// to list, 0.1 ms through the session's index), and a bound left out of a period is the widest one (a
-// named period was found by walking the user's entries from the newest: 6-14 ms). `from`: the table,
-// and the index a session's read must take
+// SQLite cannot narrow an index by a condition inside an OR: a session is a condition of a statement
+// of its own (see statement), not an `@session_id IS NULL OR …` (a session of a user of 100k entries:
+// 184 ms to list, 0.1 ms through the session's index), and a bound left out of a period is the widest
+// one (a named period was found by walking the user's entries from the newest: 6-14 ms). `from`: the
+// table, and the index a session's read must take
 const likeSql = (from: string, conditions: string) =>
   `SELECT ${COLUMNS} FROM ${from}
    WHERE user_id = @user_id
@@ -392,7 +392,8 @@ export class SqliteLongTermStore implements LongTermStore {
 
   /**
    * The statement for a read of `o.sessionId` and under `o.where`: the plain one, or one with those
-   * conditions in its WHERE clause (so LIMIT counts matching entries only), bound to the filter's values.
+   * conditions in its WHERE clause (so LIMIT counts matching entries only), bound to the filter's
+   * values.
    */
   private statement(plain: Statement, sql: (from: string, conditions: string) => string, o: ListOptions): { all: (params: Record<string, unknown>) => unknown[] } {
     const f = filterSql(o.where);
