@@ -1,5 +1,6 @@
 import type { ArchiveJob } from '../queues/payloads.js';
 import type { Archiver } from '../src/archival/archiver.js';
+import type { TextIndexMerge } from '../src/ports/long-term.js';
 
 /** What the archive processor needs: archival over the durable store (docs/architecture.md, compaction and archival). */
 export interface ArchiveDeps {
@@ -14,6 +15,8 @@ export interface ArchiveJobResult {
   archived: number;
   replaced: number;
   failed: number;
+  /** the text index's merge (Archiver's last step), or null */
+  text_index: TextIndexMerge | null;
 }
 
 /**
@@ -30,5 +33,5 @@ export async function processArchive(job: ArchiveJob, meta: { jobId: string }, d
     trigger: job.trigger,
   });
   if (r.failed > 0) throw new Error(`archival: ${r.failed} of ${r.sessions.length} session(s) failed; see the worker log`);
-  return { run_id: r.run_id, duplicate: r.duplicate, dry_run: r.dry_run, archived: r.archived, replaced: r.replaced, failed: r.failed };
+  return { run_id: r.run_id, duplicate: r.duplicate, dry_run: r.dry_run, archived: r.archived, replaced: r.replaced, failed: r.failed, text_index: r.text_index };
 }

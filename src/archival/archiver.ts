@@ -8,6 +8,7 @@ import { byUser } from '../domain/refs.js';
 import { generatedId } from '../domain/turn.js';
 import type { EmbedderProvider } from '../embedding/provider.js';
 import { subjectOf, type Logger } from '../logger.js';
+import type { LongTermStore, TextIndexMerge } from '../ports/long-term.js';
 import type { ShortTermStore } from '../ports/short-term.js';
 import type { VectorIndex } from '../ports/vector-index.js';
 import type { ArchiveRun, ArchiveStore, RunTrigger, SessionContents, SessionRef } from '../ports/archive-store.js';
@@ -25,6 +26,8 @@ export interface ArchiverDeps {
   log: Logger;
   /** `archival_inactive_days` */
   inactiveDays: number;
+  /** the long-term store, whose text index a run merges last (absent: not merged) */
+  textIndex?: Pick<LongTermStore, 'mergeTextIndex'>;
 }
 
 export interface ArchiveOptions {
@@ -71,6 +74,8 @@ export interface ArchiveReport {
   replaced: number;
   failed: number;
   vectors_deleted: number;
+  /** the text index's merge, the run's last step; null on a dry run, a duplicate, a run for one user, or when it failed (logged) */
+  text_index: TextIndexMerge | null;
 }
 
 /** The deterministic id of a session's archive: a rerun rewrites the same entry, never a second one. */
@@ -114,7 +119,7 @@ export class Archiver {
     const dryRun = options.dryRun ?? false;
     const runId = options.runId ?? `manual-${randomUUID()}`;
     const trigger = options.trigger ?? 'manual';
-    const report: ArchiveReport = { run_id: runId, dry_run: dryRun, cutoff, duplicate: false, sessions: [], archived: 0, replaced: 0, failed: 0, vectors_deleted: 0 };
+    const report: ArchiveReport = { run_id: runId, dry_run: dryRun, cutoff, duplicate: false, sessions: [], archived: 0, replaced: 0, failed: 0, vectors_deleted: 0, text_index: null };
 
     const run = await store.startRun({ run_id: runId, trigger, dry_run: dryRun, cutoff });
     if (run.duplicate) {
@@ -137,6 +142,8 @@ export class Archiver {
         report.vectors_deleted += await this.drainVectorDeletes();
         await this.dropFailedJobsOf(covered);
         await this.embedArchivesMissingVectors();
+        // the index is everyone's: a run for one user leaves it to the scheduled runs
+        if (options.userId === undefined) report.text_index = await this.mergeTextIndex();
       }
       report.archived = report.sessions.filter((s) => s.status === 'archived').length;
       report.failed = report.sessions.filter((s) => s.status === 'failed').length;
@@ -147,11 +154,29 @@ export class Archiver {
         replaced: report.replaced,
         ...(report.failed > 0 ? { error: `${report.failed} session(s) failed` } : {}),
       });
-      log.info({ run_id: runId, dry_run: dryRun, cutoff, candidates: candidates.length, archived: report.archived, replaced: report.replaced, failed: report.failed }, 'archival run finished');
+      log.info(
+        { run_id: runId, dry_run: dryRun, cutoff, candidates: candidates.length, archived: report.archived, replaced: report.replaced, failed: report.failed, text_index: report.text_index },
+        'archival run finished',
+      );
       return report;
     } catch (err) {
       await store.finishRun(run.seq, { outcome: 'failed', sessions: report.archived, replaced: report.replaced, error: (err as Error).message });
       throw err;
+    }
+  }
+
+  /**
+   * Merges the text index once a day, after the run's deletes: the pieces the day's commits left are
+   * read by every search of every word (docs/architecture.md, maintenance). A failure is the index's,
+   * not the archival's: logged, and the next run merges.
+   */
+  private async mergeTextIndex(): Promise<TextIndexMerge | null> {
+    if (!this.deps.textIndex) return null;
+    try {
+      return await this.deps.textIndex.mergeTextIndex();
+    } catch (err) {
+      this.deps.log.warn({ err }, 'merging the text index failed; the next archival run merges it');
+      return null;
     }
   }
 

@@ -59,6 +59,18 @@ export interface MemoryRef {
   session_id: string;
 }
 
+/**
+ * What merging the full-text index did (LongTermStore.mergeTextIndex). `parts`: the pieces a search
+ * reads each word from, before and after — SQLite: FTS5 segments (each commit writes one, FTS5 merges
+ * them a few at a time); PostgreSQL: pages of the GIN index's pending list (rows not yet in the index
+ * proper). `ms`: the merge's wall time.
+ */
+export interface TextIndexMerge {
+  parts_before: number;
+  parts_after: number;
+  ms: number;
+}
+
 export interface EntryPatch {
   content?: string;
   importance?: number;
@@ -104,4 +116,9 @@ export interface LongTermStore {
   count(userId?: string): Promise<number>;
   /** pages through every entry of every user in insertion order (memory reindex) */
   scan(batch?: number): AsyncIterable<MemoryEntry[]>;
+  /**
+   * Merges the full-text index into one piece (see TextIndexMerge), off the caller's event loop;
+   * every search answers as before, at less cost a word. Writers wait while it runs.
+   */
+  mergeTextIndex(): Promise<TextIndexMerge>;
 }

@@ -193,6 +193,7 @@ export function buildArchiver(
     summarizer: archiveSummarizer(createSummarizer(config, llm.provider, tokens, log.child({ component: 'summarizer' })), config.summary_max_tokens, config.max_turn_chars),
     log: log.child({ component: 'archival' }),
     inactiveDays: config.archival_inactive_days,
+    textIndex: durable.longTerm,
   });
 }
 

@@ -337,5 +337,21 @@ export function longTermContract(name: string, make: () => Promise<LongTermStore
         for (const e of text) assert.deepEqual(e.metadata, FILTER_RECORDS[entries.findIndex((x) => x.id === e.id)]!.metadata);
       }
     });
+
+    it('merges its text index: every search answers as before, and nothing is left to merge', async () => {
+      const s = await make();
+      const u = uid();
+      // one write a commit, as persist jobs write: each leaves a piece of the index to merge
+      for (let i = 0; i < 40; i++) await s.upsert([entry(u, `note ${i} about the ${['harbour ferry', 'violin lesson', 'garden budget', 'night shift'][i % 4]} ${'and more '.repeat(i % 3)}`)]);
+      const ask = () => Promise.all(['harbour', 'violin budget', 'night ferry', 'note'].map((q) => s.searchText(u, q, { limit: 10 })));
+      const before = await ask();
+      assert.ok(before.every((hits) => hits.length > 0));
+      const merged = await s.mergeTextIndex();
+      assert.ok(merged.parts_after <= 1 && merged.parts_after <= merged.parts_before, JSON.stringify(merged));
+      assert.ok(merged.ms >= 0);
+      assert.deepEqual(await ask(), before);
+      const again = await s.mergeTextIndex();
+      assert.ok(again.parts_before <= 1, `merged already: ${JSON.stringify(again)}`);
+    });
   });
 }

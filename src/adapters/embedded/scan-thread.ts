@@ -1,4 +1,5 @@
-import { MessageChannel, Worker, type MessagePort } from 'node:worker_threads';
+import { MessageChannel, type MessagePort, type Worker } from 'node:worker_threads';
+import { siblingThread } from '../thread.js';
 import type { WasmMemory } from './kernels.js';
 import { CONTROL_BYTES, SEQ, STATUS } from './split-scan.js';
 
@@ -61,14 +62,7 @@ export class ScanThread {
     const { port1, port2 } = new MessageChannel();
     const workerData = { ctrl: this.ctrl, port: port2 };
     const options = { workerData, transferList: [port2] };
-    // under tsx (the tests) the sibling is TypeScript and a worker thread does not inherit tsx's
-    // loader: the thread registers it first (as text-search-thread.ts does)
-    const worker = import.meta.url.endsWith('.ts')
-      ? new Worker(
-          `import(${JSON.stringify(import.meta.resolve('tsx/esm/api'))}).then((t) => { t.register(); return import(${JSON.stringify(new URL('./scan-worker.ts', import.meta.url).href)}); })`,
-          { eval: true, ...options },
-        )
-      : new Worker(new URL('./scan-worker.js', import.meta.url), options);
+    const worker = siblingThread(import.meta.url, 'scan-worker', options);
     this.worker = worker;
     this.port = port1;
     const gone = () => {

@@ -30,6 +30,17 @@ export function openSearchConnection(path: string): Db {
 }
 
 /**
+ * A connection of a thread that writes to a file its process has opened (and migrated) already: the
+ * text index's merge (text-index-merge.ts). Pages the merge frees are zeroed, as every connection's.
+ */
+export function openThreadWriter(path: string): Db {
+  const db = new Database(path, { fileMustExist: true });
+  db.pragma('busy_timeout = 10000');
+  db.pragma('secure_delete = ON');
+  return db;
+}
+
+/**
  * Opens (creating when needed) the one SQLite file and brings its schema up to date. WAL and a busy
  * timeout let the processes of one host share it (docs/architecture.md, deployment and backends).
  */

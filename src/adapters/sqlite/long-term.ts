@@ -1,9 +1,10 @@
 import type { MemoryEntry } from '../../domain/entry.js';
 import { COMMON_TERM_DOCS, commonFrom, expansionTerms, queryTerms, withoutCommon } from '../../retrieval/query-terms.js';
-import type { EntryPatch, ListOptions, LongTermStore, MemoryRef, PruneCriteria, TextHit } from '../../ports/long-term.js';
+import type { EntryPatch, ListOptions, LongTermStore, MemoryRef, PruneCriteria, TextHit, TextIndexMerge } from '../../ports/long-term.js';
 import type { Statement } from 'better-sqlite3';
 import { atomically, type Db } from './db.js';
 import { filterSql } from './filter-sql.js';
+import { mergeTextIndexOnThread, mergeTextIndexSync } from './text-index-merge.js';
 import { TextSearchThread } from './text-search-thread.js';
 import { UserBm25, type RowConditions, type RowidSpan, type SearchPlan, type WeightedPhrase } from './bm25.js';
 import { EntryRepeats, NAME_WEIGHT, repeatKey } from './repeats.js';
@@ -450,6 +451,11 @@ export class SqliteLongTermStore implements LongTermStore {
   async count(userId?: string): Promise<number> {
     const row = (userId === undefined ? this.s.count.get() : this.s.countUser.get(userId)) as { n: number };
     return row.n;
+  }
+
+  async mergeTextIndex(): Promise<TextIndexMerge> {
+    // an in-memory database has no other connection to merge it on
+    return this.db.memory || this.db.name === '' || this.db.name === ':memory:' ? mergeTextIndexSync(this.db) : mergeTextIndexOnThread(this.db.name);
   }
 
   /** Ends the text-search thread (the database itself is closed by its owner). */

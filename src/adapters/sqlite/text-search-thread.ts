@@ -1,4 +1,5 @@
-import { Worker } from 'node:worker_threads';
+import type { Worker } from 'node:worker_threads';
+import { siblingThread } from '../thread.js';
 import type { ListOptions, TextHit } from '../../ports/long-term.js';
 
 /** what the thread is asked: one `searchText` call */
@@ -73,14 +74,7 @@ export class TextSearchThread {
 
   private start(): void {
     const workerData = { path: this.path, up: this.up };
-    // under tsx (the tests) this module and its sibling are TypeScript, and a worker thread does not
-    // inherit tsx's loader: the thread registers it before importing the sibling
-    const worker = import.meta.url.endsWith('.ts')
-      ? new Worker(
-          `import(${JSON.stringify(import.meta.resolve('tsx/esm/api'))}).then((t) => { t.register(); return import(${JSON.stringify(new URL('./text-search-worker.ts', import.meta.url).href)}); })`,
-          { eval: true, workerData },
-        )
-      : new Worker(new URL('./text-search-worker.js', import.meta.url), { workerData });
+    const worker = siblingThread(import.meta.url, 'text-search-worker', { workerData });
     this.worker = worker;
     worker.on('message', (m: TextSearchReply) => {
       const w = this.waiting.get(m.id);

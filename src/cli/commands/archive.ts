@@ -18,6 +18,7 @@ function describe(r: ArchiveReport): string {
   }
   const verb = r.dry_run ? 'would archive' : 'archived';
   lines.push(`${verb} ${count(r.dry_run ? r.sessions.length : r.archived, 'session')} inactive since before ${r.cutoff}${r.dry_run ? ' (dry run: nothing changed)' : `; ${count(r.replaced, 'memory')} replaced`}${r.failed > 0 ? `; ${r.failed} failed` : ''}`);
+  if (r.text_index) lines.push(`text index merged: ${count(r.text_index.parts_before, 'piece')} → ${r.text_index.parts_after} in ${Math.round(r.text_index.ms)} ms`);
   return `${lines.join('\n')}\n`;
 }
 

@@ -102,3 +102,29 @@ describe('memory edit/delete/prune/clear, archive --dry-run, doctor', () => {
     );
   });
 });
+
+describe('memory archive', () => {
+  it('archives, then merges the text index and says so; the merged index still finds every memory', { timeout: 180_000 }, async () => {
+    const dir = tmpDir();
+    const env = queueEnv({ sqlitePath: join(dir, 'nc.db') });
+    const old = (days: number) => new Date(Date.now() - days * 86_400_000).toISOString();
+    const file = join(dir, 'turns.jsonl');
+    const turns = Array.from({ length: 12 }, (_, i) => ({ id: `t${i}`, user_id: 'ann', session_id: i < 6 ? 'old' : 'new', role: 'user', content: `Ann noted item ${i}: the harbour ferry leaves at ${i} o'clock`, importance: 0.8, created_at: i < 6 ? old(60) : old(1) }));
+    // one ingest a turn: a commit, and a piece of the text index, each
+    for (const [i, t] of turns.entries()) {
+      writeFileSync(file, JSON.stringify(t));
+      assert.equal((await runCli(['ingest', file, '--wait'], env)).code, 0, `ingest ${i}`);
+    }
+    const pieces = () => readDb(join(dir, 'nc.db'), (db) => db.prepare('SELECT count(DISTINCT segid) FROM entries_fts_idx').pluck().get() as number);
+    assert.ok(pieces() > 1);
+    const r = await runCli(['memory', 'archive'], env);
+    assert.equal(r.code, 0, r.stderr);
+    assert.match(r.stdout, /^archived 1 session inactive since before .*; 6 memories replaced$/m);
+    assert.match(r.stdout, /^text index merged: \d+ pieces → 1 in \d+ ms$/m);
+    assert.equal(pieces(), 1);
+    const found = await runCli(['retrieve', 'harbour ferry', '--user', 'ann', '--json'], env);
+    assert.equal(found.code, 0, found.stderr);
+    const ids = (JSON.parse(found.stdout) as { results: Array<{ id: string; kind: string }> }).results.map((x) => x.id);
+    for (let i = 6; i < 12; i++) assert.ok(ids.includes(`t${i}`), `t${i} found`);
+  });
+});

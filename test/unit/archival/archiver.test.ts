@@ -197,6 +197,39 @@ describe('archival', () => {
     assert.deepEqual(left.map((x) => x.id), [archiveIdFor('ann', 'x')]);
     await memory.close();
   });
+
+  it("merges the text index last on a run over every user: not on a dry run, a run for one user, or when it fails", async () => {
+    const { memory, services: s } = await testMemory();
+    for (let d = 40; d < 44; d++) await conversation(s, 'ann', `old-${d}`, d);
+    await conversation(s, 'bob', 'recent', 2);
+    await memory.idle();
+    const segments = () => s.db!.prepare('SELECT count(DISTINCT segid) FROM entries_fts_idx').pluck().get() as number;
+    assert.ok(segments() > 1, 'each persist commit wrote a segment');
+
+    assert.equal((await s.archiver.run({ dryRun: true })).text_index, null);
+    assert.equal((await s.archiver.run({ userId: 'bob' })).text_index, null);
+    assert.ok(segments() > 1);
+
+    const warnings: unknown[] = [];
+    const log = { ...silentLogger(), warn: (o: unknown) => void warnings.push(o) } as unknown as ReturnType<typeof silentLogger>;
+    const broken = await new Archiver({ ...depsOf(s), log, textIndex: { mergeTextIndex: () => Promise.reject(new Error('disk full')) } }).run({ userId: 'nobody' });
+    assert.equal(broken.text_index, null, 'a run for one user does not try');
+    const failed = await new Archiver({ ...depsOf(s), log, textIndex: { mergeTextIndex: () => Promise.reject(new Error('disk full')) } }).run();
+    assert.equal(failed.text_index, null);
+    assert.equal(failed.archived, 4, 'the archival itself is done');
+    assert.equal(warnings.length, 1);
+    assert.equal((await new SqliteArchiveStore(s.db!).lastRuns(1))[0]!.outcome, 'done');
+
+    await conversation(s, 'ann', 'old-50', 50);
+    await memory.idle();
+    const r = await s.archiver.run();
+    assert.equal(r.archived, 1);
+    assert.ok(r.text_index && r.text_index.parts_before > 1 && r.text_index.parts_after === 1, JSON.stringify(r.text_index));
+    assert.equal(segments(), 1);
+    const found = await memory.retrieve({ query: 'Kyoto budget peanuts', user_id: 'ann' });
+    assert.ok(found.results.some((x) => x.kind === 'archive'), 'the merged index still finds the archives');
+    await memory.close();
+  });
 });
 
 function depsOf(s: Services) {
