@@ -10,7 +10,7 @@ const segmentsOf = (db: Db) => db.prepare('SELECT count(DISTINCT segid) FROM ent
 /**
  * Merges the text index's segments into one (FTS5 'optimize') in one write transaction. A search
  * reads each word from every segment; the segments a store is left with by FTS5's own merging (a few
- * per level, up to ~20 under single-turn commits) cost a retrieval on real text 12–27% of its CPU.
+ * per level, up to ~20 under single-turn commits) cost a retrieval on real text 6–27% of its CPU.
  * Whole and at once, not FTS5's incremental merge ('merge' with a negative page count): with a turn
  * written between its steps, that merge started over and over, and 3,000 steps (50 s) left 37–111
  * segments of 13 (docs/bench-report.md, round 20).
