@@ -29,6 +29,11 @@ export function openSearchConnection(path: string): Db {
   return db;
 }
 
+/** whether another connection (a thread's) can open this database: a file, not an in-memory or temporary one */
+export function onFile(db: Db): boolean {
+  return !db.memory && db.name !== '' && db.name !== ':memory:';
+}
+
 /**
  * A connection of a thread that writes to a file its process has opened (and migrated) already: the
  * text index's merge (text-index-merge.ts). Pages the merge frees are zeroed, as every connection's.

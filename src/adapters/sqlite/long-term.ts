@@ -2,7 +2,7 @@ import type { MemoryEntry } from '../../domain/entry.js';
 import { COMMON_TERM_DOCS, commonFrom, expansionTerms, queryTerms, withoutCommon } from '../../retrieval/query-terms.js';
 import type { EntryPatch, ListOptions, LongTermStore, MemoryRef, PruneCriteria, TextHit, TextIndexMerge } from '../../ports/long-term.js';
 import type { Statement } from 'better-sqlite3';
-import { atomically, type Db } from './db.js';
+import { atomically, onFile, type Db } from './db.js';
 import { filterSql } from './filter-sql.js';
 import { mergeTextIndexOnThread, mergeTextIndexSync } from './text-index-merge.js';
 import { TextSearchThread } from './text-search-thread.js';
@@ -125,7 +125,7 @@ export class SqliteLongTermStore implements LongTermStore {
     readonly writes: TransactionBatcher = new TransactionBatcher(db),
     options: SqliteLongTermOptions = {},
   ) {
-    const threaded = options.textSearchThread ?? (!db.memory && !db.readonly && db.name !== '' && db.name !== ':memory:');
+    const threaded = options.textSearchThread ?? (onFile(db) && !db.readonly);
     this.thread = threaded ? new TextSearchThread(db.name, async (u, q, o) => this.searchTextSync(u, q, o)) : null;
     this.threadFrom = options.threadFrom ?? COMMON_TERM_DOCS;
     this.bm25 = new UserBm25(db);
@@ -455,7 +455,7 @@ export class SqliteLongTermStore implements LongTermStore {
 
   async mergeTextIndex(): Promise<TextIndexMerge> {
     // an in-memory database has no other connection to merge it on
-    return this.db.memory || this.db.name === '' || this.db.name === ':memory:' ? mergeTextIndexSync(this.db) : mergeTextIndexOnThread(this.db.name);
+    return onFile(this.db) ? mergeTextIndexOnThread(this.db.name) : mergeTextIndexSync(this.db);
   }
 
   /** Ends the text-search thread (the database itself is closed by its owner). */
