@@ -80,15 +80,22 @@ export function isEmptyFilter(f: RecordFilter | undefined): boolean {
  * same memories.
  */
 export function matchesFilter(r: Filterable, f: RecordFilter | undefined): boolean {
-  if (!f) return true;
-  if (f.session_ids && !f.session_ids.includes(r.session_id)) return false;
-  if (f.roles && !f.roles.includes(r.role)) return false;
-  if (f.kinds && !f.kinds.includes(r.kind)) return false;
-  if (f.created_after !== undefined && r.created_at < f.created_after) return false;
-  if (f.created_before !== undefined && r.created_at >= f.created_before) return false;
-  for (const [key, cond] of Object.entries(f.metadata ?? {})) {
-    const v = r.metadata?.[key];
-    if (!acceptedValues(cond).some((a) => a === v)) return false;
-  }
-  return true;
+  return filterTest(f)(r);
+}
+
+/**
+ * matchesFilter with the filter read once: for a test of many records (a store's matches), which then
+ * allocates nothing per record.
+ */
+export function filterTest(f: RecordFilter | undefined): (r: Filterable) => boolean {
+  if (!f) return () => true;
+  const { session_ids: sessions, roles, kinds, created_after: after, created_before: before } = f;
+  const metadata = Object.entries(f.metadata ?? {}).map(([key, cond]) => [key, acceptedValues(cond)] as const);
+  return (r) =>
+    (!sessions || sessions.includes(r.session_id)) &&
+    (!roles || roles.includes(r.role)) &&
+    (!kinds || kinds.includes(r.kind)) &&
+    (after === undefined || r.created_at >= after) &&
+    (before === undefined || r.created_at < before) &&
+    metadata.every(([key, accepted]) => accepted.includes(r.metadata?.[key] as MetadataScalar));
 }

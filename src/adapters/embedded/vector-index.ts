@@ -1,6 +1,6 @@
 import { BackendUnavailableError, ValidationError } from '../../errors.js';
 import type { Db } from '../sqlite/db.js';
-import { isEmptyFilter, matchesFilter, type RecordFilter } from '../../domain/filters.js';
+import { filterTest, isEmptyFilter, type RecordFilter } from '../../domain/filters.js';
 import type { EmbedderTag, VectorFilter, VectorHit, VectorIndex, VectorPoint, VectorSearchFilter } from '../../ports/vector-index.js';
 import { OwnChanges } from './change-log.js';
 import { EmbedderIndex } from './embedder-index.js';
@@ -214,10 +214,11 @@ export class EmbeddedVectorIndex implements VectorIndex {
       }
       const { rowids, ids, rows } = found;
       const best = new Map<string, VectorHit>();
+      const allows = where ? filterTest(where) : null;
       rowids.forEach((rowid, i) => {
         const row = rows.get(rowid);
         if (!row || !isCurrent(row, ids[i]!, tag, filter)) return;
-        if (where && !matchesFilter(row.payload, where)) return;
+        if (allows && !allows(row.payload)) return;
         const score = cosine(query, row.vector);
         const held = best.get(row.id);
         if (!held || score > held.score) best.set(row.id, { id: row.id, score, part: row.part, payload: row.payload });
@@ -248,6 +249,7 @@ export class EmbeddedVectorIndex implements VectorIndex {
     // fewer than asked: every row of the user was ranked, and the allowed ones are all there is
     const complete = rowids.length < size;
     const picked: Found = { rowids: [], ids: [], rows: new Map() };
+    const allows = filterTest(where);
     // rows read (~7 µs each) beyond this cost more than the listing (~0.25 µs a row of the user) would
     const budget = complete ? rowids.length : Math.max(2 * r, Math.ceil(n / PROBE_READS_PER_ROW));
     for (let read = 0; picked.rowids.length < r && read < Math.min(rowids.length, budget); ) {
@@ -256,7 +258,7 @@ export class EmbeddedVectorIndex implements VectorIndex {
       for (let i = 0; i < batch.length && picked.rowids.length < r; i++) {
         const rowid = batch[i]!;
         const row = rows.get(rowid);
-        if (!row || !isCurrent(row, ids[read + i]!, tag, filter) || !matchesFilter(row.payload, where)) continue;
+        if (!row || !isCurrent(row, ids[read + i]!, tag, filter) || !allows(row.payload)) continue;
         picked.rowids.push(rowid);
         picked.ids.push(ids[read + i]!);
         picked.rows.set(rowid, row);

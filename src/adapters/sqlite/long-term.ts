@@ -1,4 +1,5 @@
 import type { MemoryEntry } from '../../domain/entry.js';
+import { filterTest, isEmptyFilter } from '../../domain/filters.js';
 import { COMMON_TERM_DOCS, commonFrom, expansionTerms, queryTerms, withoutCommon } from '../../retrieval/query-terms.js';
 import type { EntryPatch, ListOptions, LongTermStore, MemoryRef, PruneCriteria, TextHit, TextIndexMerge } from '../../ports/long-term.js';
 import type { Statement } from 'better-sqlite3';
@@ -6,7 +7,7 @@ import { atomically, onFile, type Db } from './db.js';
 import { filterSql } from './filter-sql.js';
 import { mergeTextIndexOnThread, mergeTextIndexSync } from './text-index-merge.js';
 import { TextSearchThread } from './text-search-thread.js';
-import { UserBm25, type RowConditions, type RowidSpan, type SearchPlan, type WeightedPhrase } from './bm25.js';
+import { UserBm25, type RowTest, type RowidSpan, type SearchPlan, type WeightedPhrase } from './bm25.js';
 import { EntryRepeats, NAME_WEIGHT, repeatKey } from './repeats.js';
 import { TransactionBatcher } from './transaction-batcher.js';
 import { contentHash } from '../../domain/hash.js';
@@ -26,16 +27,14 @@ function createdRange(o: ListOptions): { from: string | null; before: string | n
   };
 }
 
-/** A search's options as conditions over the match's `entry_sizes z` record (see UserBm25). */
-function searchConditions(o: ListOptions): RowConditions {
-  const f = filterSql(o.where, 'z');
-  let sql = f.sql;
-  const params: Record<string, unknown> = { ...f.params };
+/** A search's options as the test of a match's attributes (see UserBm25): the filter's meaning (matchesFilter), its session and period. */
+function searchTest(o: ListOptions): RowTest {
+  const where = isEmptyFilter(o.where) ? undefined : o.where;
   const { from, before } = createdRange(o);
-  if (o.sessionId !== undefined) (sql += ' AND z.session_id = @session_id'), (params.session_id = o.sessionId);
-  if (from !== null) (sql += ' AND z.created_at >= @from'), (params.from = from);
-  if (before !== null) (sql += ' AND z.created_at < @before'), (params.before = before);
-  return { sql, params };
+  const session = o.sessionId;
+  if (!where && session === undefined && from === null && before === null) return null;
+  const allows = filterTest(where);
+  return (r) => allows(r) && (session === undefined || r.session_id === session) && (from === null || r.created_at >= from) && (before === null || r.created_at < before);
 }
 
 const DF_CACHE_SIZE = 10_000;
@@ -223,7 +222,7 @@ export class SqliteLongTermStore implements LongTermStore {
     const span = this.sessionSpan(userId, o);
     if (span === 'none') return [];
     const sessions = o.bySession ? { limit: o.limit, scores: new Map<string, number>() } : undefined;
-    const hits = this.ownersOf(userId, this.bm25.score(userId, owner, phrases, searchConditions(o), { newest, span, common, commonKnown, sessions }), o.limit);
+    const hits = this.ownersOf(userId, this.bm25.score(userId, owner, phrases, searchTest(o), { newest, span, common, commonKnown, sessions }), o.limit);
     return sessions ? hits.map((h) => ({ ...h, session_bm25: sessions.scores.get(h.entry.session_id) ?? 0 })) : hits;
   }
 
@@ -326,7 +325,7 @@ export class SqliteLongTermStore implements LongTermStore {
     const kept = withoutCommon(phrases, (p) => dfOf(p.match), (p) => p.key === null, commonFrom(docs));
     let matches = 0;
     for (const p of kept) matches += dfOf(p.match);
-    return { owner, phrases: kept, newest: matches > NEWEST_ABOVE ? { rows: SCORED_MATCHES, dfOf } : undefined };
+    return { owner, phrases: kept, newest: matches > NEWEST_ABOVE ? { rows: SCORED_MATCHES, dfOf, whole: docs === rows } : undefined };
   }
 
   /**

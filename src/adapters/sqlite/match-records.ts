@@ -1,4 +1,5 @@
 import type { Statement } from 'better-sqlite3';
+import type { Filterable } from '../../domain/filters.js';
 import type { Db } from './db.js';
 
 // What a text search reads of each row a query word matches — its owner, length and session
@@ -10,7 +11,10 @@ import type { Db } from './db.js';
 // snapshot and starts afresh when it moved, so nothing read here outlives the row it was read from.
 // Measured on the realtext bench's as-is corpus (RealMem and LoCoMo dev, 200 queries): 1,367 rows
 // read a retrieve were re-read by every search, a third of the text search's CPU (docs/bench-report.md,
-// round 18).
+// round 18). A filtered search also reads the attributes its conditions test (session, role, kind, time,
+// metadata), kept the same way: tested again in SQL at every search, a big user's filtered walk paid a
+// record lookup and its JSON calls for every match it passed (round 21). Migration 20 counts a change of
+// any of those too.
 
 /** a matched row: its rowid, its length in bytes and its session's key (session_sizes.id) */
 export type Match = [rowid: number, length: number, session: number];
@@ -19,6 +23,9 @@ export type Match = [rowid: number, length: number, session: number];
 const MAX_ROWS = 200_000;
 /** characters of recorded repeats kept (a long reply's record averages ~450 on RealMem) */
 const MAX_RECORD_CHARS = 8_000_000;
+
+/** rows whose attributes are kept (all users; ~150 bytes a row) */
+const MAX_ATTRIBUTE_ROWS = 200_000;
 
 /** what a long row holding no record counts against MAX_RECORD_CHARS */
 const NO_RECORD_CHARS = 16;
@@ -29,6 +36,7 @@ const NONE: ReadonlyMap<number, Match> = new Map();
 export interface MatchRecordLimits {
   rows?: number;
   recordChars?: number;
+  attributeRows?: number;
 }
 
 export class MatchRecords {
@@ -42,15 +50,24 @@ export class MatchRecords {
   /** a long row's record, or null when it holds none */
   private readonly records = new Map<number, string | null>();
   private recordChars = 0;
+  private readonly readAttributes: Statement;
+  /** a row's session, role, kind, time and metadata (what a search's conditions test) */
+  private readonly attributes = new Map<number, Filterable>();
+  /** one string for the many rows holding the same session id, role or kind */
+  private readonly shared = new Map<string, string>();
+  private readonly metadataOf = new Map<string, Filterable['metadata']>();
   private readonly maxRows: number;
   private readonly maxRecordChars: number;
+  private readonly maxAttributeRows: number;
 
   constructor(db: Db, limits: MatchRecordLimits = {}) {
     this.maxRows = limits.rows ?? MAX_ROWS;
     this.maxRecordChars = limits.recordChars ?? MAX_RECORD_CHARS;
+    this.maxAttributeRows = limits.attributeRows ?? MAX_ATTRIBUTE_ROWS;
     this.changes = db.prepare('SELECT n FROM entry_changes WHERE id = 1').pluck();
     this.sizes = db.prepare('SELECT z.rowid, z.bytes, z.session, z.user_id FROM entry_sizes z WHERE z.rowid IN (SELECT value FROM json_each(@rows))').raw();
     this.repeats = db.prepare('SELECT r.rowid, r.repeats FROM entry_repeats r WHERE r.rowid IN (SELECT value FROM json_each(@rows))').raw();
+    this.readAttributes = db.prepare('SELECT z.rowid, z.session_id, z.role, z.kind, z.created_at, z.metadata FROM json_each(@rows) j CROSS JOIN entry_sizes z ON z.rowid = j.value').raw();
   }
 
   /** Drops everything kept when an entry changed or went since it was read. Call in the search's transaction, first. */
@@ -62,6 +79,7 @@ export class MatchRecords {
     this.rows = 0;
     this.records.clear();
     this.recordChars = 0;
+    this.dropAttributes();
   }
 
   /** the user's rows among `lists` as matches, by rowid (a rowid that is not the user's is absent) */
@@ -108,5 +126,51 @@ export class MatchRecords {
   /** the row's recorded repeats (null: none); for a row given to loadRecords since the last refresh */
   record(rowid: number): string | null {
     return this.records.get(rowid) ?? null;
+  }
+
+  /** reads the attributes of these rows that are not kept yet; `attributesOf` then answers for each of them that exists */
+  loadAttributes(rows: Iterable<number>): void {
+    const wanted: number[] = [];
+    for (const rowid of rows) if (!this.attributes.has(rowid)) wanted.push(rowid);
+    if (wanted.length === 0) return;
+    if (this.attributes.size + wanted.length > this.maxAttributeRows && this.attributes.size > 0) {
+      // what is read now must all be answered for: the rows kept already are read again
+      this.dropAttributes();
+      return this.loadAttributes(rows);
+    }
+    for (const [rowid, sessionId, role, kind, createdAt, metadata] of this.readAttributes.all({ rows: JSON.stringify(wanted) }) as Array<[number, string, string, string, string, string | null]>) {
+      this.attributes.set(rowid, {
+        session_id: this.sharedOf(sessionId),
+        role: this.sharedOf(role) as Filterable['role'],
+        kind: this.sharedOf(kind) as Filterable['kind'],
+        created_at: createdAt,
+        metadata: metadata === null ? undefined : this.parsed(metadata),
+      });
+    }
+  }
+
+  /** the row's attributes; for a row given to loadAttributes since the last refresh (undefined: no such row) */
+  attributesOf(rowid: number): Filterable | undefined {
+    return this.attributes.get(rowid);
+  }
+
+  private sharedOf(text: string): string {
+    const kept = this.shared.get(text);
+    if (kept !== undefined) return kept;
+    this.shared.set(text, text);
+    return text;
+  }
+
+  /** metadata read only, never changed: rows holding the same text share one parsed object */
+  private parsed(text: string): Filterable['metadata'] {
+    let m = this.metadataOf.get(text);
+    if (m === undefined) this.metadataOf.set(text, (m = JSON.parse(text) as Filterable['metadata']));
+    return m;
+  }
+
+  private dropAttributes(): void {
+    this.attributes.clear();
+    this.shared.clear();
+    this.metadataOf.clear();
   }
 }

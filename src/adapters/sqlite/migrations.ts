@@ -685,4 +685,19 @@ export const MIGRATIONS: ReadonlyArray<{ version: number; name: string; sql: str
       END;
     `,
   },
+  {
+    version: 20,
+    name: "a change of an entry's role, kind, time or metadata counted too, for the attributes text search keeps of matched rows",
+    sql: `
+      -- A filtered text search tests the attributes a connection keeps of matched rows
+      -- (src/adapters/sqlite/match-records.ts), kept while entry_changes stands: a change of any of them
+      -- adds one as a change of the text does
+      DROP TRIGGER entry_changes_au;
+      CREATE TRIGGER entry_changes_au AFTER UPDATE OF content, name, user_id, session_id, role, kind, created_at, metadata ON entries
+        WHEN old.content IS NOT new.content OR old.name IS NOT new.name OR old.user_id IS NOT new.user_id OR old.session_id IS NOT new.session_id
+          OR old.role IS NOT new.role OR old.kind IS NOT new.kind OR old.created_at IS NOT new.created_at OR old.metadata IS NOT new.metadata BEGIN
+        UPDATE entry_changes SET n = n + 1 WHERE id = 1;
+      END;
+    `,
+  },
 ];

@@ -8,6 +8,7 @@ import { openDatabase } from '../../../../src/adapters/sqlite/db.js';
 import { LONG_ROW_TOKENS } from '../../../../src/adapters/sqlite/repeats.js';
 import { SqliteLongTermStore } from '../../../../src/adapters/sqlite/long-term.js';
 import { mulberry32 } from '../../../fixtures/random.js';
+import { watchPhraseReads } from '../../../helpers/phrase-reads.js';
 import { tmpDir } from '../../../helpers/tmp.js';
 
 const WORDS = 'harbour locker gate parcel dock courier sister lisbon ramen violin puppy garden camera'.split(' ');
@@ -140,16 +141,15 @@ describe("long-term text search: BM25 over the user's own entries", () => {
     try {
       let wordRows = 0;
       let sizedRows = 0;
+      watchPhraseReads(db, (_, rowids) => (wordRows += rowids));
       const prepare = db.prepare.bind(db);
       (db as { prepare: typeof db.prepare }).prepare = ((sql: string) => {
         const st = prepare(sql);
-        const sizes = sql.includes('FROM entry_sizes z WHERE z.rowid IN');
-        if (sql.includes('@floor') || sizes) {
+        if (sql.includes('FROM entry_sizes z WHERE z.rowid IN')) {
           const all = st.all.bind(st);
           st.all = ((...args: unknown[]) => {
             const rows = all(...(args as [])) as unknown[];
-            if (sizes) sizedRows += rows.length;
-            else wordRows += rows.length;
+            sizedRows += rows.length;
             return rows;
           }) as typeof st.all;
         }

@@ -5,6 +5,7 @@ import { openDatabase, type Db } from '../../../../src/adapters/sqlite/db.js';
 import { SqliteLongTermStore } from '../../../../src/adapters/sqlite/long-term.js';
 import { COMMON_TERM_DOCS, commonFrom } from '../../../../src/retrieval/query-terms.js';
 import { userEntry as entry } from '../../../helpers/entries.js';
+import { watchPhraseReads } from '../../../helpers/phrase-reads.js';
 import { tmpDir } from '../../../helpers/tmp.js';
 
 /** a user's i-th entry: "harbour" in most (common), "ferry" in a few, "lantern" in none */
@@ -24,17 +25,7 @@ describe("a small user's common words", () => {
   before(() => {
     db = openDatabase(join(tmpDir(), 'common-words.db'));
     new SqliteLongTermStore(db, undefined, { textSearchThread: false }).upsertSync(Array.from({ length: 200 }, (_, i) => entry('ann', i, text(i))));
-    const prepare = db.prepare.bind(db);
-    (db as { prepare: typeof db.prepare }).prepare = ((sql: string) => {
-      const st = prepare(sql);
-      if (!/^SELECT f\.rowid.* FROM entries_fts f .*WHERE entries_fts MATCH @match AND/.test(sql) || sql.includes('ORDER BY')) return st;
-      const all = st.all.bind(st);
-      st.all = ((params: { match: string }) => {
-        reads.push(params.match);
-        return all(params);
-      }) as typeof st.all;
-      return st;
-    }) as typeof db.prepare;
+    watchPhraseReads(db, (match) => reads.push(match));
     store = new SqliteLongTermStore(db, undefined, { textSearchThread: false });
   });
   after(() => db.close());

@@ -2,24 +2,25 @@ import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type { MemoryEntry } from '../../../../src/domain/entry.js';
+import type { RecordFilter } from '../../../../src/domain/filters.js';
 import { contentHash } from '../../../../src/domain/hash.js';
 import { openDatabase, type Db } from '../../../../src/adapters/sqlite/db.js';
 import { SqliteLongTermStore } from '../../../../src/adapters/sqlite/long-term.js';
 import { COMMON_TERM_DOCS } from '../../../../src/retrieval/query-terms.js';
+import { watchPhraseReads } from '../../../helpers/phrase-reads.js';
 import { tmpDir } from '../../../helpers/tmp.js';
 
 /**
  * A big user's search with more matches than it scores takes its newest matches meeting the filter.
  * What it reads is counted at the statements (better-sqlite3 exposes no per-statement row counts): the
- * rows each word's statement returns, and the runs of the statement that tests matches' records again
- * for their conditions.
+ * rowids each word's statement returns, and the rows whose attributes are read for the conditions.
  */
 describe('a big user\'s filtered text search', () => {
   const user = 'big';
   const total = COMMON_TERM_DOCS + 1000;
   let db: Db;
   let store: SqliteLongTermStore;
-  const counts = { wordRows: 0, conditionReads: 0 };
+  const counts = { wordRows: 0, attributeRows: 0 };
 
   before(() => {
     db = openDatabase(join(tmpDir(), 'newest.db'));
@@ -35,19 +36,17 @@ describe('a big user\'s filtered text search', () => {
       });
     }
     new SqliteLongTermStore(db, undefined, { textSearchThread: false }).upsertSync(entries);
+    watchPhraseReads(db, (_, rowids) => (counts.wordRows += rowids));
     const prepare = db.prepare.bind(db);
     (db as { prepare: typeof db.prepare }).prepare = ((sql: string) => {
       const st = prepare(sql);
+      if (!/^SELECT z\.rowid, z\.session_id, z\.role, z\.kind, z\.created_at, z\.metadata FROM json_each\(@rows\)/.test(sql)) return st;
       const all = st.all.bind(st);
-      if (sql.includes('@floor')) {
-        st.all = ((...args: unknown[]) => {
-          const rows = all(...(args as [])) as unknown[];
-          counts.wordRows += rows.length;
-          return rows;
-        }) as typeof st.all;
-      } else if (/^SELECT z\.rowid FROM entry_sizes z WHERE z\.rowid IN \(SELECT value FROM json_each\(@rows\)\)/.test(sql)) {
-        st.all = ((...args: unknown[]) => (counts.conditionReads++, all(...(args as [])))) as typeof st.all;
-      }
+      st.all = ((...args: unknown[]) => {
+        const rows = all(...(args as [])) as unknown[];
+        counts.attributeRows += rows.length;
+        return rows;
+      }) as typeof st.all;
       return st;
     }) as typeof db.prepare;
     store = new SqliteLongTermStore(db, undefined, { textSearchThread: false });
@@ -63,10 +62,41 @@ describe('a big user\'s filtered text search', () => {
     assert.deepEqual(await store.searchText(user, 'ferry', { limit: 5, where: { session_ids: ['never-held'] } }), []);
   });
 
-  it('reads no row again for its conditions: the newest matches meeting them are the rows scored', async () => {
-    counts.conditionReads = 0;
-    const hits = await store.searchText(user, 'ferry', { limit: 5, where: { metadata: { part: 1 }, roles: ['assistant'] } });
-    assert.deepEqual(hits.map((h) => h.entry.id), ['e2997', 'e2993', 'e2989', 'e2985', 'e2981']);
-    assert.equal(counts.conditionReads, 0);
+  it('tests the newest matches for its conditions on what the connection keeps, reading each match\'s attributes once', async () => {
+    counts.attributeRows = 0;
+    const search = () => store.searchText(user, 'ferry', { limit: 5, where: { metadata: { part: 1 }, roles: ['assistant'] } });
+    const newest = ['e2997', 'e2993', 'e2989', 'e2985', 'e2981'];
+    assert.deepEqual((await search()).map((h) => h.entry.id), newest);
+    // a quarter of the matches meet the conditions: the 500 scored lie among the newest ~2,000
+    assert.ok(counts.attributeRows >= 1_500 && counts.attributeRows <= 2_600, `attributes read: ${counts.attributeRows}`);
+    counts.attributeRows = 0;
+    assert.deepEqual((await search()).map((h) => h.entry.id), newest);
+    assert.equal(counts.attributeRows, 0, 'kept: none read again');
+  });
+});
+
+describe("a big user's newest matches beside another user's newer ones", () => {
+  it('walks past the other user\'s rows, plain and filtered, finding what the newest of its own are', async () => {
+    const db = openDatabase(join(tmpDir(), 'newest-shared.db'));
+    try {
+      const at = (i: number) => new Date(Date.UTC(2024, 0, 1) + i * 60_000).toISOString();
+      const entry = (user: string, i: number): MemoryEntry => {
+        const content = `the ferry timetable changed again, ${user} ${i}`;
+        return {
+          id: `${user}${i}`, user_id: user, session_id: `${user}-s`, role: i % 2 === 0 ? 'user' : 'assistant', name: null, kind: 'turn', content, content_hash: contentHash(content),
+          importance: 0.5, pinned: false, metadata: { part: i % 4 }, covers: null, created_at: at(i), updated_at: at(i),
+        };
+      };
+      const store = new SqliteLongTermStore(db, undefined, { textSearchThread: false });
+      // the big user holds most of the index (no owner clause), and the other's rows are the newest rowids
+      store.upsertSync(Array.from({ length: COMMON_TERM_DOCS + 1000 }, (_, i) => entry('big', i)));
+      store.upsertSync(Array.from({ length: 800 }, (_, i) => entry('other', i)));
+      const ids = async (where?: RecordFilter) => (await store.searchText('big', 'ferry', { limit: 3, ...(where ? { where } : {}) })).map((h) => h.entry.id);
+      assert.deepEqual(await ids(), ['big2999', 'big2998', 'big2997']);
+      assert.deepEqual(await ids({ metadata: { part: 2 } }), ['big2998', 'big2994', 'big2990']);
+      assert.deepEqual(await ids({ created_after: at(2000), created_before: at(2100) }), ['big2099', 'big2098', 'big2097']);
+    } finally {
+      db.close();
+    }
   });
 });

@@ -4,6 +4,7 @@ import { after, before, describe, it } from 'node:test';
 import { openDatabase, type Db } from '../../../../src/adapters/sqlite/db.js';
 import { SqliteLongTermStore } from '../../../../src/adapters/sqlite/long-term.js';
 import { MatchRecords } from '../../../../src/adapters/sqlite/match-records.js';
+import type { RecordFilter } from '../../../../src/domain/filters.js';
 import { userEntry as entry } from '../../../helpers/entries.js';
 import { tmpDir } from '../../../helpers/tmp.js';
 
@@ -104,6 +105,23 @@ describe('what a text search keeps of matched rows', () => {
     assert.deepEqual(now, await scores(fresh()), "the new entry's length and no record, not the old one's");
     assert.ok(now.some(([id]) => id === 'ann-101'));
   });
+
+  it("takes another connection's change of an entry's metadata, role, kind or time, which a filtered search tests", async () => {
+    const filtered = async (s: SqliteLongTermStore, where: RecordFilter) => (await s.searchText('ann', 'ferry harbour note', { limit: 40, where })).map((h) => h.entry.id).sort();
+    const cases: Array<[RecordFilter, string]> = [
+      [{ metadata: { topic: 'boats' } }, `metadata = '{"topic":"boats"}'`],
+      [{ roles: ['assistant'] }, "role = 'assistant'"],
+      [{ kinds: ['summary'] }, "kind = 'summary'"],
+      [{ created_before: '2023-06-01T00:00:00.000Z' }, "created_at = '2023-01-01T00:00:00.000Z'"],
+    ];
+    for (const [where, set] of cases) {
+      assert.deepEqual(await filtered(store, where), [], JSON.stringify(where));
+      // no write path of the store changes these today; the count must not depend on it
+      other.prepare(`UPDATE entries SET ${set} WHERE user_id = 'ann' AND id = 'ann-3'`).run();
+      assert.deepEqual(await filtered(store, where), ['ann-3'], JSON.stringify(where));
+      assert.deepEqual(await filtered(fresh(), where), ['ann-3']);
+    }
+  });
 });
 
 describe('MatchRecords, past what it keeps', () => {
@@ -135,5 +153,22 @@ describe('MatchRecords, past what it keeps', () => {
     kept.loadRecords(new Set(ann.slice(0, 3)));
     kept.loadRecords(new Set(ann));
     for (const rowid of ann) assert.equal(kept.record(rowid), expected.get(rowid) ?? null);
+  });
+
+  it('answers for the attributes of every row asked for when they outnumber the rows it keeps', () => {
+    const kept = new MatchRecords(db, { attributeRows: 8 });
+    kept.refresh();
+    const all = rowids('ann').concat(rowids('bob'));
+    const expected = new Map(
+      (db.prepare('SELECT rowid, session_id, role, kind, created_at FROM entries').raw().all() as Array<[number, string, string, string, string]>).map(([rowid, ...rest]) => [rowid, rest]),
+    );
+    kept.loadAttributes(all.slice(0, 6));
+    kept.loadAttributes(all);
+    for (const rowid of all) {
+      const a = kept.attributesOf(rowid);
+      assert.deepEqual([a?.session_id, a?.role, a?.kind, a?.created_at], expected.get(rowid));
+      assert.deepEqual(a?.metadata, {});
+    }
+    assert.equal(kept.attributesOf(1e9), undefined, 'no such row');
   });
 });
