@@ -55,6 +55,7 @@ export interface RowidSpan {
 
 /** how a search reads its matches (UserBm25.score) */
 export interface SearchPlan {
+  /** only the newest `rows` matches are scored (see score); `whole`: every row of the index is the user's, in this snapshot */
   newest?: { rows: number; dfOf: (match: string) => number; whole: boolean };
   span?: RowidSpan;
   common?: number;
