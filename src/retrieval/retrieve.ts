@@ -1,5 +1,5 @@
 import type { MemoryEntry, RetrievalResult, Tier } from '../domain/entry.js';
-import { matchesFilter } from '../domain/filters.js';
+import { filterTest } from '../domain/filters.js';
 import { kindOf, recordOf } from '../domain/record.js';
 import type { Turn } from '../domain/turn.js';
 import type { EmbedderProvider } from '../embedding/provider.js';
@@ -197,7 +197,8 @@ export class Retriever {
   private async shortTerm(req: RetrieveRequest, terms: readonly string[]): Promise<Candidate[]> {
     if (req.session_id === undefined) return [];
     // the session's turns are few (short_term_max_turns): the filter is applied here, before ranking
-    const turns = (await this.deps.shortTerm.recent(req.user_id, req.session_id)).filter((t) => matchesFilter(turnCandidate(t), req.filters));
+    const allows = filterTest(req.filters);
+    const turns = (await this.deps.shortTerm.recent(req.user_id, req.session_id)).filter((t) => allows(turnCandidate(t)));
     const wanted = new Set(stems(terms.join(' ')));
     const scored = turns.map((t, i) => {
       // the content's stems and the name's apart, not those of the two joined: the content's are kept
@@ -291,6 +292,7 @@ export class Retriever {
    */
   private async context(req: RetrieveRequest, hits: readonly Scored[], signal?: AbortSignal): Promise<ContextAddition[]> {
     const out: ContextAddition[] = [];
+    const allows = filterTest(req.filters);
     try {
       for (const hit of hits) {
         // a caller that left: no more reads (the pass throws once this returns)
@@ -300,7 +302,7 @@ export class Retriever {
         const around = await this.deps.context!.neighbours(h.user_id, h.id, 2, 2);
         if (!around) continue;
         const add = (t: Turn | undefined, pairs: boolean) => {
-          if (!t || t.user_id !== req.user_id || !matchesFilter(turnCandidate(t), req.filters)) return;
+          if (!t || t.user_id !== req.user_id || !allows(turnCandidate(t))) return;
           // "Noted!" beside a statement completes nothing; "yes" after a question does
           if (!pairs && stems(t.content).length < NEIGHBOUR_MIN_WORDS) return;
           out.push({ parent: hit, turn: turnCandidate(t), share: pairs ? CONTEXT_SHARE : NEIGHBOUR_SHARE });
