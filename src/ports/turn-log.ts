@@ -17,6 +17,12 @@ export interface TurnLogCounts {
 /** Which jobs of a turn are still to run: `embed`, `persist`, or `any` (either). */
 export type PendingJob = 'embed' | 'persist' | 'any';
 
+/** the turns around one in its session: those just before it (oldest first) and just after it */
+export interface Around {
+  before: Turn[];
+  after: Turn[];
+}
+
 /**
  * The turn log: the durable record of every accepted turn and the outbox of its jobs. A turn is
  * acknowledged only once `append` has resolved; which of its jobs have completed is recorded beside it,
@@ -49,8 +55,8 @@ export interface TurnLog {
   counts(): Promise<TurnLogCounts>;
   /** a session's turns, oldest first */
   session(userId: string, sessionId: string): Promise<Turn[]>;
-  /** the turns just before (oldest first) and just after `id` in its session; null when the turn is unknown */
-  neighbours(userId: string, id: string, before?: number, after?: number): Promise<{ before: Turn[]; after: Turn[] } | null>;
+  /** the turns just before (oldest first) and just after each of the user's turns `ids` in its session, by id; a turn unknown is absent */
+  neighbours(userId: string, ids: readonly string[], before?: number, after?: number): Promise<Map<string, Around>>;
   /** pages through every turn in acceptance order (reindex, export) */
   scan(batch?: number): AsyncIterable<Turn[]>;
   /** an edited turn must be re-embedded: its embed state is reset; false when the turn is unknown */

@@ -6,6 +6,7 @@ import type { EmbedderProvider } from '../embedding/provider.js';
 import { warnOnce, type Logger } from '../logger.js';
 import type { ListOptions, LongTermStore } from '../ports/long-term.js';
 import type { ShortTermStore } from '../ports/short-term.js';
+import type { Around } from '../ports/turn-log.js';
 import type { VectorIndex } from '../ports/vector-index.js';
 import { throwIfAbandoned, withBudget, type TierStatus } from './budget.js';
 import { feedbackWords, withAddedWords } from './feedback.js';
@@ -46,7 +47,7 @@ export interface RetrieveResponse {
  * context, and often only one of the two shares words with the query.
  */
 export interface ContextSource {
-  neighbours(userId: string, id: string, before: number, after: number): { before: Turn[]; after: Turn[] } | null | Promise<{ before: Turn[]; after: Turn[] } | null>;
+  neighbours(userId: string, ids: readonly string[], before: number, after: number): Map<string, Around> | Promise<Map<string, Around>>;
 }
 
 export interface RetrieverDeps {
@@ -294,12 +295,13 @@ export class Retriever {
     const out: ContextAddition[] = [];
     const allows = filterTest(req.filters);
     try {
-      for (const hit of hits) {
-        // a caller that left: no more reads (the pass throws once this returns)
-        if (signal?.aborted) break;
+      const read = hits.filter(({ candidate: h, ranks }) => h.kind === 'turn' && Object.keys(ranks).length > 0 && isShort(h.content));
+      // a caller that left: no read (the pass throws once this returns)
+      if (read.length === 0 || signal?.aborted) return out;
+      const arounds = await this.deps.context!.neighbours(req.user_id, read.map((hit) => hit.candidate.id), 2, 2);
+      for (const hit of read) {
         const h = hit.candidate;
-        if (h.kind !== 'turn' || Object.keys(hit.ranks).length === 0 || !isShort(h.content)) continue;
-        const around = await this.deps.context!.neighbours(h.user_id, h.id, 2, 2);
+        const around = arounds.get(h.id);
         if (!around) continue;
         const add = (t: Turn | undefined, pairs: boolean) => {
           if (!t || t.user_id !== req.user_id || !allows(turnCandidate(t))) return;

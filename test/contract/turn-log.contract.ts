@@ -194,7 +194,7 @@ export function runTurnLogContract(name: string, make: () => Promise<TurnLogHarn
       assert.deepEqual(await log.get(b, 'shared-id'), { ...tb, importance: 0.5 }, "bob's is untouched");
       assert.equal(await log.deleteWhere(a), 0);
       assert.equal(await log.updateContent(a, 'shared-id', 'x', contentHash('x')), false, 'a deleted turn is unknown');
-      assert.equal(await log.neighbours(a, 'shared-id'), null);
+      assert.equal((await log.neighbours(a, ['shared-id'])).size, 0);
     });
 
     it('pages through every turn in acceptance order with scan', async () => {
@@ -297,12 +297,18 @@ export function runTurnLogContract(name: string, make: () => Promise<TurnLogHarn
       await log.append([t4, t2, turn(a, 'other', 'elsewhere', { created_at: at(2) }), turn(user(), 's', 'someone else', { created_at: at(2) })]);
       assert.deepEqual(ids(await log.session(a, 's')), ids([t1, t2, t3, t4]));
       assert.deepEqual(await log.session(a, 'none'), []);
-      const n = await log.neighbours(a, t2.id, 1, 2);
-      assert.deepEqual({ before: ids(n!.before), after: ids(n!.after) }, { before: [t1.id], after: [t3.id, t4.id] });
-      const edge = await log.neighbours(a, t1.id);
-      assert.deepEqual({ before: ids(edge!.before), after: ids(edge!.after) }, { before: [], after: [t2.id] });
-      assert.deepEqual(ids((await log.neighbours(a, t4.id, 5, 5))!.before), ids([t1, t2, t3]));
-      assert.equal(await log.neighbours(a, 'unknown'), null);
+      const around = (m: Map<string, { before: Turn[]; after: Turn[] }>) => Object.fromEntries([...m].map(([id, n]) => [id, { before: ids(n.before), after: ids(n.after) }]));
+      // several turns in one read, each around its own place; an id twice is read once
+      assert.deepEqual(around(await log.neighbours(a, [t2.id, t1.id, t4.id, t2.id], 1, 2)), {
+        [t2.id]: { before: [t1.id], after: [t3.id, t4.id] },
+        [t1.id]: { before: [], after: [t2.id, t3.id] },
+        [t4.id]: { before: [t3.id], after: [] },
+      });
+      assert.deepEqual(around(await log.neighbours(a, [t4.id], 5, 5)), { [t4.id]: { before: ids([t1, t2, t3]), after: [] } });
+      // a session of one turn: known, with nothing around it
+      const alone = (await log.session(a, 'other'))[0]!;
+      assert.deepEqual(around(await log.neighbours(a, [alone.id, 'unknown'])), { [alone.id]: { before: [], after: [] } }, 'an unknown id is absent');
+      assert.equal((await log.neighbours(a, [])).size, 0);
     });
 
     it('deletes for good: by id, by session, by user', async () => {

@@ -1,6 +1,6 @@
 import type { Turn } from '../../domain/turn.js';
 import { ContentConflictError } from '../../errors.js';
-import type { AppendResult, TurnLog } from '../../ports/turn-log.js';
+import type { AppendResult, Around, TurnLog } from '../../ports/turn-log.js';
 import type { MemoryRef, PruneCriteria } from '../../ports/long-term.js';
 import type { Postgres, Tx } from './pool.js';
 import { Coalescer, Rejected } from './coalesce.js';
@@ -191,28 +191,35 @@ export class PostgresTurnLog implements TurnLog {
     return rows.map(rowToTurn);
   }
 
-  /** The turns just before (oldest first) and just after the user's turn `id` in its session; null when the turn is unknown. */
-  async neighbours(userId: string, id: string, before = 1, after = 1): Promise<{ before: Turn[]; after: Turn[] } | null> {
-    // one round trip: the anchor and both sides, through the (user_id, session_id, created_at, seq) index
-    const rows = await this.pg.query<Record<string, unknown> & { side: 'b' | 'a' }>(
-      `WITH anchor AS (SELECT user_id, session_id, created_at, seq FROM turns WHERE user_id = $1 AND id = $2)
-       (SELECT 'b' AS side, ${turnSelect('t.')} FROM turns t, anchor a
-         WHERE t.user_id = a.user_id AND t.session_id = a.session_id AND (t.created_at, t.seq) < (a.created_at, a.seq)
-         ORDER BY t.created_at DESC, t.seq DESC LIMIT $3)
-       UNION ALL
-       (SELECT 'a', ${turnSelect('t.')} FROM turns t, anchor a
-         WHERE t.user_id = a.user_id AND t.session_id = a.session_id AND (t.created_at, t.seq) > (a.created_at, a.seq)
-         ORDER BY t.created_at, t.seq LIMIT $4)
-       UNION ALL
-       SELECT 'x', ${TURN_COLUMNS.map(() => 'NULL').join(', ')} FROM anchor`,
-      [userId, id, before, after],
+  /** The turns just before (oldest first) and just after each of the user's turns `ids` in its session; a turn unknown has none. */
+  async neighbours(userId: string, ids: readonly string[], before = 1, after = 1): Promise<Map<string, Around>> {
+    const out = new Map<string, Around>();
+    if (ids.length === 0) return out;
+    // one round trip for every hit: its anchor, and each side through the (user_id, session_id,
+    // created_at, seq) index; an anchor with no neighbour comes back once with no side
+    const rows = await this.pg.query<Record<string, unknown> & { hit: string; side: number | null }>(
+      `SELECT a.id AS hit, n.side, ${turnSelect('n.')} FROM unnest($2::text[]) AS j(id)
+         JOIN turns a ON a.user_id = $1 AND a.id = j.id
+         LEFT JOIN LATERAL (
+           (SELECT -1 AS side, t.seq, ${turnSelect('t.')} FROM turns t
+             WHERE t.user_id = a.user_id AND t.session_id = a.session_id AND (t.created_at, t.seq) < (a.created_at, a.seq)
+             ORDER BY t.created_at DESC, t.seq DESC LIMIT $3)
+           UNION ALL
+           (SELECT 1, t.seq, ${turnSelect('t.')} FROM turns t
+             WHERE t.user_id = a.user_id AND t.session_id = a.session_id AND (t.created_at, t.seq) > (a.created_at, a.seq)
+             ORDER BY t.created_at, t.seq LIMIT $4)
+         ) n ON true
+       ORDER BY n.created_at, n.seq`,
+      [userId, [...new Set(ids)], before, after],
     );
-    if (!rows.some((r) => r.side === ('x' as string))) return null;
-    return {
-      before: rows.filter((r) => r.side === 'b').map(rowToTurn).reverse(),
-      after: rows.filter((r) => r.side === 'a').map(rowToTurn),
-    };
+    for (const r of rows) {
+      let around = out.get(r.hit);
+      if (!around) out.set(r.hit, (around = { before: [], after: [] }));
+      if (r.side !== null) (r.side < 0 ? around.before : around.after).push(rowToTurn(r));
+    }
+    return out;
   }
+
 
   /** Pages through every turn in acceptance order (reindex, export). */
   scan(batch = PAGE, userId?: string): AsyncGenerator<Turn[]> {

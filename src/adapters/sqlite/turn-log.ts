@@ -1,11 +1,21 @@
 import type { Turn } from '../../domain/turn.js';
 import { ContentConflictError } from '../../errors.js';
 import type { MemoryRef, PruneCriteria } from '../../ports/long-term.js';
-import type { AppendResult, PendingJob, TurnLog, TurnLogCounts } from '../../ports/turn-log.js';
+import type { AppendResult, Around, PendingJob, TurnLog, TurnLogCounts } from '../../ports/turn-log.js';
 import { atomically, type Db } from './db.js';
 import { pruneWhere } from './long-term.js';
 import { TransactionBatcher } from './transaction-batcher.js';
 import { rowToTurn, TURN_COLUMNS as COLUMNS, TURN_VALUES, turnParams, type TurnRow } from './rows/turns.js';
+
+/**
+ * One side of a turn's neighbours (`cmp` '<': before it) as a JSON array of rowids: the `limit` turns of
+ * its session nearest to anchor `a`, by time and then acceptance order (a row value, so that the
+ * index's range is used).
+ */
+function neighbourSide(cmp: '<' | '>', order: 'ASC' | 'DESC', limit: string): string {
+  return `(SELECT json_group_array(r) FROM (SELECT b.rowid AS r FROM turns b WHERE b.user_id = a.user_id AND b.session_id = a.session_id
+    AND (b.created_at, b.rowid) ${cmp} (a.created_at, a.rowid) ORDER BY b.created_at ${order}, b.rowid ${order} LIMIT ${limit}))`;
+}
 
 /** A re-send is the same turn when everything the client said is the same (a missing created_at is "now" each time). */
 function sameTurn(held: Pick<Turn, 'session_id' | 'role' | 'name' | 'content'>, t: Turn): boolean {
@@ -51,15 +61,14 @@ export class SqliteTurnLog implements TurnLog {
            (SELECT count(*) FROM turns WHERE persisted_at IS NULL) AS pending_persist`,
       ),
       session: db.prepare(`SELECT ${COLUMNS} FROM turns WHERE user_id = ? AND session_id = ? ORDER BY created_at, rowid`),
-      anchor: db.prepare('SELECT user_id, session_id, created_at, rowid FROM turns WHERE user_id = ? AND id = ?'),
-      before: db.prepare(
-        `SELECT ${COLUMNS} FROM turns WHERE user_id = @user_id AND session_id = @session_id
-           AND (created_at < @created_at OR (created_at = @created_at AND rowid < @rowid)) ORDER BY created_at DESC, rowid DESC LIMIT @n`,
-      ),
-      after: db.prepare(
-        `SELECT ${COLUMNS} FROM turns WHERE user_id = @user_id AND session_id = @session_id
-           AND (created_at > @created_at OR (created_at = @created_at AND rowid > @rowid)) ORDER BY created_at, rowid LIMIT @n`,
-      ),
+      // every hit's neighbours in two statements, their rowids and then their rows: three statements a
+      // hit (its anchor, the turns before, those after) were a third of a templated retrieve's CPU (8
+      // hits: 0.61 of 2.25 ms), one statement joining the rows to each side 0.27
+      neighbourIds: db
+        .prepare(`SELECT a.id, ${neighbourSide('<', 'DESC', '@before')}, ${neighbourSide('>', 'ASC', '@after')}
+          FROM json_each(@ids) j CROSS JOIN turns a ON a.user_id = @user_id AND a.id = j.value`)
+        .raw(),
+      byRowids: db.prepare(`SELECT t.rowid AS seq, ${COLUMNS.split(', ').map((c) => `t.${c}`).join(', ')} FROM json_each(?) j CROSS JOIN turns t ON t.rowid = j.value`),
       updateContent: db.prepare('UPDATE turns SET content = ?, content_hash = ?, embedded_with = NULL WHERE user_id = ? AND id = ?'),
       delete: db.prepare('DELETE FROM turns WHERE user_id = ? AND id = ?'),
       // a session by its own statement: in an `@session_id IS NULL OR …` SQLite cannot narrow the index
@@ -169,14 +178,20 @@ export class SqliteTurnLog implements TurnLog {
     return (this.s.session.all(userId, sessionId) as TurnRow[]).map(rowToTurn);
   }
 
-  /** The turns just before (oldest first) and just after `id` in its session; null when the turn is unknown. */
-  async neighbours(userId: string, id: string, before = 1, after = 1): Promise<{ before: Turn[]; after: Turn[] } | null> {
-    const anchor = this.s.anchor.get(userId, id) as { user_id: string; session_id: string; created_at: string; rowid: number } | undefined;
-    if (!anchor) return null;
-    return {
-      before: (this.s.before.all({ ...anchor, n: before }) as TurnRow[]).map(rowToTurn).reverse(),
-      after: (this.s.after.all({ ...anchor, n: after }) as TurnRow[]).map(rowToTurn),
-    };
+  /** The turns just before (oldest first) and just after each of the user's turns `ids` in its session; a turn unknown has none. */
+  async neighbours(userId: string, ids: readonly string[], before = 1, after = 1): Promise<Map<string, Around>> {
+    const out = new Map<string, Around>();
+    if (ids.length === 0) return out;
+    // one snapshot: a rowid read in the first statement names the same turn in the second
+    atomically(this.db, () => {
+      const sides = (this.s.neighbourIds.all({ user_id: userId, ids: JSON.stringify([...new Set(ids)]), before, after }) as Array<[string, string, string]>).map(
+        ([id, b, a]) => ({ id, before: JSON.parse(b) as number[], after: JSON.parse(a) as number[] }),
+      );
+      const rows = new Map((this.s.byRowids.all(JSON.stringify(sides.flatMap((s) => [...s.before, ...s.after]))) as Array<TurnRow & { seq: number }>).map((r) => [r.seq, r]));
+      const inOrder = (rowids: number[]) => rowids.flatMap((r) => (rows.has(r) ? [rows.get(r)!] : [])).sort((x, y) => (x.created_at < y.created_at ? -1 : x.created_at > y.created_at ? 1 : x.seq - y.seq)).map(rowToTurn);
+      for (const s of sides) out.set(s.id, { before: inOrder(s.before), after: inOrder(s.after) });
+    }, 'deferred');
+    return out;
   }
 
   /** Pages through every turn in acceptance order (reindex, export). */

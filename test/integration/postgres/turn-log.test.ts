@@ -52,9 +52,8 @@ describe('PostgreSQL turn log (real database)', () => {
     for await (const page of log.pending('any', 1000, 1)) pending.push(...page.filter((t) => t.user_id === u).map((t) => t.id));
     assert.deepEqual(pending, [turns[1]!.id, turns[2]!.id]);
     assert.equal(await log.unfinished(turns.map((t) => ({ user_id: u, id: t.id })), true), 2);
-    const around = await log.neighbours(u, turns[1]!.id);
-    assert.deepEqual(around, { before: [{ ...turns[0], importance: 0.4 }], after: [turns[2]] }, 'the persist job recorded the importance it scored');
-    assert.equal(await log.neighbours(u, 'absent'), null);
+    const around = await log.neighbours(u, [turns[1]!.id, 'absent']);
+    assert.deepEqual([...around], [[turns[1]!.id, { before: [{ ...turns[0], importance: 0.4 }], after: [turns[2]] }]], 'the persist job recorded the importance it scored; an absent id has no entry');
     assert.ok(await log.updateContent(u, turns[0]!.id, 'edited', contentHash('edited')));
     assert.equal(await log.unfinished([{ user_id: u, id: turns[0]!.id }], true), 1, 'an edit resets the embed state');
     // persistTurn checks the turn log in its own statement

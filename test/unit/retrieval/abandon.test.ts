@@ -138,17 +138,20 @@ describe('a retrieval pass whose caller left', () => {
     assert.equal(slow.tierReports, 0);
   });
 
-  it('stops reading context once the caller leaves during that stage, and builds no prompt blocks', async () => {
+  it('reads context once for every hit, none for a caller gone before that stage, and builds no prompt blocks after it left', async () => {
     const turnLog = services.turnLog;
-    /** a retriever (tiers as they are: they answer at once) counting context reads and prompt blocks */
-    const counting = (onRead: () => void) => {
-      const n = { reads: 0, blocks: 0, tiers: 0 };
+    /** a retriever (tiers as they are: they answer at once) counting context reads, the hits they read, and prompt blocks */
+    const counting = (onTiers: () => void, onRead: () => void = () => {}) => {
+      const n = { reads: 0, hits: 0, blocks: 0, tiers: 0 };
       const neighbours = (...args: Parameters<TurnLog['neighbours']>) => {
         n.reads++;
+        n.hits += args[1].length;
         onRead();
         return turnLog.neighbours(...args);
       };
-      const retriever = new Retriever({ ...services.retrieverDeps, budgets: LONG, context: { neighbours }, onTier: () => void n.tiers++ });
+      const retriever = new Retriever({ ...services.retrieverDeps, budgets: LONG, context: { neighbours }, onTier: () => {
+        if (++n.tiers === 3) onTiers();
+      } });
       const promptBlocks = retriever.promptBlocks.bind(retriever);
       retriever.promptBlocks = (r) => {
         n.blocks++;
@@ -158,14 +161,21 @@ describe('a retrieval pass whose caller left', () => {
     };
     const plain = counting(() => {});
     await plain.retriever.retrieve(request, Date.now(), { signal: new AbortController().signal });
-    assert.ok(plain.n.reads >= 2, `the query reads the neighbours of several hits when nobody leaves (${plain.n.reads})`);
+    assert.equal(plain.n.reads, 1, 'one read for all the hits');
+    assert.ok(plain.n.hits >= 2, `the query reads the neighbours of several hits when nobody leaves (${plain.n.hits})`);
     assert.equal(plain.n.blocks, 1);
+    // the client leaves once the tiers have answered, before the context is read
+    const gone = new AbortController();
+    const before = counting(() => gone.abort());
+    await assert.rejects(before.retriever.retrieve(request, Date.now(), { signal: gone.signal }), RequestAbortedError);
+    assert.equal(before.n.tiers, 3, 'the tiers had answered');
+    assert.equal(before.n.reads, 0, 'no neighbours read for a caller gone');
+    assert.equal(before.n.blocks, 0, 'no prompt blocks');
+    // the client leaves while the neighbours are read
     const caller = new AbortController();
-    // the client leaves while the first hit's neighbours are read
-    const left = counting(() => caller.abort());
+    const left = counting(() => {}, () => caller.abort());
     await assert.rejects(left.retriever.retrieve(request, Date.now(), { signal: caller.signal }), RequestAbortedError);
-    assert.equal(left.n.tiers, 3, 'the tiers had answered');
-    assert.equal(left.n.reads, 1, 'no neighbours read after the caller left');
+    assert.equal(left.n.reads, 1);
     assert.equal(left.n.blocks, 0, 'no prompt blocks');
   });
 });
