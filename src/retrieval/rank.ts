@@ -357,6 +357,12 @@ export function addContext(scored: readonly Scored[], additions: readonly Contex
   return sortScored([...byHash.values()]);
 }
 
+/** `compute`'s value, computed on the first call */
+function lazily<T>(compute: () => T): () => T {
+  let value: { v: T } | null = null;
+  return () => (value ??= { v: compute() }).v;
+}
+
 /**
  * When two statements by the same person about the same subject conflict, the newer one is the
  * answer. A newer short statement (SHORT_TURN_WORDS) that announces a change ("new", "now", "moved",
@@ -374,7 +380,8 @@ export function supersede(scored: readonly Scored[], o: RankOptions): Scored[] {
     .filter((s) => isStatement(s.candidate) && isShort(s.candidate.content))
     .map((s) => ({ s, matched: matchedTerms(s.candidate, terms) }))
     .filter(({ matched }) => matched.size > 0)
-    .map((x) => ({ ...x, holders: holdersOf(x.s.candidate.content, x.s.candidate.name) }));
+    // read only for a pair that passes every other test (most fail on the speaker or the change word)
+    .map((x) => ({ ...x, holders: lazily(() => holdersOf(x.s.candidate.content, x.s.candidate.name)) }));
   // newest first, so a memory's score is final before any older one is compared with it
   statements.sort((a, b) => b.s.candidate.created_at.localeCompare(a.s.candidate.created_at));
   for (let i = 0; i < statements.length; i++) {
@@ -383,7 +390,7 @@ export function supersede(scored: readonly Scored[], o: RankOptions): Scored[] {
       const newer = statements[j]!;
       if (newer.s.candidate.created_at === older.s.candidate.created_at) continue;
       if (speaker(newer.s.candidate) !== speaker(older.s.candidate) || !CHANGE.test(newer.s.candidate.content)) continue;
-      if (!sameSubject(older.matched, newer.matched) || !sameHolder(older.holders, newer.holders)) continue;
+      if (!sameSubject(older.matched, newer.matched) || !sameHolder(older.holders(), newer.holders())) continue;
       if (newer.s.score < older.s.score - SUPERSEDE_MARGIN) continue;
       if (older.s.supersededBy === null) {
         older.s.supersededBy = newer.s.candidate.id;
