@@ -220,7 +220,6 @@ export class PostgresTurnLog implements TurnLog {
     return out;
   }
 
-
   /** Pages through every turn in acceptance order (reindex, export). */
   scan(batch = PAGE, userId?: string): AsyncGenerator<Turn[]> {
     return scanBySeq(this.pg, 'turns', turnSelect(), rowToTurn, batch, userId);
