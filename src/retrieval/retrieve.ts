@@ -199,19 +199,19 @@ export class Retriever {
     if (req.session_id === undefined) return [];
     // the session's turns are few (short_term_max_turns): the filter is applied here, before ranking
     const allows = filterTest(req.filters);
-    const turns = (await this.deps.shortTerm.recent(req.user_id, req.session_id)).filter((t) => allows(turnCandidate(t)));
+    const turns = (await this.deps.shortTerm.recent(req.user_id, req.session_id)).map((t) => ({ t, candidate: turnCandidate(t) })).filter(({ candidate }) => allows(candidate));
     const wanted = new Set(stems(terms.join(' ')));
-    const scored = turns.map((t, i) => {
+    const scored = turns.map(({ t, candidate }, i) => {
       // the content's stems and the name's apart, not those of the two joined: the content's are kept
       // by text (a long turn's, pass after pass); a joined copy would be stemmed, and kept, again
       const held = new Set([...heldStems(t.content, wanted), ...heldStems(t.name ?? '', wanted)]);
       const overlap = held.size;
-      return { t, overlap, newest: i >= turns.length - ALWAYS_RECENT };
+      return { t, candidate, overlap, newest: i >= turns.length - ALWAYS_RECENT };
     });
     return scored
       .filter((s) => s.overlap > 0 || s.newest)
       .sort((a, b) => b.overlap - a.overlap || b.t.created_at.localeCompare(a.t.created_at))
-      .map((s) => turnCandidate(s.t));
+      .map((s) => s.candidate);
   }
 
   private async semantic(req: RetrieveRequest, text: string, k: number, signal?: AbortSignal): Promise<Candidate[] | null> {
@@ -304,10 +304,12 @@ export class Retriever {
         const around = arounds.get(h.id);
         if (!around) continue;
         const add = (t: Turn | undefined, pairs: boolean) => {
-          if (!t || t.user_id !== req.user_id || !allows(turnCandidate(t))) return;
+          if (!t || t.user_id !== req.user_id) return;
+          const turn = turnCandidate(t);
+          if (!allows(turn)) return;
           // "Noted!" beside a statement completes nothing; "yes" after a question does
           if (!pairs && stems(t.content).length < NEIGHBOUR_MIN_WORDS) return;
-          out.push({ parent: hit, turn: turnCandidate(t), share: pairs ? CONTEXT_SHARE : NEIGHBOUR_SHARE });
+          out.push({ parent: hit, turn, share: pairs ? CONTEXT_SHARE : NEIGHBOUR_SHARE });
         };
         const next = around.after[0];
         // oldest first: the turn just before the hit is the last one

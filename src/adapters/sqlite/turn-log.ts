@@ -5,6 +5,7 @@ import type { AppendResult, Around, PendingJob, TurnLog, TurnLogCounts } from '.
 import { atomically, type Db } from './db.js';
 import { pruneWhere } from './long-term.js';
 import { TransactionBatcher } from './transaction-batcher.js';
+import { underAlias } from './rows/columns.js';
 import { rowToTurn, TURN_COLUMNS as COLUMNS, TURN_VALUES, turnParams, type TurnRow } from './rows/turns.js';
 
 /**
@@ -70,7 +71,7 @@ export class SqliteTurnLog implements TurnLog {
           FROM json_each(@ids) j CROSS JOIN turns a ON a.user_id = @user_id AND a.id = j.value`)
         .raw(),
       anyHeld: db.prepare('SELECT 1 FROM json_each(@ids) j CROSS JOIN turns a ON a.user_id = @user_id AND a.id = j.value LIMIT 1').pluck(),
-      byRowids: db.prepare(`SELECT t.rowid AS seq, ${COLUMNS.split(', ').map((c) => `t.${c}`).join(', ')} FROM json_each(?) j CROSS JOIN turns t ON t.rowid = j.value`),
+      byRowids: db.prepare(`SELECT t.rowid AS seq, ${underAlias(COLUMNS, 't')} FROM json_each(?) j CROSS JOIN turns t ON t.rowid = j.value`),
       updateContent: db.prepare('UPDATE turns SET content = ?, content_hash = ?, embedded_with = NULL WHERE user_id = ? AND id = ?'),
       delete: db.prepare('DELETE FROM turns WHERE user_id = ? AND id = ?'),
       // a session by its own statement: in an `@session_id IS NULL OR …` SQLite cannot narrow the index
