@@ -1,6 +1,6 @@
 import { GENERATED_ID_MARK, type Turn } from '../domain/turn.js';
 import type { Logger } from '../logger.js';
-import type { ShortTermStore } from '../ports/short-term.js';
+import type { ShortTermStore, VersionedTurns } from '../ports/short-term.js';
 import type { TurnLog } from '../ports/turn-log.js';
 
 /**
@@ -64,6 +64,10 @@ export class ShortTermGuard implements ShortTermStore {
 
   recent(userId: string, sessionId: string, limit?: number): Promise<Turn[]> {
     return this.inner.recent(userId, sessionId, limit);
+  }
+
+  recentSince(userId: string, sessionId: string, limit: number | undefined, known: number | null): Promise<VersionedTurns | null> {
+    return this.inner.recentSince(userId, sessionId, limit, known);
   }
 
   remove(userId: string, sessionId: string, ids: readonly string[]): Promise<number> {

@@ -14,6 +14,14 @@ export interface ShortTermStore {
   push(turns: readonly Turn[]): Promise<void>;
   /** the session's turns, oldest first, at most `limit` of the newest */
   recent(userId: string, sessionId: string, limit?: number): Promise<Turn[]>;
+  /**
+   * `recent` for a reader that keeps a copy of what it read at version `known` (a version this store
+   * gave; null: none): null while the session is unchanged since, else its turns and their version.
+   * Every change of a session (a turn added or dropped, a replace, a clear, its TTL running out) gives
+   * it a version no session had before; no session is version 0. A store that keeps no versions
+   * answers the turns with version null, every time.
+   */
+  recentSince(userId: string, sessionId: string, limit: number | undefined, known: number | null): Promise<VersionedTurns | null>;
   /** replaces a session's history (compaction writes its summary this way) */
   replace(userId: string, sessionId: string, turns: readonly Turn[]): Promise<void>;
   /** removes turns by id from one session; returns how many were removed */
@@ -28,6 +36,12 @@ export interface ShortTermStore {
   /** true when the backend answers */
   ping(): Promise<boolean>;
   close(): Promise<void>;
+}
+
+/** a session's turns as `recentSince` answers them */
+export interface VersionedTurns {
+  version: number | null;
+  turns: Turn[];
 }
 
 export interface ShortTermOptions {

@@ -74,5 +74,45 @@ export function shortTermContract(name: string, make: (o: ShortTermOptions) => P
       assert.equal(await s.ping(), true);
       await s.close();
     });
+
+    it('recentSince: the turns, then nothing while the session is unchanged, and the turns again after any change', async () => {
+      const s = await make({ ttlSeconds: 1, maxTurns: 10 });
+      const a = u();
+      const [t1, t2] = [turn(a, 's', 'one'), turn(a, 's', 'two')];
+      const none = await s.recentSince(a, 's', undefined, null);
+      assert.deepEqual(none?.turns, [], 'no session: no turns');
+      await s.push([t1, t2]);
+      const seen: Array<number | null> = [none!.version];
+      /** what a reader holding the last version read gets now: the turns when they changed */
+      const read = async (what: string) => {
+        const now = await s.recentSince(a, 's', undefined, seen.at(-1)!);
+        assert.ok(now !== null, `${what}: the session changed, so its turns are answered`);
+        assert.deepEqual(now.turns, await s.recent(a, 's'), `${what}: the turns recent answers`);
+        if (now.version !== null) {
+          if (now.turns.length === 0) assert.equal(now.version, 0, `${what}: no session is version 0`);
+          else assert.ok(!seen.includes(now.version), `${what}: a version never given before (${now.version}, seen ${seen.join(', ')})`);
+          assert.equal(await s.recentSince(a, 's', undefined, now.version), null, `${what}: unchanged since`);
+        }
+        seen.push(now.version);
+        return now.turns;
+      };
+      assert.deepEqual(await read('pushed'), [t1, t2]);
+      await s.push([t1]);
+      if (seen.at(-1) !== null) assert.equal(await s.recentSince(a, 's', undefined, seen.at(-1)!), null, 'a turn pushed twice changes nothing');
+      await s.push([turn(a, 's2', 'another session')]);
+      if (seen.at(-1) !== null) assert.equal(await s.recentSince(a, 's', undefined, seen.at(-1)!), null, 'another session changing changes nothing');
+      assert.deepEqual((await s.recentSince(a, 's', 1, null))?.turns.map((t) => t.content), ['two'], 'the newest `limit` turns');
+      await s.remove(a, 's', [t1.id]);
+      assert.deepEqual((await read('removed')).map((t) => t.content), ['two']);
+      await s.replace(a, 's', [turn(a, 's', 'summary', { role: 'system' })]);
+      assert.deepEqual((await read('replaced')).map((t) => t.content), ['summary']);
+      await s.clear(a, 's');
+      assert.deepEqual(await read('cleared'), []);
+      await s.push([turn(a, 's', 'back')]);
+      assert.deepEqual((await read('written again')).map((t) => t.content), ['back']);
+      await new Promise((r) => setTimeout(r, 1300));
+      assert.deepEqual(await read('its TTL ran out'), []);
+      await s.close();
+    });
   });
 }

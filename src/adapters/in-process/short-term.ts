@@ -1,9 +1,11 @@
 import type { Turn } from '../../domain/turn.js';
-import type { ShortTermOptions, ShortTermStore } from '../../ports/short-term.js';
+import type { ShortTermOptions, ShortTermStore, VersionedTurns } from '../../ports/short-term.js';
 
 interface Session {
   turns: Turn[];
   expiresAt: number;
+  /** changed with every change of `turns` (see recentSince) */
+  version: number;
 }
 
 /** In-process short-term tier: a Map of sessions, each with a TTL refreshed on write. */
@@ -12,6 +14,8 @@ export class InProcessShortTermStore implements ShortTermStore {
   private readonly bySession = new Map<string, Session>();
   private readonly now: () => number;
   private sweepAt = 0;
+  /** the last version given to a session: versions are never given twice, so a gone session's never returns */
+  private versions = 0;
 
   constructor(
     private readonly options: ShortTermOptions,
@@ -47,17 +51,25 @@ export class InProcessShortTermStore implements ShortTermStore {
     for (const t of turns) {
       const key = this.key(t.user_id, t.session_id);
       let s = this.live(key);
-      if (!s) this.bySession.set(key, (s = { turns: [], expiresAt }));
+      if (!s) this.bySession.set(key, (s = { turns: [], expiresAt, version: ++this.versions }));
       s.expiresAt = expiresAt;
       if (s.turns.some((x) => x.id === t.id)) continue;
       s.turns.push(t);
       if (s.turns.length > this.options.maxTurns) s.turns.splice(0, s.turns.length - this.options.maxTurns);
+      s.version = ++this.versions;
     }
   }
 
   async recent(userId: string, sessionId: string, limit = this.options.maxTurns): Promise<Turn[]> {
     const s = this.live(this.key(userId, sessionId));
     return s ? s.turns.slice(-limit) : [];
+  }
+
+  async recentSince(userId: string, sessionId: string, limit = this.options.maxTurns, known: number | null): Promise<VersionedTurns | null> {
+    const s = this.live(this.key(userId, sessionId));
+    const version = s?.version ?? 0;
+    if (version === known) return null;
+    return { version, turns: s ? s.turns.slice(-limit) : [] };
   }
 
   async replace(userId: string, sessionId: string, turns: readonly Turn[]): Promise<void> {
@@ -69,6 +81,7 @@ export class InProcessShortTermStore implements ShortTermStore {
     this.bySession.set(key, {
       turns: turns.slice(-this.options.maxTurns),
       expiresAt: this.now() + this.options.ttlSeconds * 1000,
+      version: ++this.versions,
     });
   }
 
@@ -78,6 +91,7 @@ export class InProcessShortTermStore implements ShortTermStore {
     const drop = new Set(ids);
     const before = s.turns.length;
     s.turns = s.turns.filter((t) => !drop.has(t.id));
+    if (s.turns.length < before) s.version = ++this.versions;
     return before - s.turns.length;
   }
 

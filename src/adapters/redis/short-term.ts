@@ -1,6 +1,6 @@
 import type { Redis } from 'ioredis';
 import { TurnSchema, type Turn } from '../../domain/turn.js';
-import type { ShortTermOptions, ShortTermStore } from '../../ports/short-term.js';
+import type { ShortTermOptions, ShortTermStore, VersionedTurns } from '../../ports/short-term.js';
 import { encodeKeyPart, type RedisKeys } from './keys.js';
 
 /**
@@ -134,6 +134,11 @@ export class RedisShortTermStore implements ShortTermStore {
       void push([key, this.keys.userSessions(first.user_id)], this.options.maxTurns, this.ttlMs, now, first.session_id, ...list.map(element));
     }
     throwFirstError(await pipeline.exec());
+  }
+
+  /** no versions kept: the turns, every time (a process with Redis reads Redis, not another process's copy) */
+  async recentSince(userId: string, sessionId: string, limit: number | undefined): Promise<VersionedTurns> {
+    return { version: null, turns: await this.recent(userId, sessionId, limit) };
   }
 
   async recent(userId: string, sessionId: string, limit = this.options.maxTurns): Promise<Turn[]> {
