@@ -18,19 +18,29 @@ export const QUEUE_METHODS = ['add', 'requeue', 'counts', 'failed', 'retryFailed
 
 /** characters of turn text a worker process keeps of the sessions it read (see SessionCopies) */
 const COPY_CHARS = 4_000_000;
+/** a copy not read for this long is dropped: a deleted turn's text stays no longer in a process that no longer reads its session */
+const COPY_MS = 60_000;
 
 /**
- * The sessions a worker process read from the primary, each at the version it was read at, newest
- * read last. A read sends the version held and gets the turns back only when the session changed since:
- * a session's 50 turns crossing the channel cost both processes a structured clone each (~90 µs to
- * write, ~60 to read) at every retrieve of the session, and the primary's part of them was a tenth
- * of a templated retrieve's CPU. Every read still asks the primary, so nothing here is served stale.
+ * The sessions a worker process read from the primary, each at the version it was read at, the one
+ * read longest ago first. A read sends the version held and gets the turns back only when the session
+ * changed since: a session's 50 turns crossing the channel cost both processes a structured clone each
+ * (~90 µs to write, ~60 to read) at every retrieve of the session, and the primary's part of them was
+ * a tenth of a templated retrieve's CPU. Every read still asks the primary, so nothing here is served
+ * stale.
  */
 class SessionCopies {
-  private readonly held = new Map<string, { version: number; turns: Turn[]; chars: number }>();
+  private readonly held = new Map<string, { version: number; turns: Turn[]; chars: number; readAt: number }>();
   private chars = 0;
 
+  constructor(private readonly now: () => number = Date.now) {}
+
   get(key: string): { version: number; turns: Turn[] } | undefined {
+    const cutoff = this.now() - COPY_MS;
+    for (const [oldest, c] of this.held) {
+      if (c.readAt > cutoff) break;
+      this.drop(oldest);
+    }
     return this.held.get(key);
   }
 
@@ -42,16 +52,16 @@ class SessionCopies {
       if (this.chars + chars <= COPY_CHARS) break;
       this.drop(oldest);
     }
-    this.held.set(key, { version, turns, chars });
+    this.held.set(key, { version, turns, chars, readAt: this.now() });
     this.chars += chars;
   }
 
-  /** a session read again moves to the end: the oldest read go first */
+  /** a session read again moves to the end */
   touch(key: string): void {
     const c = this.held.get(key);
     if (!c) return;
     this.held.delete(key);
-    this.held.set(key, c);
+    this.held.set(key, { ...c, readAt: this.now() });
   }
 
   private drop(key: string): void {
@@ -63,9 +73,9 @@ class SessionCopies {
 }
 
 /** The primary's short-term tier, seen from a worker process. */
-export function sharedShortTerm(calls: PrimaryCalls): ShortTermStore {
+export function sharedShortTerm(calls: PrimaryCalls, clock?: () => number): ShortTermStore {
   const call = <T>(method: (typeof SHORT_TERM_METHODS)[number], ...args: unknown[]) => calls.call<T>('short_term', method, args);
-  const copies = new SessionCopies();
+  const copies = new SessionCopies(clock);
   const recentSince = (userId: string, sessionId: string, limit: number | undefined, known: number | null) =>
     call<VersionedTurns | null>('recentSince', userId, sessionId, limit, known);
   return {

@@ -7,7 +7,7 @@ import type { VersionedTurns } from '../../../src/ports/short-term.js';
 import { turn } from '../../helpers/turns.js';
 
 /** The primary's short-term tier as a worker process reaches it, each reply structured-cloned (as the channel does), the turns crossing counted. */
-function primary(ttlSeconds = 60) {
+function primary(ttlSeconds = 60, clock?: () => number) {
   const store = new InProcessShortTermStore({ ttlSeconds, maxTurns: 50 });
   const crossed = { calls: 0, turns: 0 };
   const calls = {
@@ -19,7 +19,7 @@ function primary(ttlSeconds = 60) {
       return structuredClone(value) as T;
     },
   } as unknown as PrimaryCalls;
-  return { store, crossed, worker: sharedShortTerm(calls) };
+  return { store, crossed, worker: sharedShortTerm(calls, clock) };
 }
 
 describe('the primary\'s short-term tier in a worker process', () => {
@@ -56,6 +56,22 @@ describe('the primary\'s short-term tier in a worker process', () => {
     await store.push([turn('u', 's', 'one')]);
     (await worker.recent('u', 's')).pop();
     assert.equal((await worker.recent('u', 's')).length, 1);
+  });
+
+  it('drops a copy not read for a minute: the text of a session nobody reads is not kept', async () => {
+    let now = 1_000_000;
+    const { store, crossed, worker } = primary(3600, () => now);
+    await store.push([turn('u', 'a', 'one'), turn('u', 'b', 'two')]);
+    await worker.recent('u', 'a');
+    await worker.recent('u', 'b');
+    now += 45_000;
+    await worker.recent('u', 'b');
+    assert.equal(crossed.turns, 2, 'both copies kept, b read again from its copy');
+    now += 20_000;
+    await worker.recent('u', 'b');
+    assert.equal(crossed.turns, 2, 'b was read 20 s ago: still kept');
+    await worker.recent('u', 'a');
+    assert.equal(crossed.turns, 3, 'a was last read 65 s ago: dropped, and read whole again');
   });
 
   it('keeps copies up to a bound of text, the session read longest ago dropped first', async () => {
