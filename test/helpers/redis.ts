@@ -33,6 +33,7 @@ export interface RedisHandle {
 export async function startRedis(port?: number): Promise<RedisHandle> {
   const p = port ?? (await freePort());
   const dir = mkdtempSync(join(tmpdir(), 'nc-redis-'));
+  cleanupOnExit(dir);
   let child: ChildProcess | null = null;
 
   const start = async () => {
