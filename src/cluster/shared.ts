@@ -60,8 +60,9 @@ class SessionCopies {
   touch(key: string): void {
     const c = this.held.get(key);
     if (!c) return;
+    c.readAt = this.now();
     this.held.delete(key);
-    this.held.set(key, { ...c, readAt: this.now() });
+    this.held.set(key, c);
   }
 
   private drop(key: string): void {
