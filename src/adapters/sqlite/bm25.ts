@@ -178,11 +178,19 @@ export class UserBm25 {
     }
     // a phrase's rowids alone, their records then taken from those kept (withSizes); only a read cut at
     // `limit` of a user holding most of the index (no owner clause) counts its rows with their owners
+    // words searched alike (a query's "ab-cd" and "cd-ab": repeatKey tells them apart) are read once
+    const reads = new Map<string, Array<number | Match>>();
     const read = (p: WeightedPhrase, limit: number): Array<number | Match> => {
-      const params = { match: narrowed(p.match), user_id: userId, floor, to: span.to };
-      const rowidsOnly = owner !== null || limit === 0;
-      const st = this.phraseStatement(rowidsOnly, limit);
-      return rowidsOnly ? (JSON.parse(st.get(params) as string) as number[]) : (st.all(params) as Match[]);
+      const key = `${limit} ${p.match}`;
+      let rows = reads.get(key);
+      if (!rows) {
+        const params = { match: narrowed(p.match), user_id: userId, floor, to: span.to };
+        const rowidsOnly = owner !== null || limit === 0;
+        const st = this.phraseStatement(rowidsOnly, limit);
+        rows = rowidsOnly ? (JSON.parse(st.get(params) as string) as number[]) : (st.all(params) as Match[]);
+        reads.set(key, rows);
+      }
+      return rows;
     };
     const common = newest ? undefined : plan.common;
     const cut = (p: WeightedPhrase) => (common !== undefined && p.key !== null ? common : 0);
