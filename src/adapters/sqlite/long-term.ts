@@ -64,11 +64,11 @@ function ftsString(text: string): string {
  * MAX_WORD_PIECES pieces must be in the row, wherever it stands, given in one order so that words
  * searched alike are read once (UserBm25.score). FTS5 checks a phrase at every place its first token
  * stands in every matched row: a 4,000-character query of "a-a-a-…" against a turn of the same held the
- * event loop 0.4–0.7 s, and 32 words of two to eight pieces against 1,000 turns of 32,000 characters
- * made of those pieces 0.5–3.6 s, against 0.08–0.13 s now (32 plain words there: 0.01–0.05 s). Words
- * of two pieces as phrases find more than as their pieces (`npm run eval -- --all --no-ablation`:
- * LoCoMo 0.758 against 0.756, RealMem 0.702 against 0.699), at any cap from one phrase a search up;
- * longer words find the same either way.
+ * event loop 0.4–0.7 s, and 32 words of several pieces against 100 turns of 32,000 characters made of
+ * those pieces 10.9 s, against 25 ms now (`node dist/bench/profile-pieces.js`). Words of two pieces
+ * as phrases find more than as their pieces (`npm run eval -- --all --no-ablation`: LoCoMo 0.758
+ * against 0.756, RealMem 0.702 against 0.699), at any cap from one phrase a search up; longer words
+ * find the same either way.
  */
 export function wordMatcher(): (word: string) => string {
   const phrases = new Set<string>();
