@@ -1,3 +1,4 @@
+import { setImmediate as nextTurn } from 'node:timers/promises';
 import cl100k from 'js-tiktoken/ranks/cl100k_base';
 
 /**
@@ -84,22 +85,56 @@ let table: Map<ByteString, number> | null = null;
 /** rank of each two-byte token by (first byte << 8 | second), -1 for none: the first pairs of every piece */
 const pairRanks = new Int32Array(65_536).fill(-1);
 
-/** rank of every token of cl100k_base, built once per process on first use (~100k entries) */
-function ranks(): Map<ByteString, number> {
-  if (table) return table;
+/** rank-table entries built in one turn of the event loop by ranksSoon (~1–4 ms) */
+export const RANKS_PER_TURN = 2_048;
+
+/** entries of the rank table built so far (what a test watches the building by) */
+let built = 0;
+
+/**
+ * The table's building, one step per RANKS_PER_TURN entries; ranks() and ranksSoon() share it. The
+ * ranks are one line of ~100,000 base64 tokens (`! <first rank> <token> <token> …`, a line again where
+ * a rank is skipped), read a token at a time: split whole, the line alone took ~70 ms.
+ */
+const building: Generator<void, void, void> = (function* () {
   const t = new Map<ByteString, number>();
-  for (const line of cl100k.bpe_ranks.split('\n')) {
-    if (line === '') continue;
-    const fields = line.split(' ');
-    const offset = Number.parseInt(fields[1]!, 10);
-    for (let i = 2; i < fields.length; i++) {
-      const bytes = Buffer.from(fields[i]!, 'base64').toString('latin1');
-      t.set(bytes, offset + i - 2);
-      if (bytes.length === 2) pairRanks[(bytes.charCodeAt(0) << 8) | bytes.charCodeAt(1)] = offset + i - 2;
+  const text = cl100k.bpe_ranks;
+  for (let line = 0; line < text.length; ) {
+    const newline = text.indexOf('\n', line);
+    const eol = newline < 0 ? text.length : newline;
+    const first = text.indexOf(' ', line);
+    const second = first < 0 || first >= eol ? -1 : text.indexOf(' ', first + 1);
+    if (second > 0 && second < eol) {
+      let rank = Number.parseInt(text.slice(first + 1, second), 10);
+      for (let at = second + 1; at < eol; rank++) {
+        const space = text.indexOf(' ', at);
+        const end = space < 0 || space > eol ? eol : space;
+        const bytes = Buffer.from(text.slice(at, end), 'base64').toString('latin1');
+        t.set(bytes, rank);
+        if (bytes.length === 2) pairRanks[(bytes.charCodeAt(0) << 8) | bytes.charCodeAt(1)] = rank;
+        at = end + 1;
+        if (++built % RANKS_PER_TURN === 0) yield;
+      }
     }
+    line = eol + 1;
   }
   table = t;
-  return t;
+})();
+
+/** rank of every token of cl100k_base (~100k entries): built once per process, what is left of it now */
+function ranks(): Map<ByteString, number> {
+  while (!table) step();
+  return table;
+}
+
+/** one step of the building (a step that ends it without a table is an error, never a loop) */
+function step(): void {
+  if (building.next().done && !table) throw new Error('the cl100k rank table could not be built');
+}
+
+/** how many entries of the rank table are built */
+export function ranksBuilt(): number {
+  return built;
 }
 
 /**
@@ -108,6 +143,18 @@ function ranks(): Map<ByteString, number> {
  */
 export function loadRanks(): void {
   ranks();
+}
+
+/**
+ * The rank table, built RANKS_PER_TURN entries a turn of the event loop when it is not built yet:
+ * what countSoon and truncateSoon wait for first, so that the first count of a process that did not
+ * build it before answering (a program using the library) holds no other request 100–300 ms.
+ */
+export async function ranksSoon(): Promise<void> {
+  while (!table) {
+    step();
+    if (!table) await nextTurn();
+  }
 }
 
 /** the pre-tokenizer: linear in V8 on any input (no nested quantifier backtracks over a run more than once) */

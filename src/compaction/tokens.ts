@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import type { Turn } from '../domain/turn.js';
-import { MAX_PIECE_BYTES, mergeWork, pieceBytes, piecesOf, tokenStarts, tokenStartsInSlices } from './cl100k.js';
+import { MAX_PIECE_BYTES, mergeWork, pieceBytes, piecesOf, ranksSoon, tokenStarts, tokenStartsInSlices } from './cl100k.js';
 
 /**
  * Chat-completion framing per message (`<|im_start|>role … <|im_end|>`) and for priming the reply, as
@@ -52,12 +52,14 @@ export class TokenCounter {
 
   /**
    * `count`, without holding the event loop: the work is cut into turns of at most POPS_PER_TURN (a
-   * long piece's merge goes on where it stopped). The count is remembered, so a `count` of the same
-   * text afterwards is a lookup: a caller that must count synchronously asks this first.
+   * long piece's merge goes on where it stopped), and a rank table not built yet is built the same way
+   * (ranksSoon). The count is remembered, so a `count` of the same text afterwards is a lookup: a
+   * caller that must count synchronously asks this first.
    */
   async countSoon(text: string): Promise<number> {
     const known = this.cached(text);
     if (known !== undefined) return known;
+    await ranksSoon();
     let n = 0;
     for (const [piece] of piecesOf(text)) {
       const hit = this.pieces.get(piece);
@@ -148,6 +150,7 @@ export class TokenCounter {
 
   /** `truncate`, its work cut into turns of the event loop as `countSoon`'s */
   async truncateSoon(text: string, maxTokens: number): Promise<string> {
+    await ranksSoon();
     return soon(this.cut(text, maxTokens, true));
   }
 

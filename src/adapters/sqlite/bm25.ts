@@ -176,10 +176,10 @@ export class UserBm25 {
       // scored, and no row is tested again
       if (test) allowed = new Set(found);
     }
-    // a phrase's rowids alone, their records then taken from those kept (withSizes); only a read cut at
-    // `limit` of a user holding most of the index (no owner clause) counts its rows with their owners
     // words searched alike (a query's "ab-cd" and "cd-ab": repeatKey tells them apart) are read once
     const reads = new Map<string, Array<number | Match>>();
+    // a phrase's rowids alone, their records then taken from those kept (withSizes); only a read cut at
+    // `limit` of a user holding most of the index (no owner clause) counts its rows with their owners
     const read = (p: WeightedPhrase, limit: number): Array<number | Match> => {
       const key = `${limit} ${p.match}`;
       let rows = reads.get(key);
