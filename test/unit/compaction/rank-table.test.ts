@@ -23,6 +23,8 @@ function firstCountInFreshThread(text: string): Promise<Seen> {
   const code = `
     const { parentPort, workerData } = require('node:worker_threads');
     (async () => {
+      // the TypeScript sources need tsx's hooks, which a thread does not inherit
+      if (workerData.ts) (await import('tsx/esm/api')).register();
       const cl = await import(workerData.cl100k);
       const { TokenCounter } = await import(workerData.tokens);
       const builtBefore = cl.ranksBuilt();
@@ -39,7 +41,10 @@ function firstCountInFreshThread(text: string): Promise<Seen> {
       await new Promise((resolve) => setImmediate(resolve));
       parentPort.postMessage({ builtBefore, built: cl.ranksBuilt(), mostInOneTurn, turns, soon, sync: new TokenCounter().count(workerData.text) });
     })();`;
-  const workerData = { text, cl100k: new URL('../../../src/compaction/cl100k.js', import.meta.url).href, tokens: new URL('../../../src/compaction/tokens.js', import.meta.url).href };
+  // the modules as this test runs them: the TypeScript sources (under tsx) or the build
+  const ts = import.meta.url.endsWith('.ts');
+  const source = (name: string) => new URL(`../../../src/compaction/${name}${ts ? '.ts' : '.js'}`, import.meta.url).href;
+  const workerData = { text, ts, cl100k: source('cl100k'), tokens: source('tokens') };
   return new Promise((resolve, reject) => {
     const worker = new Worker(code, { eval: true, workerData });
     worker.once('message', (seen: Seen) => void worker.terminate().then(() => resolve(seen)));
