@@ -43,9 +43,12 @@ export interface ErasureListener {
  * the store learn of it and confirm they applied it to their own state (see docs/architecture.md,
  * maintenance).
  *
- * Contract: `eraseRows` removes, in one transaction, every turn-log row and long-term entry in scope
- * (pinned included), every row of any other table that carries the scope's user (and session) id, and
- * for scope `all` the outbox of vector deletes; the store zeroes or reclaims what it frees (SQLite:
+ * Contract: `eraseRows` removes every turn-log row and long-term entry in scope (pinned included),
+ * every row of any other table that carries the scope's user (and session) id, and for scope `all`
+ * the outbox of vector deletes, until none is left; the turn log's rows go no later than the entries
+ * (a turn still logged could be persisted again). It may take several transactions, each whole
+ * (SQLite: a few rows a statement, the event loop given a turn every ~20 ms; PostgreSQL: one), so a
+ * turn written in scope while it runs may be erased too. The store zeroes or reclaims what it frees (SQLite:
  * `secure_delete`), and `scrub` afterwards moves what a write-ahead log still holds of them into the
  * store and truncates it — `complete: false` when it cannot now (a reader holds the log), which is not
  * an error. `idsIn` lists the ids in scope now (persist jobs name a turn by id only). Signals live a few

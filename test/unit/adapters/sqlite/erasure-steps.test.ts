@@ -1,0 +1,65 @@
+import assert from 'node:assert/strict';
+import { join } from 'node:path';
+import { describe, it } from 'node:test';
+import { openDatabase } from '../../../../src/adapters/sqlite/db.js';
+import { SqliteErasureStore } from '../../../../src/adapters/sqlite/erasure.js';
+import { SqliteLongTermStore } from '../../../../src/adapters/sqlite/long-term.js';
+import { SqliteTurnLog } from '../../../../src/adapters/sqlite/turn-log.js';
+import { turn } from '../../../contract/durable-records.js';
+import { entry } from '../../../contract/long-term.contract.js';
+import { tmpDir } from '../../../helpers/tmp.js';
+
+/**
+ * An erasure of many rows gives the event loop turns while it runs. Each entry it deletes leaves the
+ * text index under FTS5's secure-delete, ~0.5 ms for a reply of 500 characters: deleted in one
+ * transaction, forgetting a user of 1,400 such replies held every request of the process 0.8 s. With
+ * `stepMs: 0` each statement is a transaction of its own, so the turns counted do not depend on the
+ * machine's speed. Also checked: the turn log's rows go first (nothing can persist a turn again once
+ * it is gone from the log), a write of another user between steps stays, and the counts add up.
+ */
+describe('SQLite erasure in steps', () => {
+  it('deletes a user a few rows a transaction, the turn log first, the event loop turning between', async () => {
+    const db = openDatabase(join(tmpDir(), 'steps.db'));
+    const turnLog = new SqliteTurnLog(db);
+    const longTerm = new SqliteLongTermStore(db, undefined, { textSearchThread: false });
+    const erasure = new SqliteErasureStore(db, { stepMs: 0 });
+    const rows = 40;
+    const logged: Array<{ user_id: string; id: string }> = [];
+    for (const user of ['ann', 'bob']) {
+      const turns = Array.from({ length: rows }, (_, i) => turn(user, `${user} told the ferry schedule to Porto, day ${i}, with the harbour cafe and the late bus`, { session_id: `s${i % 4}` }));
+      await turnLog.append(turns);
+      if (user === 'ann') logged.push(...turns);
+      await longTerm.upsert(turns.map((t) => entry(user, t.content, { id: t.id, session_id: t.session_id })));
+    }
+
+    let turns = 0;
+    let done = false;
+    let atFirstTurn: { logged: number; entries: number } | null = null;
+    const written = turn('bob', 'bob wrote this while ann was being erased', { session_id: 'late' });
+    const tick = () => {
+      if (done) return;
+      turns++;
+      setImmediate(tick);
+    };
+    setImmediate(tick);
+    // the first turn after the erasure's first step (the turn log's rows): what is left, and a write
+    setImmediate(async () => {
+      atFirstTurn = { logged: (await turnLog.getMany(logged)).filter((t) => t !== null).length, entries: await longTerm.count('ann') };
+      await turnLog.append([written]);
+      await longTerm.upsert([entry('bob', written.content, { id: written.id, session_id: 'late' })]);
+    });
+    const erased = await erasure.eraseRows({ kind: 'user', userId: 'ann' });
+    done = true;
+
+    assert.ok(turns >= rows, `the event loop turned ${turns} times while ${rows} entries were erased (one statement each)`);
+    assert.deepEqual(atFirstTurn, { logged: 0, entries: rows }, "at the first turn the user's turn log is gone and every entry is still there");
+    assert.deepEqual(erased.long_term, { turn: rows, summary: 0, archive: 0 });
+    assert.equal(erased.turn_log, rows);
+    assert.equal(await longTerm.count('ann'), 0);
+    assert.deepEqual(await longTerm.searchText('ann', 'ferry schedule Porto', { limit: 10 }), []);
+    assert.equal((await erasure.idsIn({ kind: 'user', userId: 'ann' })).size, 0);
+    assert.equal(await longTerm.count('bob'), rows + 1, "another user's entries, the one written meanwhile included, stay");
+    assert.deepEqual(await turnLog.get('bob', written.id), written);
+    assert.equal((await longTerm.searchText('bob', 'ferry schedule Porto', { limit: 100 })).length, rows);
+  });
+});
