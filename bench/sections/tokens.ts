@@ -69,7 +69,7 @@ function get(base: string, path: string): Promise<number> {
  * The slowest GET /health answer (polled every 10 ms) while `call` runs for each name in turn, and
  * the name it ran for: how long the server's event loop was held. A call answering other than 2xx fails.
  */
-async function slowestHealth(base: string, names: readonly string[], call: (name: string) => Promise<{ status: number; answer: string }>): Promise<{ worst: number; name: string }> {
+export async function slowestHealth(base: string, names: readonly string[], call: (name: string) => Promise<{ status: number; answer: string }>): Promise<{ worst: number; name: string }> {
   let worst = 0;
   let worstName = '';
   for (const name of names) {
