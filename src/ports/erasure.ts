@@ -47,9 +47,9 @@ export interface ErasureListener {
  * every row of any other table that carries the scope's user (and session) id, and for scope `all`
  * the outbox of vector deletes, until none is left; the turn log's rows go no later than the entries
  * (a turn still logged could be persisted again). It may take several transactions, each whole
- * (SQLite: a few rows a statement, the event loop given a turn every ~20 ms; PostgreSQL: one), so a
- * turn written in scope while it runs may be erased too. The store zeroes or reclaims what it frees (SQLite:
- * `secure_delete`), and `scrub` afterwards moves what a write-ahead log still holds of them into the
+ * (SQLite: a row a statement, a commit every ~10 ms and a pause as long; PostgreSQL: one), so a turn
+ * written in scope while it runs may be erased too. The store zeroes or reclaims what it frees
+ * (SQLite: `secure_delete`), and `scrub` afterwards moves what a write-ahead log still holds of them into the
  * store and truncates it — `complete: false` when it cannot now (a reader holds the log), which is not
  * an error. `idsIn` lists the ids in scope now (persist jobs name a turn by id only). Signals live a few
  * minutes; `signal` also drops expired ones. Processes are named by instance id (host, pid, random

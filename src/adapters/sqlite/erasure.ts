@@ -28,13 +28,14 @@ function scopeParams(scope: ErasureScope): Record<string, string> {
  * secure-delete rewrites the index pages holding each of its words: 0.5–1 ms for a reply of 500
  * characters in an index other users share, up to ~25 ms for one of 32,000. Erased in one statement,
  * a user of 1,400 such replies held the event loop 0.8 s, as did one of 90 replies of 32,000
- * characters. A row a statement and a commit every STEP_MS, the longest turn was 19.5 and 33 ms; the
- * erasure takes about twice as long in all (1.6 and 1.0 s), FTS5 finishing its work at each statement.
+ * characters. A row a statement and a commit every STEP_MS, the longest turn was 19.5 and 33 ms.
+ * Deleted a statement a row and paused between steps, an erasure takes two to three times as long in
+ * all (`npm run bench -- --only realtext`: a RealMem persona forgotten in 2.3 s, 0.96 s before).
  */
 const ENTRIES_PER_STATEMENT = 1;
 /** a turn-log row has no text index to update (~2 µs a row) */
 const TURNS_PER_STATEMENT = 256;
-/** how long one transaction of an erasure deletes before it commits and the event loop gets a turn */
+/** how long one transaction of an erasure deletes before it commits; the erasure then waits as long */
 const STEP_MS = 10;
 
 /** how long a delete's scrub of the WAL waits for a reader to let go of it (the event loop waits as long) */
@@ -89,8 +90,9 @@ export class SqliteErasureStore implements ErasureStore {
     const previous = this.db.pragma('secure_delete', { simple: true }) as number;
     this.db.pragma('secure_delete = ON');
     try {
-      // a transaction a step, the event loop given a turn between steps
-      while (!this.db.transaction(() => this.eraseStep(scope, out)).immediate()) await new Promise((resolve) => setImmediate(resolve));
+      // a transaction a step, then as long again for the requests waiting: given a single turn of the
+      // event loop between steps, requests arriving every 10 ms queued behind them (GET /health 0.6 s)
+      while (!this.db.transaction(() => this.eraseStep(scope, out)).immediate()) await new Promise((resolve) => setTimeout(resolve, this.stepMs));
     } finally {
       this.db.pragma(`secure_delete = ${previous}`);
     }
@@ -98,9 +100,9 @@ export class SqliteErasureStore implements ErasureStore {
   }
 
   /**
-   * Deletes rows in scope for about `stepMs`, a few at a statement: the turn log's first (a turn gone
-   * from it is persisted again by nothing: no job and no reconciler finds it), then the entries, then
-   * any other table's. True once nothing in scope is left.
+   * Deletes rows in scope for about `stepMs`: the turn log's first, TURNS_PER_STATEMENT a statement (a
+   * turn gone from it is persisted again by nothing: no job and no reconciler finds it), then the
+   * entries one a statement, then any other table's. True once nothing in scope is left.
    */
   private eraseStep(scope: ErasureScope, out: ErasedRows): boolean {
     const started = performance.now();
