@@ -54,7 +54,8 @@ function post(base: string, path: string, body: unknown): Promise<{ status: numb
   });
 }
 
-function get(base: string, path: string): Promise<number> {
+/** GET `path`: its status (a connection of its own) */
+export function get(base: string, path: string): Promise<number> {
   return new Promise((resolve, reject) => {
     request(`${base}${path}`, { agent: false }, (res) => {
       res.resume();
