@@ -2,6 +2,7 @@ import { KINDS, type Kind } from '../../domain/entry.js';
 import type { ErasedRows, ErasureListener, ErasureScope, ErasureSignal, ErasureStore, SignalAction } from '../../ports/erasure.js';
 import type { Statement } from 'better-sqlite3';
 import type { Db } from './db.js';
+import { inSteps, STEP_MS } from './steps.js';
 
 /**
  * Tables erased by name below; the sweep covers any other table with a user_id column. `erasures`
@@ -24,19 +25,15 @@ function scopeParams(scope: ErasureScope): Record<string, string> {
 }
 
 /**
- * Rows one statement of an erasure deletes. An entry leaves the text index too, and FTS5's
- * secure-delete rewrites the index pages holding each of its words: 0.5–1 ms for a reply of 500
- * characters in an index other users share, up to ~25 ms for one of 32,000. Erased in one statement,
- * a user of 1,400 such replies held the event loop 0.8 s, as did one of 90 replies of 32,000
- * characters. A row a statement and a commit every STEP_MS, the longest turn was 19.5 and 33 ms.
- * Deleted a statement a row and paused between steps, an erasure takes two to three times as long in
- * all (`npm run bench -- --only realtext`: a RealMem persona forgotten in 2.3 s, 0.96 s before).
+ * Entries one statement of an erasure deletes (see inSteps: an entry costs FTS5's secure-delete
+ * 0.5–25 ms). A row a statement, the longest turn of the event loop during an erasure was 19.5 ms (a
+ * user of 1,400 replies of 500 characters) and 33 ms (90 of 32,000), against 0.8 s in one statement;
+ * 8 rows a statement gave turns of 160 ms with long rows, and statements of up to 8 KB of text, a
+ * transaction each, turns of 60–96 ms.
  */
 const ENTRIES_PER_STATEMENT = 1;
 /** a turn-log row has no text index to update (~2 µs a row) */
 const TURNS_PER_STATEMENT = 256;
-/** how long one transaction of an erasure deletes before it commits; the erasure then waits as long */
-const STEP_MS = 10;
 
 /** how long a delete's scrub of the WAL waits for a reader to let go of it (the event loop waits as long) */
 const LOG_SCRUB_WAIT_MS = 20;
@@ -90,9 +87,7 @@ export class SqliteErasureStore implements ErasureStore {
     const previous = this.db.pragma('secure_delete', { simple: true }) as number;
     this.db.pragma('secure_delete = ON');
     try {
-      // a transaction a step, then as long again for the requests waiting: given a single turn of the
-      // event loop between steps, requests arriving every 10 ms queued behind them (GET /health 0.6 s)
-      while (!this.db.transaction(() => this.eraseStep(scope, out)).immediate()) await new Promise((resolve) => setTimeout(resolve, this.stepMs));
+      await inSteps(this.db, () => this.eraseSome(scope, out), this.stepMs);
     } finally {
       this.db.pragma(`secure_delete = ${previous}`);
     }
@@ -100,29 +95,25 @@ export class SqliteErasureStore implements ErasureStore {
   }
 
   /**
-   * Deletes rows in scope for about `stepMs`: the turn log's first, TURNS_PER_STATEMENT a statement (a
-   * turn gone from it is persisted again by nothing: no job and no reconciler finds it), then the
-   * entries one a statement, then any other table's. True once nothing in scope is left.
+   * One statement's worth of the erasure: the turn log's rows first, TURNS_PER_STATEMENT at a time (a
+   * turn gone from it is persisted again by nothing: no job and no reconciler finds it), then an entry,
+   * and once neither is left any other table's rows. False once nothing in scope is left.
    */
-  private eraseStep(scope: ErasureScope, out: ErasedRows): boolean {
-    const started = performance.now();
+  private eraseSome(scope: ErasureScope, out: ErasedRows): boolean {
     const params = scopeParams(scope);
-    const spent = () => performance.now() - started >= this.stepMs;
-    for (let n: number; (n = this.stepOf('turns', scope).run({ ...params, rows: TURNS_PER_STATEMENT }).changes) > 0; ) {
-      out.turn_log += n;
-      if (spent()) return false;
-    }
-    for (let kinds: Array<{ kind: Kind }>; (kinds = this.stepOf('entries', scope).all({ ...params, rows: ENTRIES_PER_STATEMENT }) as Array<{ kind: Kind }>).length > 0; ) {
-      for (const k of kinds) if (KINDS.includes(k.kind)) out.long_term[k.kind]++;
-      if (spent()) return false;
-    }
+    const turns = this.stepOf('turns', scope).run({ ...params, rows: TURNS_PER_STATEMENT }).changes;
+    out.turn_log += turns;
+    if (turns > 0) return true;
+    const kinds = this.stepOf('entries', scope).all({ ...params, rows: ENTRIES_PER_STATEMENT }) as Array<{ kind: Kind }>;
+    for (const k of kinds) if (KINDS.includes(k.kind)) out.long_term[k.kind]++;
+    if (kinds.length > 0) return true;
     const where = scopeWhere(scope);
     if (scope.kind === 'all') this.db.prepare('DELETE FROM vector_deletes').run();
     for (const table of this.userTables(scope)) {
       const n = this.db.prepare(`DELETE FROM "${table}" ${where}`).run(params).changes;
       if (n > 0) out.other_rows[table] = (out.other_rows[table] ?? 0) + n;
     }
-    return true;
+    return false;
   }
 
   /** the statement deleting up to `rows` of the scope's rows of `table` (entries: returning each one's kind) */

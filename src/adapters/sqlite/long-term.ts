@@ -10,6 +10,7 @@ import { TextSearchThread } from './text-search-thread.js';
 import { UserBm25, type RowTest, type RowidSpan, type SearchPlan, type WeightedPhrase } from './bm25.js';
 import { EntryRepeats, NAME_WEIGHT, repeatKey } from './repeats.js';
 import { TransactionBatcher } from './transaction-batcher.js';
+import { inSteps, STEP_MS } from './steps.js';
 import { contentHash } from '../../domain/hash.js';
 import { ENTRY_COLUMNS as COLUMNS, ENTRY_VALUES, entryParams, rowToEntry, type EntryRow } from './rows/entries.js';
 import { ownerMatch } from './owner-token.js';
@@ -136,6 +137,8 @@ export interface SqliteLongTermOptions {
    * all threads, 3.0–3.8 ms through the thread against 1.9 on the caller's thread).
    */
   threadFrom?: number;
+  /** how long each transaction of a prune deletes before it waits as long (default STEP_MS; 0: a row each) */
+  stepMs?: number;
 }
 
 /** Long-term store on the shared SQLite file. Statements are prepared once, at construction. */
@@ -144,6 +147,7 @@ export class SqliteLongTermStore implements LongTermStore {
   private readonly s;
   private readonly thread: TextSearchThread | null;
   private readonly threadFrom: number;
+  private readonly stepMs: number;
   /** `rowsOf` statements by how many rowids they take */
   private readonly byRowids = new Map<number, ReturnType<Db['prepare']>>();
   private readonly dfCache = new Map<string, { n: number; cap: number; among: number; until: number }>();
@@ -160,6 +164,7 @@ export class SqliteLongTermStore implements LongTermStore {
     const threaded = options.textSearchThread ?? (onFile(db) && !db.readonly);
     this.thread = threaded ? new TextSearchThread(db.name, async (u, q, o) => this.searchTextSync(u, q, o)) : null;
     this.threadFrom = options.threadFrom ?? COMMON_TERM_DOCS;
+    this.stepMs = options.stepMs ?? STEP_MS;
     this.bm25 = new UserBm25(db);
     this.repeats = new EntryRepeats(db);
     this.s = {
@@ -470,10 +475,28 @@ export class SqliteLongTermStore implements LongTermStore {
     return n;
   }
 
+  /**
+   * The rows matching now are listed, then deleted a row a statement in steps (inSteps: each leaves the
+   * text index under FTS5's secure-delete), each checked against the criteria again as it goes, so an
+   * entry pinned or edited meanwhile stays.
+   */
   async prune(c: PruneCriteria): Promise<MemoryRef[]> {
     const q = pruneWhere(c);
     if (!q) return [];
-    return this.db.prepare(`DELETE FROM entries WHERE ${q.where} RETURNING user_id, id, session_id`).all(q.params) as MemoryRef[];
+    const rowids = this.db.prepare(`SELECT rowid FROM entries WHERE ${q.where}`).pluck().all(q.params) as number[];
+    const drop = this.db.prepare(`DELETE FROM entries WHERE rowid = @rowid_ AND ${q.where} RETURNING user_id, id, session_id`);
+    const out: MemoryRef[] = [];
+    let at = 0;
+    await inSteps(
+      this.db,
+      () => {
+        if (at === rowids.length) return false;
+        out.push(...(drop.all({ ...q.params, rowid_: rowids[at++] }) as MemoryRef[]));
+        return true;
+      },
+      this.stepMs,
+    );
+    return out;
   }
 
   async deleteWhere(userId: string, sessionId?: string): Promise<string[]> {
