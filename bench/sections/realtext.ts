@@ -10,10 +10,10 @@
 // process), beside the bare FTS5 query (the query's words ORed, the owner's rows, bm25() top 8) and
 // the bare scan of the same user's rows (every entry's text read) in the same run. Then every kind
 // mixed at 16 connections against `serve --processes 2`. GET /health as a probe asks it (no key), 20
-// times on the one-process `serve`; on the corpus as is, last, the user of the most turns is
-// forgotten (DELETE /users/:user_id) while GET /health is polled. The turns are written straight into the
-// tiers as the http section's seeding does (hash embedder), then the text index is merged as the daily
-// archival run merges it (a row compares retrieves before and after).
+// times on the one-process `serve`; on the corpus as is, last, the user of the second most turns is
+// pruned and the user of the most forgotten while GET /health is polled. The turns are written
+// straight into the tiers as the http section's seeding does (hash embedder), then the text index is
+// merged as the daily archival run merges it (a row compares retrieves before and after).
 // Both sides are warmed alike before they are timed: one plain pass over the sampled queries (every
 // user), in process and on the fresh `serve` (its first passes load each user's vectors, fill SQLite's
 // page cache and the stems cache, compile: ~40% more CPU a request than later, which the in-process
@@ -187,17 +187,19 @@ function post(port: number, body: unknown, via: Agent = agent): Promise<void> {
   });
 }
 
-/** DELETE /users/:user_id (forget a user): its status and answer */
-function forget(port: number, user: string): Promise<{ status: number; answer: string }> {
+/** a request with a JSON body or none (another connection than the retrieves'): its status and answer */
+function send(port: number, method: string, path: string, body?: unknown): Promise<{ status: number; answer: string }> {
+  const data = body === undefined ? '' : JSON.stringify(body);
+  const headers: Record<string, string | number> = { authorization: `Bearer ${KEY}`, ...(data ? { 'content-type': 'application/json', 'content-length': Buffer.byteLength(data) } : {}) };
   return new Promise((resolve, reject) => {
-    const req = request({ host: '127.0.0.1', port, path: `/users/${encodeURIComponent(user)}`, method: 'DELETE', headers: { authorization: `Bearer ${KEY}` } }, (res) => {
+    const req = request({ host: '127.0.0.1', port, path, method, headers }, (res) => {
       const chunks: Buffer[] = [];
       res.on('data', (c: Buffer) => chunks.push(c));
       res.on('end', () => resolve({ status: res.statusCode ?? 0, answer: Buffer.concat(chunks).toString() }));
       res.on('error', reject);
     });
     req.on('error', reject);
-    req.end();
+    req.end(data);
   });
 }
 
@@ -374,21 +376,27 @@ async function measure(report: Report, label: string, corpus: Corpus, queriesPer
       await stop(two.proc);
     }
 
-    // the user holding the most turns forgotten through `serve` while /health is polled: an erasure's
-    // deletes (the text index's secure-delete above all) must not hold the event loop
-    let forgotten: { worst: number; ms: number; user: string; turns: number } | null = null;
+    // the user holding the second most turns pruned (every entry older than a day: all of them) and the
+    // user holding the most forgotten, through `serve` while /health is polled: deletes of many entries
+    // (the text index's secure-delete above all) must not hold the event loop
+    const erased: Array<{ what: string; worst: number; ms: number }> = [];
     if (forgetOne) {
       const held = new Map<string, number>();
       for (const s of corpus.sessions) held.set(s.user, (held.get(s.user) ?? 0) + s.turns.length);
-      const [user, userTurns] = [...held].sort((a, b) => b[1] - a[1])[0]!;
+      const [[user, userTurns], [other, otherTurns]] = [...held].sort((a, b) => b[1] - a[1]) as [[string, number], [string, number]];
       const three = await startCluster(dir, 1);
+      const base = `http://127.0.0.1:${three.port}`;
       try {
-        // a process just started loads its vectors and tokenizer after it listens: not the erasure's doing
+        // a process just started loads its vectors and tokenizer after it listens: not the deletes' doing
         for (const q of qs.slice(0, 10)) await post(three.port, bodyOf(q, 'plain'));
         await settle([three.proc.pid!, ...childrenOf(three.proc.pid!)]);
-        const t0 = performance.now();
-        const { worst } = await slowestHealth(`http://127.0.0.1:${three.port}`, [user], () => forget(three.port, user));
-        forgotten = { worst, ms: performance.now() - t0, user, turns: userTurns };
+        const timedHealth = async (what: string, call: () => Promise<{ status: number; answer: string }>) => {
+          const t0 = performance.now();
+          const { worst } = await slowestHealth(base, [what], call);
+          erased.push({ what, worst, ms: performance.now() - t0 });
+        };
+        await timedHealth(`POST /memory/prune prunes ${other} (${otherTurns.toLocaleString('en-US')} turns, older_than_days 1)`, () => send(three.port, 'POST', '/memory/prune', { user_id: other, older_than_days: 1 }));
+        await timedHealth(`DELETE /users/:user_id forgets ${user} (${userTurns.toLocaleString('en-US')} turns)`, () => send(three.port, 'DELETE', `/users/${encodeURIComponent(user)}`));
       } finally {
         await stop(three.proc);
       }
@@ -452,15 +460,15 @@ async function measure(report: Report, label: string, corpus: Corpus, queriesPer
       met: health.p99 <= 50,
       note: `${data}; p99 ${health.p99.toFixed(1)} ms over 20`,
     });
-    if (forgotten) {
+    for (const e of erased) {
       report.add({
         section: 'realtext',
-        metric: `${label}: GET /health, slowest answer while DELETE /users/:user_id forgets the user of the most turns (serve)`,
-        value: forgotten.worst,
+        metric: `${label}: GET /health, slowest answer while ${e.what} (serve)`,
+        value: e.worst,
         unit: 'ms',
         target: '≤ 50 ms',
-        met: forgotten.worst <= 50,
-        note: `${forgotten.user}, ${forgotten.turns.toLocaleString('en-US')} turns, forgotten in ${forgotten.ms.toFixed(0)} ms`,
+        met: e.worst <= 50,
+        note: `done in ${e.ms.toFixed(0)} ms`,
       });
     }
   } finally {
