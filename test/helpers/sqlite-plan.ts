@@ -12,6 +12,22 @@ export function recordPrepared(db: Db): string[] {
   return prepared;
 }
 
+/** Records the SQL of every statement `db` prepares from now on each time one of them runs; cleared by setting its length. */
+export function recordRun(db: Db): string[] {
+  const ran: string[] = [];
+  const prepare = db.prepare.bind(db);
+  (db as { prepare: typeof db.prepare }).prepare = ((sql: string) => {
+    const st = prepare(sql);
+    const methods = st as unknown as Record<string, (...a: unknown[]) => unknown>;
+    for (const m of ['get', 'all', 'run', 'iterate']) {
+      const f = methods[m]!.bind(st);
+      methods[m] = (...a: unknown[]) => (ran.push(sql), f(...a));
+    }
+    return st;
+  }) as typeof db.prepare;
+  return ran;
+}
+
 /**
  * The steps of `sql`'s query plan (not recorded by recordPrepared). The plan does not depend on the
  * values bound, only on there being one for each parameter, `?` or `@name`.

@@ -1,27 +1,10 @@
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
-import type { Statement } from 'better-sqlite3';
 import { EmbeddedVectorIndex } from '../../../../src/adapters/embedded/vector-index.js';
-import { openDatabase, type Db } from '../../../../src/adapters/sqlite/db.js';
-import { planOf } from '../../../helpers/sqlite-plan.js';
+import { openDatabase } from '../../../../src/adapters/sqlite/db.js';
+import { planOf, recordRun } from '../../../helpers/sqlite-plan.js';
 import { tmpDir } from '../../../helpers/tmp.js';
-
-/** Records the SQL of every statement `db` prepares from now on each time one of them runs. */
-function recordRun(db: Db): string[] {
-  const ran: string[] = [];
-  const prepare = db.prepare.bind(db);
-  (db as { prepare: typeof db.prepare }).prepare = ((sql: string) => {
-    const st = prepare(sql);
-    const methods = st as unknown as Record<string, (...a: unknown[]) => unknown>;
-    for (const m of ['get', 'all', 'run', 'iterate']) {
-      const f = methods[m]!.bind(st);
-      methods[m] = (...a: unknown[]) => (ran.push(sql), f(...a));
-    }
-    return st as Statement;
-  }) as typeof db.prepare;
-  return ran;
-}
 
 /**
  * GET /health pings the vector index, keyless probes included (load balancers call it every few
