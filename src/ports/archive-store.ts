@@ -64,13 +64,16 @@ export interface ArchiveRun {
  * replacement itself, an outbox of vector deletes (the vector backend may be down when a session is
  * archived), and a record of runs.
  *
- * Contract: `contents` reads one snapshot, and `replace` is atomic: it re-reads the session and, when
- * its fingerprint changed (a turn arrived, an entry was edited) or it is no longer older than `cutoff`,
- * changes nothing and returns null; else it removes the unpinned turn-log rows and entries and the
- * earlier archive, writes the archive and queues the removed ids' vectors for deletion — all or
- * nothing. Pinned memories are never removed. `startRun` of a scheduled run id that already completed
- * records a `duplicate` run and says so: it must not run again. Not covered: summarizing (the archiver
- * does it) and the vectors themselves (the semantic tier).
+ * Contract: `contents` reads one snapshot. `replace` re-reads the session and, when its fingerprint
+ * changed (a turn arrived, an entry was edited) or it is no longer older than `cutoff`, changes nothing
+ * and returns null; else, in one transaction, it writes the archive and removes the unpinned turn-log
+ * rows and the earlier archive, and it removes the entries read, each only while it is as it was read
+ * (in that transaction, or after it in steps: a read may then find the archive beside some of them
+ * until `replace` resolves, and a process stopped midway leaves them to the next run). Each removed
+ * id's vector is queued for deletion with its removal. Pinned memories are never removed. `startRun`
+ * of a scheduled run id that already completed records a `duplicate` run and says so: it must not run
+ * again. Not covered: summarizing (the archiver does it) and the vectors themselves (the semantic
+ * tier).
  */
 export interface ArchiveStore {
   /** sessions whose last activity is older than `cutoff` and that still hold something to archive */

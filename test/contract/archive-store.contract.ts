@@ -66,7 +66,7 @@ export function archiveStoreContract(name: string, make: () => Promise<ArchiveFi
       assert.deepEqual(all.map((c) => `${c.user_id === ann ? 'ann' : 'bob'}/${c.session_id}`).sort(), ['ann/old', 'bob/old']);
     });
 
-    it('replaces a session atomically: unpinned turns and entries go, pinned stay, the archive is written, vectors queued', async () => {
+    it('replaces a session: unpinned turns and entries go, pinned stay, the archive is written, vectors queued', async () => {
       const f = await make();
       const user = uid();
       const turns = await session(f, user, 's', 40, true);

@@ -2,6 +2,7 @@ import type { MemoryEntry } from '../../domain/entry.js';
 import { fingerprintOf, type ArchiveRun, type ArchiveStore, type RunOutcome, type RunTrigger, type SessionContents, type SessionRef } from '../../ports/archive-store.js';
 import type { Db } from './db.js';
 import { EntryRepeats } from './repeats.js';
+import { inSteps, STEP_MS } from './steps.js';
 import { ARCHIVE_RUN_COLUMNS, rowToRun, type ArchiveRunRow } from './rows/archive-runs.js';
 import { ENTRY_COLUMNS, ENTRY_VALUES, entryParams, rowToEntry, type EntryRow } from './rows/entries.js';
 import { rowToTurn, TURN_COLUMNS, type TurnRow } from './rows/turns.js';
@@ -9,15 +10,23 @@ const PROTECTED = `(SELECT id FROM turns WHERE user_id = @user_id AND session_id
                     UNION SELECT id FROM entries WHERE user_id = @user_id AND session_id = @session_id AND pinned = 1)`;
 
 /**
- * The archive store on the shared SQLite file (archive jobs run on the host that holds it). Statements are prepared once. The replacement of a session is one IMMEDIATE transaction that
- * re-reads the session first, so a turn arriving while the summary was being written aborts it.
+ * The archive store on the shared SQLite file (archive jobs run on the host that holds it). Statements
+ * are prepared once. The replacement of a session begins with an IMMEDIATE transaction that re-reads
+ * the session first, so a turn arriving while the summary was being written aborts it (see replace).
  */
 export class SqliteArchiveStore implements ArchiveStore {
   private readonly s;
 
   private readonly repeats: EntryRepeats;
 
-  constructor(private readonly db: Db) {
+  private readonly stepMs: number;
+
+  /** `stepMs`: how long each transaction removing a session's entries runs (default STEP_MS; 0: a row each) */
+  constructor(
+    private readonly db: Db,
+    options: { stepMs?: number } = {},
+  ) {
+    this.stepMs = options.stepMs ?? STEP_MS;
     this.repeats = new EntryRepeats(db);
     this.s = {
       candidates: db.prepare(
@@ -51,6 +60,9 @@ export class SqliteArchiveStore implements ArchiveStore {
       entry: db.prepare(`SELECT ${ENTRY_COLUMNS} FROM entries WHERE user_id = ? AND id = ?`),
       deleteEntry: db.prepare('DELETE FROM entries WHERE user_id = ? AND id = ?'),
       deleteTurn: db.prepare('DELETE FROM turns WHERE user_id = ? AND id = ?'),
+      deleteUnchanged: db.prepare(
+        'DELETE FROM entries WHERE user_id = @user_id AND id = @id AND pinned = 0 AND content_hash = @content_hash AND updated_at = @updated_at',
+      ),
       insertEntry: db.prepare(
         `INSERT INTO entries (${ENTRY_COLUMNS}) VALUES (${ENTRY_VALUES})`,
       ),
@@ -99,29 +111,48 @@ export class SqliteArchiveStore implements ArchiveStore {
   }
 
   /**
-   * Replaces what `expected` holds with `archive`, atomically: removes the unpinned turn-log rows and
-   * entries, the earlier archive, writes the new one and queues the removed ids' vectors for deletion.
-   * Returns null (and changes nothing) when the session changed since `expected` was read.
+   * Replaces what `expected` holds with `archive`. One IMMEDIATE transaction re-reads the session and
+   * gives up (null, nothing changed) when it changed; else it writes the archive and removes the
+   * unpinned turn-log rows and the earlier archive. The entries the archive replaces then go a row a
+   * statement in steps (inSteps), each only while it is as it was read (not pinned or edited since):
+   * an entry leaves the text index under FTS5's secure-delete, 0.5–25 ms a row, and a session of
+   * thousands of turns held the process for seconds in one transaction. Until the last step a read
+   * may find the archive beside some of the turns it replaces; a process stopped midway leaves them to
+   * the next run, which folds them into the archive again. Each removed id's vector delete is queued
+   * in the transaction that removes it.
    */
   async replace(expected: SessionContents, archive: MemoryEntry, cutoff: string): Promise<{ archive: MemoryEntry; removed: string[] } | null> {
-    return this.db
+    const user = expected.ref.user_id;
+    const removed = new Set<string>();
+    const gone = (id: string) => {
+      if (removed.has(id) || id === archive.id) return;
+      removed.add(id);
+      this.s.queueVectorDelete.run(user, id, Date.now());
+    };
+    const begun = this.db
       .transaction(() => {
         const now = this.contentsSync(expected.ref, archive.id);
-        if (now.fingerprint !== expected.fingerprint || !(now.ref.last_at < cutoff)) return null;
-        const user = expected.ref.user_id;
-        const removed = new Set<string>();
-        for (const e of expected.entries) if (this.s.deleteEntry.run(user, e.id).changes > 0) removed.add(e.id);
-        for (const t of expected.turns) if (this.s.deleteTurn.run(user, t.id).changes > 0) removed.add(t.id);
+        if (now.fingerprint !== expected.fingerprint || !(now.ref.last_at < cutoff)) return false;
+        for (const t of expected.turns) if (this.s.deleteTurn.run(user, t.id).changes > 0) gone(t.id);
         if (expected.previous) this.s.deleteEntry.run(user, expected.previous.id);
-
-        const final = archive;
-        const info = this.s.insertEntry.run(entryParams(final));
-        this.repeats.inserted(info.lastInsertRowid, final.content, final.name);
-        const at = Date.now();
-        for (const id of removed) if (id !== final.id) this.s.queueVectorDelete.run(user, id, at);
-        return { archive: final, removed: [...removed] };
+        const info = this.s.insertEntry.run(entryParams(archive));
+        this.repeats.inserted(info.lastInsertRowid, archive.content, archive.name);
+        return true;
       })
       .immediate();
+    if (!begun) return null;
+    const left = [...expected.entries];
+    await inSteps(
+      this.db,
+      () => {
+        const e = left.pop();
+        if (!e) return false;
+        if (this.s.deleteUnchanged.run({ user_id: user, id: e.id, content_hash: e.content_hash, updated_at: e.updated_at }).changes > 0) gone(e.id);
+        return true;
+      },
+      this.stepMs,
+    );
+    return { archive, removed: [...removed] };
   }
 
   /** Ids whose vectors are still to be deleted; `live` ones were written again since and must be kept. */

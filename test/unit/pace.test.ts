@@ -1,0 +1,49 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { pause, room, SLICE_MS, sliceSpent } from '../../src/pace.js';
+
+/** turns of the event loop while `work` runs */
+async function turnsDuring(work: () => Promise<void>): Promise<number> {
+  let turns = 0;
+  let done = false;
+  const tick = () => {
+    if (done) return;
+    turns++;
+    setImmediate(tick);
+  };
+  setImmediate(tick);
+  await work();
+  done = true;
+  return turns;
+}
+
+const busy = (ms: number) => {
+  for (const until = performance.now() + ms; performance.now() < until; );
+};
+
+/**
+ * The process's slices of work: `room()` gives the event loop nothing while the slice is young, and
+ * pauses once it has run SLICE_MS, whoever spent it; a pause starts a new slice.
+ */
+describe('pace: the slices long jobs share', () => {
+  it('gives no turn inside a slice, a pause once it is spent, and starts a new one after', async () => {
+    await pause();
+    assert.ok(sliceSpent() < SLICE_MS, 'a pause starts a slice');
+    assert.equal(await turnsDuring(() => room()), 0, 'a young slice goes on');
+    busy(SLICE_MS);
+    const started = performance.now();
+    const turns = await turnsDuring(() => room());
+    assert.ok(turns >= 1, 'a spent slice pauses');
+    assert.ok(performance.now() - started >= SLICE_MS - 1, 'for as long as a slice');
+    assert.ok(sliceSpent() < SLICE_MS);
+  });
+
+  it('is one slice for every job of the process: what one spent, the next does not spend again', async () => {
+    await pause();
+    busy(SLICE_MS / 2);
+    // another job's room() after half a slice of the first's work: no pause yet
+    assert.equal(await turnsDuring(() => room()), 0);
+    busy(SLICE_MS / 2);
+    assert.ok((await turnsDuring(() => room())) >= 1, 'the two halves are one slice');
+  });
+});
