@@ -1,5 +1,6 @@
 import type { Statement } from 'better-sqlite3';
 import type { RecordFilter } from '../../domain/filters.js';
+import { room } from '../../pace.js';
 import { atomically, type Db } from '../sqlite/db.js';
 import { filterSql } from '../sqlite/filter-sql.js';
 import type { TransactionBatcher } from '../sqlite/transaction-batcher.js';
@@ -16,6 +17,9 @@ type StoredRow = [
   rowid: number, id: string, part: number, embedder: string, user_id: string, session_id: string, role: VectorPayload['role'], name: string | null,
   kind: VectorPayload['kind'], content: string, content_hash: string, created_at: string, metadata: string | null, vector: Buffer,
 ];
+
+/** rows a page of `load` reads: ~20 µs each (the vector's blob copied and converted), ~10 ms a page */
+const LOAD_PAGE = 512;
 
 const PAYLOAD = 'user_id, session_id, role, name, kind, content, content_hash, created_at, metadata';
 
@@ -54,7 +58,9 @@ class VectorRows {
       // the passages an upsert of fewer parts leaves behind (an edit to a shorter text)
       trimParts: db.prepare('DELETE FROM vectors WHERE user_id = ? AND id = ? AND embedder = ? AND part > ?'),
       current: db.prepare('SELECT rowid, id, part, user_id, session_id, created_at, vector FROM vectors WHERE user_id = ? AND id = ? AND embedder = ?'),
-      ofEmbedder: db.prepare('SELECT rowid, id, user_id, session_id, vector, part, created_at FROM vectors WHERE embedder = ? AND dim = ?').raw(),
+      // by the rowid's b-tree from where the last page ended (`+embedder`: through vectors_filter, each
+      // page read every row of the embedder and sorted them)
+      ofEmbedder: db.prepare('SELECT rowid, id, user_id, session_id, vector, part, created_at FROM vectors WHERE rowid > @after AND +embedder = @embedder AND dim = @dim ORDER BY rowid LIMIT @rows').raw(),
       // covered by the (embedder, user_id) index: no table reads
       usersOf: db.prepare('SELECT user_id, count(*) AS n FROM vectors WHERE embedder = ? GROUP BY user_id'),
       whole: db.prepare(`SELECT rowid, id, part, embedder, ${PAYLOAD}, vector FROM vectors WHERE user_id = ? AND id = ? AND embedder = ? AND part = 0`).raw(),
@@ -104,9 +110,9 @@ class VectorRows {
     return this.s.current.all(userId, id, embedder) as Array<Omit<IndexRow, 'vector' | 'created_ms'> & { created_at: string; vector: Buffer }>;
   }
 
-  /** every row of the embedder, as [rowid, id, user_id, session_id, vector, part, created_at] arrays (no object per row) */
-  ofEmbedder(tag: EmbedderTag): IterableIterator<[number, string, string, string, Buffer, number, string]> {
-    return this.s.ofEmbedder.iterate(tag.id, tag.dim) as IterableIterator<[number, string, string, string, Buffer, number, string]>;
+  /** the embedder's next `rows` rows after rowid `after`, as [rowid, id, user_id, session_id, vector, part, created_at] arrays (no object per row) */
+  ofEmbedder(tag: EmbedderTag, after: number, rows: number): Array<[number, string, string, string, Buffer, number, string]> {
+    return this.s.ofEmbedder.all({ embedder: tag.id, dim: tag.dim, after, rows }) as Array<[number, string, string, string, Buffer, number, string]>;
   }
 
   /** how many vectors each user holds under the embedder */
@@ -233,10 +239,21 @@ export class SqliteVectorStore implements VectorStore {
     return this.write(retain, () => this.rows.deleteOtherEmbedders(keep));
   }
 
-  /** one synchronous pass: better-sqlite3 allows no other statement while an iteration is open */
+  /**
+   * A page of rows at a time, in the process's slices of work (src/pace.ts): read in one pass, 100k
+   * vectors held the event loop ~2 s at a fresh process's first search, every request waiting. Rows
+   * written after the caller read the log's head are replayed from it, so a page reading some of them
+   * too changes nothing.
+   */
   async load(tag: EmbedderTag, reserve: (userId: string, n: number) => void, put: LoadPut): Promise<void> {
     for (const { user_id, n } of this.rows.usersOf(tag)) reserve(user_id, n);
-    for (const [rowid, id, user_id, session_id, vector, part, created_at] of this.rows.ofEmbedder(tag)) put(id, user_id, session_id, rowid, toFloat32(vector), part, Date.parse(created_at));
+    for (let after = 0; ; ) {
+      await room();
+      const rows = this.rows.ofEmbedder(tag, after, LOAD_PAGE);
+      for (const [rowid, id, user_id, session_id, vector, part, created_at] of rows) put(id, user_id, session_id, rowid, toFloat32(vector), part, Date.parse(created_at));
+      if (rows.length < LOAD_PAGE) return;
+      after = rows[rows.length - 1]![0];
+    }
   }
 
   async current(keys: readonly Change[]): Promise<Array<IndexRow & { embedder: string }>> {

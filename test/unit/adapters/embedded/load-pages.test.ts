@@ -1,0 +1,61 @@
+import assert from 'node:assert/strict';
+import { join } from 'node:path';
+import { describe, it } from 'node:test';
+import { EmbeddedVectorIndex } from '../../../../src/adapters/embedded/vector-index.js';
+import { openDatabase } from '../../../../src/adapters/sqlite/db.js';
+import type { VectorPoint } from '../../../../src/ports/vector-index.js';
+import { planOf, recordRun } from '../../../helpers/sqlite-plan.js';
+import { tmpDir } from '../../../helpers/tmp.js';
+
+const DIM = 32;
+const tag = { id: 'load-32', dim: DIM };
+
+/** a unit vector from a seed (a linear congruential sequence), and the point holding it */
+function point(user: string, i: number): VectorPoint {
+  const v = new Float32Array(DIM);
+  let x = (i + 1) * 2_654_435_761;
+  for (let d = 0; d < DIM; d++) {
+    x = (x * 1_103_515_245 + 12_345) % 2_147_483_648;
+    v[d] = x / 1_073_741_824 - 1;
+  }
+  const norm = Math.hypot(...v);
+  for (let d = 0; d < DIM; d++) v[d]! /= norm;
+  return { id: `${user}-${i}`, vector: v, payload: { user_id: user, session_id: `s${i % 7}`, role: 'user', name: null, kind: 'turn', content: `turn ${i}`, content_hash: `h${i}`, created_at: '2026-01-01T00:00:00.000Z', metadata: null } };
+}
+
+/**
+ * A process's first search loads every vector of the embedder into memory. Read in one pass, 100k
+ * vectors held the event loop ~2 s, every request waiting; now a page of rows at a time, in the
+ * process's slices of work (src/pace.ts). Each page must be read through the rowid's b-tree from where
+ * the last ended: through the (embedder, …) index each page read every row of the embedder and sorted
+ * them. 20,000 rows take far more than a slice of 10 ms to load on any machine; the turns are counted,
+ * not timed.
+ */
+describe('embedded index on SQLite: the load in pages', () => {
+  it('loads a page at a time by rowid, giving the event loop turns, and finds what one pass found', async () => {
+    const file = join(tmpDir(), 'load.db');
+    const writer = new EmbeddedVectorIndex(openDatabase(file));
+    const rows = 20_000;
+    for (let i = 0; i < rows; i += 2_000) await writer.upsert(tag, Array.from({ length: 2_000 }, (_, j) => point(j % 2 ? 'ann' : 'bob', i + j)));
+
+    const db = openDatabase(file);
+    const ran = recordRun(db);
+    const fresh = new EmbeddedVectorIndex(db);
+    let ticks = 0;
+    let done = false;
+    const tick = () => {
+      if (done) return;
+      ticks++;
+      setImmediate(tick);
+    };
+    setImmediate(tick);
+    const hits = await fresh.search(tag, point('ann', 4_321).vector, { user_id: 'ann' }, 3);
+    done = true;
+
+    assert.equal(hits[0]!.id, 'ann-4321');
+    const pages = ran.filter((sql) => /FROM vectors WHERE rowid > @after/.test(sql));
+    assert.ok(pages.length >= rows / 512, `the load read ${pages.length} pages of ${rows} rows`);
+    assert.deepEqual(planOf(db, pages[0]!), ['SEARCH vectors USING INTEGER PRIMARY KEY (rowid>?)']);
+    assert.ok(ticks >= 1, `the event loop turned ${ticks} times while ${rows} vectors were loaded`);
+  });
+});
