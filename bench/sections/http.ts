@@ -418,9 +418,9 @@ export function clusterEnv(dir: string): Record<string, string> {
 }
 
 /** `neuralcleave serve --processes N` on the seeded file (no Redis: the primary holds queue and short-term tier). */
-export async function startCluster(dir: string, processes: number): Promise<{ proc: ChildProcess; port: number }> {
+export async function startCluster(dir: string, processes: number, settings: Record<string, string> = {}): Promise<{ proc: ChildProcess; port: number }> {
   const cli = fileURLToPath(new URL('../../src/cli/main.js', import.meta.url));
-  const env = clusterEnv(dir);
+  const env = { ...clusterEnv(dir), ...settings };
   const proc = spawn(process.execPath, [cli, 'serve', '--processes', String(processes)], { env, stdio: ['ignore', 'ignore', 'pipe'] });
   const port = await listeningPort(proc, `serve --processes ${processes}`);
   return { proc, port };

@@ -10,8 +10,10 @@
 // process), beside the bare FTS5 query (the query's words ORed, the owner's rows, bm25() top 8) and
 // the bare scan of the same user's rows (every entry's text read) in the same run. Then every kind
 // mixed at 16 connections against `serve --processes 2`. GET /health as a probe asks it (no key), 20
-// times on the one-process `serve`; on the corpus as is, last, the user of the second most turns is
-// pruned and the user of the most forgotten while GET /health is polled. The turns are written
+// times on the one-process `serve`, and polled from its start through its first retrieve (which loads
+// every vector); on the corpus as is, last, the user of the second most turns is
+// pruned and the user of the most forgotten while GET /health is polled, then every session left is
+// archived by serve's own scheduled run (its cron set to fire seconds after it starts) while polled. The turns are written
 // straight into the tiers as the http section's seeding does (hash embedder), then the text index is
 // merged as the daily archival run merges it (a row compares retrieves before and after).
 // Both sides are warmed alike before they are timed: one plain pass over the sampled queries (every
@@ -30,6 +32,7 @@ import { join, resolve } from 'node:path';
 import { contentHash } from '../../src/domain/hash.js';
 import type { RecordFilterInput } from '../../src/domain/filters.js';
 import type { Turn } from '../../src/domain/turn.js';
+import { openDatabase } from '../../src/adapters/sqlite/db.js';
 import { ownerMatch } from '../../src/adapters/sqlite/owner-token.js';
 import { ftsMatchExpression } from '../../src/retrieval/query-terms.js';
 import { readLocomo } from '../../eval/locomo/dataset.js';
@@ -40,6 +43,8 @@ import { benchServices, cannon, KEY, seedSessions, startCluster } from './http.j
 import { get, slowestHealth } from './tokens.js';
 
 const MAX_TURN_CHARS = 32_000;
+/** how long after it starts the last serve's archival run fires: time to warm and settle first */
+const ARCHIVAL_DELAY_MS = 20_000;
 const SCALED_TURNS = 100_000;
 const CONNECTIONS = 16;
 const DAY = 86_400_000;
@@ -330,7 +335,12 @@ async function measure(report: Report, label: string, corpus: Corpus, queriesPer
     let serveCpu: number;
     let clientCpu: number;
     let health: { p50: number; p99: number };
+    let firstLoad: { worst: number; ms: number };
     try {
+      // a fresh process's first retrieve loads every vector into memory (and opens what it reads)
+      const loadStarted = performance.now();
+      const { worst } = await slowestHealth(`http://127.0.0.1:${one.port}`, ['the first retrieve'], async () => (await post(one.port, bodyOf(qs[0]!, 'plain')), { status: 200, answer: '' }));
+      firstLoad = { worst, ms: performance.now() - loadStarted };
       for (const q of qs) await post(one.port, bodyOf(q, 'plain')); // warm-up, as in process above
       const [s0] = cpuMsOf([one.proc.pid!]);
       const c0 = ownCpuMs();
@@ -379,26 +389,51 @@ async function measure(report: Report, label: string, corpus: Corpus, queriesPer
     // the user holding the second most turns pruned (every entry older than a day: all of them) and the
     // user holding the most forgotten, through `serve` while /health is polled: deletes of many entries
     // (the text index's secure-delete above all) must not hold the event loop
-    const erased: Array<{ what: string; worst: number; ms: number }> = [];
+    const longJobs: Array<{ what: string; worst: number; ms: number }> = [];
     if (forgetOne) {
       const held = new Map<string, number>();
       for (const s of corpus.sessions) held.set(s.user, (held.get(s.user) ?? 0) + s.turns.length);
       const [[user, userTurns], [other, otherTurns]] = [...held].sort((a, b) => b[1] - a[1]) as [[string, number], [string, number]];
+      const timedHealth = async (port: number, what: string, call: () => Promise<{ status: number; answer: string }>) => {
+        const t0 = performance.now();
+        const { worst } = await slowestHealth(`http://127.0.0.1:${port}`, [what], call);
+        longJobs.push({ what, worst, ms: performance.now() - t0 });
+      };
       const three = await startCluster(dir, 1);
-      const base = `http://127.0.0.1:${three.port}`;
       try {
         // a process just started loads its vectors and tokenizer after it listens: not the deletes' doing
         for (const q of qs.slice(0, 10)) await post(three.port, bodyOf(q, 'plain'));
         await settle([three.proc.pid!, ...childrenOf(three.proc.pid!)]);
-        const timedHealth = async (what: string, call: () => Promise<{ status: number; answer: string }>) => {
-          const t0 = performance.now();
-          const { worst } = await slowestHealth(base, [what], call);
-          erased.push({ what, worst, ms: performance.now() - t0 });
-        };
-        await timedHealth(`POST /memory/prune prunes ${other} (${otherTurns.toLocaleString('en-US')} turns, older_than_days 1)`, () => send(three.port, 'POST', '/memory/prune', { user_id: other, older_than_days: 1 }));
-        await timedHealth(`DELETE /users/:user_id forgets ${user} (${userTurns.toLocaleString('en-US')} turns)`, () => send(three.port, 'DELETE', `/users/${encodeURIComponent(user)}`));
+        await timedHealth(three.port, `POST /memory/prune prunes ${other} (${otherTurns.toLocaleString('en-US')} turns, older_than_days 1)`, () => send(three.port, 'POST', '/memory/prune', { user_id: other, older_than_days: 1 }));
+        await timedHealth(three.port, `DELETE /users/:user_id forgets ${user} (${userTurns.toLocaleString('en-US')} turns)`, () => send(three.port, 'DELETE', `/users/${encodeURIComponent(user)}`));
       } finally {
         await stop(three.proc);
+      }
+      // the scheduled archival run over what is left (every session is older than 30 days), run by
+      // serve itself as the job of its in-process queue, its cron set to fire once serve has settled
+      const fire = new Date(Date.now() + ARCHIVAL_DELAY_MS);
+      const four = await startCluster(dir, 1, { NEURALCLEAVE_ARCHIVAL_CRON: `${fire.getUTCSeconds()} ${fire.getUTCMinutes()} ${fire.getUTCHours()} * * *`, NEURALCLEAVE_ARCHIVAL_TIMEZONE: 'UTC' });
+      try {
+        for (const q of qs.slice(0, 10)) await post(four.port, bodyOf(q, 'plain'));
+        await settle([four.proc.pid!, ...childrenOf(four.proc.pid!)]);
+        // the file as serve writes it, read from here (this process's services were closed above)
+        const file = openDatabase(join(dir, 'bench.db'));
+        const lastRun = file.prepare('SELECT outcome, sessions, replaced, started_at, finished_at FROM archive_runs ORDER BY seq DESC LIMIT 1');
+        if (lastRun.get() !== undefined) throw new Error(`the archival run began before serve had settled: raise ARCHIVAL_DELAY_MS (${ARCHIVAL_DELAY_MS} ms)`);
+        await timedHealth(four.port, 'the scheduled archival run archives every session idle for 30 days', async () => {
+          for (const until = Date.now() + 300_000; Date.now() < until; await new Promise((r) => setTimeout(r, 100))) {
+            const run = lastRun.get() as { outcome: string; sessions: number; replaced: number } | undefined;
+            if (run && run.outcome !== 'running') return { status: run.outcome === 'done' ? 200 : 500, answer: JSON.stringify(run) };
+          }
+          return { status: 504, answer: 'no archival run finished within 300 s' };
+        });
+        // the run's own length, not the wait for its cron
+        const run = lastRun.get() as { sessions: number; replaced: number; started_at: string; finished_at: string };
+        longJobs[longJobs.length - 1]!.ms = Date.parse(run.finished_at) - Date.parse(run.started_at);
+        longJobs[longJobs.length - 1]!.what += ` (${run.sessions} sessions, ${run.replaced.toLocaleString('en-US')} turns)`;
+        file.close();
+      } finally {
+        await stop(four.proc);
       }
     }
 
@@ -460,7 +495,16 @@ async function measure(report: Report, label: string, corpus: Corpus, queriesPer
       met: health.p99 <= 50,
       note: `${data}; p99 ${health.p99.toFixed(1)} ms over 20`,
     });
-    for (const e of erased) {
+    report.add({
+      section: 'realtext',
+      metric: `${label}: GET /health, slowest answer while a fresh serve's first retrieve loads the vectors (${turns.toLocaleString('en-US')} turns)`,
+      value: firstLoad.worst,
+      unit: 'ms',
+      target: '≤ 50 ms',
+      met: firstLoad.worst <= 50,
+      note: `the first retrieve answered in ${firstLoad.ms.toFixed(0)} ms (polled every 10 ms)`,
+    });
+    for (const e of longJobs) {
       report.add({
         section: 'realtext',
         metric: `${label}: GET /health, slowest answer while ${e.what} (serve)`,
