@@ -66,17 +66,17 @@ class VectorRows {
       whole: db.prepare(`SELECT rowid, id, part, embedder, ${PAYLOAD}, vector FROM vectors WHERE user_id = ? AND id = ? AND embedder = ? AND part = 0`).raw(),
       has: db.prepare('SELECT 1 FROM vectors WHERE user_id = ? AND id = ? AND embedder = ? AND part = 0').pluck(),
       delete: db.prepare('DELETE FROM vectors WHERE user_id = ? AND id = ? RETURNING user_id, id, embedder'),
-      deleteUser: db.prepare('DELETE FROM vectors WHERE user_id = ? RETURNING user_id, id, embedder'),
+      deleteUser: db.prepare('DELETE FROM vectors WHERE rowid IN (SELECT rowid FROM vectors WHERE user_id = ? LIMIT ?) RETURNING user_id, id, embedder'),
       // a session's rows through vectors_filter (embedder, user_id, session_id, …), for each embedder
       // held (a loose index scan: one seek each); `@session_id IS NULL OR …` read every vector of the
       // user, text and all (100k: 625 ms to find a session's 27, 1.3 ms so)
       deleteSession: db.prepare(
-        `DELETE FROM vectors WHERE embedder IN (
+        `DELETE FROM vectors WHERE rowid IN (SELECT rowid FROM vectors WHERE embedder IN (
            WITH RECURSIVE held(embedder) AS (
              SELECT min(embedder) FROM vectors
              UNION ALL SELECT (SELECT min(embedder) FROM vectors WHERE embedder > held.embedder) FROM held WHERE held.embedder IS NOT NULL)
            SELECT embedder FROM held WHERE embedder IS NOT NULL)
-         AND user_id = ? AND session_id = ? RETURNING user_id, id, embedder`,
+         AND user_id = ? AND session_id = ? LIMIT ?) RETURNING user_id, id, embedder`,
       ),
       deleteAll: db.prepare('DELETE FROM vectors'),
       deleteOthers: db.prepare('DELETE FROM vectors WHERE embedder != ?'),
@@ -163,8 +163,9 @@ class VectorRows {
     return out;
   }
 
-  deleteWhere(filter: VectorFilter): RemovedRow[] {
-    return (filter.session_id === undefined ? this.s.deleteUser.all(filter.user_id) : this.s.deleteSession.all(filter.user_id, filter.session_id)) as RemovedRow[];
+  /** at most `rows` of them (-1: all) */
+  deleteWhere(filter: VectorFilter, rows: number): RemovedRow[] {
+    return (filter.session_id === undefined ? this.s.deleteUser.all(filter.user_id, rows) : this.s.deleteSession.all(filter.user_id, filter.session_id, rows)) as RemovedRow[];
   }
 
   deleteAll(): number {
@@ -227,8 +228,8 @@ export class SqliteVectorStore implements VectorStore {
     return this.write(retain, () => this.rows.delete(userId, ids));
   }
 
-  async deleteWhere(filter: VectorFilter, retain: number): Promise<Written<RemovedRow[]>> {
-    return this.write(retain, () => this.rows.deleteWhere(filter));
+  async deleteWhere(filter: VectorFilter, retain: number, rows = -1): Promise<Written<RemovedRow[]>> {
+    return this.write(retain, () => this.rows.deleteWhere(filter, rows));
   }
 
   async deleteAll(retain: number): Promise<Written<number>> {

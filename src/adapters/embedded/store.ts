@@ -81,7 +81,8 @@ export interface VectorStore {
   upsert(batch: ReadonlyArray<{ tag: EmbedderTag; points: readonly VectorPoint[] }>, retain: number): Promise<Written<number[][]>>;
   /** deletes the user's ids under every embedder */
   delete(userId: string, ids: readonly string[], retain: number): Promise<Written<RemovedRow[]>>;
-  deleteWhere(filter: VectorFilter, retain: number): Promise<Written<RemovedRow[]>>;
+  /** deletes the user's (or session's) vectors, at most `rows` of them when given */
+  deleteWhere(filter: VectorFilter, retain: number, rows?: number): Promise<Written<RemovedRow[]>>;
   deleteAll(retain: number): Promise<Written<number>>;
   deleteOtherEmbedders(keep: EmbedderTag, retain: number): Promise<Written<number>>;
   load(tag: EmbedderTag, reserve: (userId: string, n: number) => void, put: LoadPut): Promise<void>;

@@ -1,4 +1,5 @@
 import { BackendUnavailableError, ValidationError } from '../../errors.js';
+import { room } from '../../pace.js';
 import type { Db } from '../sqlite/db.js';
 import { filterTest, isEmptyFilter, type RecordFilter } from '../../domain/filters.js';
 import type { EmbedderTag, VectorFilter, VectorHit, VectorIndex, VectorPoint, VectorSearchFilter } from '../../ports/vector-index.js';
@@ -9,7 +10,7 @@ import { SqliteVectorStore } from './rows.js';
 import { lastParts } from '../vector-parts.js';
 import { ListingCache } from './listings.js';
 import type { CreatedSpan, PartitionShape } from './partition.js';
-import type { ChangeRange, FullRow, VectorStore } from './store.js';
+import type { ChangeRange, FullRow, RemovedRow, VectorStore } from './store.js';
 
 export interface EmbeddedVectorIndexOptions {
   /** changes kept in `vector_changes` for other processes to catch up from (default 100,000) */
@@ -35,6 +36,11 @@ interface Found {
   ids: string[];
   rows: Map<number, FullRow>;
 }
+
+/** ids a delete takes a transaction: each a statement (every part, every embedder) and its change */
+const DELETE_IDS = 256;
+/** rows a deleteWhere takes a transaction */
+const DELETE_ROWS = 512;
 
 /** the unfiltered candidates a filtered search's probe ranks (at least; 3·r for a larger r) */
 const PROBE_ROWS = 256;
@@ -285,17 +291,31 @@ export class EmbeddedVectorIndex implements VectorIndex {
     return this.store.has(tag, userId, ids);
   }
 
+  /** the user's ids deleted DELETE_IDS a transaction, in the process's slices of work (see deleteWhere) */
   async delete(userId: string, ids: readonly string[]): Promise<void> {
-    await this.write((r) => this.store.delete(userId, ids, r), (removed) => {
-      for (const x of removed) this.loaded.get(x.embedder)?.remove(x.user_id, x.id);
-    });
+    for (let from = 0; from < ids.length; from += DELETE_IDS) {
+      if (from > 0) await room();
+      await this.write((r) => this.store.delete(userId, ids.slice(from, from + DELETE_IDS), r), (removed) => this.removeLoaded(removed));
+    }
   }
 
+  /**
+   * A user's (or session's) vectors deleted DELETE_ROWS a transaction, in the process's slices of work
+   * (src/pace.ts): a forget of a user of 30,000 turns held the event loop ~1 s in one transaction of
+   * the user's rows and another of its ids. A search between two transactions may find some of them.
+   */
   async deleteWhere(filter: VectorFilter): Promise<number> {
-    const removed = await this.write((r) => this.store.deleteWhere(filter, r), (removed) => {
-      for (const x of removed) this.loaded.get(x.embedder)?.remove(x.user_id, x.id);
-    });
-    return new Set(removed.map((x) => x.id)).size;
+    const ids = new Set<string>();
+    for (let first = true; ; first = false) {
+      if (!first) await room();
+      const removed = await this.write((r) => this.store.deleteWhere(filter, r, DELETE_ROWS), (removed) => this.removeLoaded(removed));
+      for (const x of removed) ids.add(x.id);
+      if (removed.length < DELETE_ROWS) return ids.size;
+    }
+  }
+
+  private removeLoaded(removed: readonly RemovedRow[]): void {
+    for (const x of removed) this.loaded.get(x.embedder)?.remove(x.user_id, x.id);
   }
 
   async deleteAll(): Promise<void> {

@@ -82,12 +82,12 @@ export class PostgresVectorStore implements VectorStore {
     return this.write(retain, (tx) => tx.query<RemovedRow>('DELETE FROM vectors WHERE user_id = $1 AND id = ANY($2::text[]) RETURNING user_id, id, embedder', [userId, ids]));
   }
 
-  deleteWhere(filter: VectorFilter, retain: number): Promise<Written<RemovedRow[]>> {
+  deleteWhere(filter: VectorFilter, retain: number, rows?: number): Promise<Written<RemovedRow[]>> {
     return this.write(retain, (tx) =>
-      tx.query<RemovedRow>('DELETE FROM vectors WHERE user_id = $1 AND ($2::text IS NULL OR session_id = $2) RETURNING user_id, id, embedder', [
-        filter.user_id,
-        filter.session_id ?? null,
-      ]),
+      tx.query<RemovedRow>(
+        'DELETE FROM vectors WHERE seq IN (SELECT seq FROM vectors WHERE user_id = $1 AND ($2::text IS NULL OR session_id = $2) LIMIT $3) RETURNING user_id, id, embedder',
+        [filter.user_id, filter.session_id ?? null, rows ?? null],
+      ),
     );
   }
 
