@@ -3,24 +3,46 @@ import { setTimeout as wait } from 'node:timers/promises';
 /** how long a long job works before it gives the event loop a pause as long */
 export const SLICE_MS = 10;
 
-/** when the process's long jobs last paused (pause): the slice they share started then */
+/** when the current slice of work began */
 let sliceStarted = performance.now();
+/** whether the event loop has turned (its check phase ran) since: the next work begins a new slice */
+let turned = true;
+
+function startSlice(): void {
+  sliceStarted = performance.now();
+  turned = false;
+  setImmediate(() => {
+    turned = true;
+  }).unref();
+}
 
 /**
  * Long jobs on the event loop (a serve on the embedded defaults runs the queue's jobs in its own
- * process: archival, compaction, erasure) work in slices of ~SLICE_MS and then pause as long, so that
- * the requests waiting are answered meanwhile. Given only a turn of the event loop instead of a pause,
- * requests arriving every 10 ms still queued behind slices of 10 ms (docs/architecture.md, "Long
- * jobs"). The slice is the process's, not a job's: one job's steps calling another's (a summary
- * inside an archival run) share it, rather than each working its own 10 ms in a row.
+ * process: archival, compaction, erasure, persisting and embedding batches) work in slices of
+ * ~SLICE_MS and then pause as long, so that the requests waiting are answered meanwhile. Given only a
+ * turn of the event loop instead of a pause, requests arriving every 10 ms still queued behind slices
+ * of 10 ms (docs/architecture.md, "Long jobs"). A slice is the work of one turn of the event loop, not
+ * a job's: jobs running in the same turn (a summary inside an archival run, a persist batch beside an
+ * embed batch), or whose pauses end together (Node runs every timer due in one turn), share it rather
+ * than each work 10 ms in a row; once the loop has turned, the next work begins a new one, so a short
+ * call after an idle spell never pauses.
  */
 export async function pause(ms = SLICE_MS): Promise<void> {
-  await wait(ms);
-  sliceStarted = performance.now();
+  for (;;) {
+    const asked = performance.now();
+    await wait(ms);
+    // another job's pause ended first, in this same turn: its slice is this one's too, and once spent
+    // this job waits again
+    const shared = !turned && sliceStarted > asked;
+    if (shared && performance.now() - sliceStarted >= ms) continue;
+    if (!shared) startSlice();
+    return;
+  }
 }
 
-/** how long the current slice has run */
+/** how long the current slice has run (a new one begins when the event loop has turned since) */
 export function sliceSpent(): number {
+  if (turned) startSlice();
   return performance.now() - sliceStarted;
 }
 

@@ -46,4 +46,14 @@ describe('pace: the slices long jobs share', () => {
     busy(SLICE_MS / 2);
     assert.ok((await turnsDuring(() => room())) >= 1, 'the two halves are one slice');
   });
+
+  it('begins a new slice once the event loop has turned: a short call after an idle spell does not pause', async () => {
+    await pause();
+    busy(SLICE_MS);
+    // the loop turns (a check phase runs) and stays idle a while: what was spent before is over
+    await new Promise((r) => setImmediate(r));
+    await new Promise((r) => setTimeout(r, SLICE_MS));
+    assert.equal(await turnsDuring(() => room()), 0);
+    assert.ok(sliceSpent() < SLICE_MS);
+  });
 });

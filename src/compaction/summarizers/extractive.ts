@@ -47,8 +47,10 @@ export class ExtractiveSummarizer implements Summarizer {
       await room();
     }
     const weight = (term: string) => (1 + Math.log(cf.get(term) ?? 1)) * Math.log(1 + docs / (df.get(term) ?? 1));
-    for (const u of units) u.score = score(u, weight);
-    await room();
+    for (const [i, u] of units.entries()) {
+      u.score = score(u, weight);
+      if (i % 64 === 63) await room();
+    }
 
     const ranked = [...units].sort((a, b) => b.score - a.score || a.order - b.order);
     let budget = maxTokens;

@@ -44,8 +44,9 @@ describe('SQLite statements of one session', () => {
       const plan = planOf(db, sql);
       const walks = plan.filter((d) => /^(SCAN|SEARCH) (turns|entries|vectors)\b/.test(d));
       assert.ok(walks.length > 0, `${sql}: ${JSON.stringify(plan)}`);
-      // (the vectors' delete first finds the embedders held, one min() seek of its index each)
-      const seeks = /^SEARCH vectors USING COVERING INDEX vectors_filter( \(embedder>\?\))?$/;
+      // (the vectors' delete first finds the embedders held, one min() seek of its index each, then
+      // deletes a bounded list of the session's rows, each by its rowid)
+      const seeks = /^SEARCH vectors USING (COVERING INDEX vectors_filter( \(embedder>\?\))?|INTEGER PRIMARY KEY \(rowid=\?\))$/;
       for (const d of walks) if (!seeks.test(d)) assert.match(d, /session_id=\?/, `a walk the session does not narrow: ${sql}\n${JSON.stringify(plan)}`);
     }
     db.close();
