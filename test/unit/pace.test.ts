@@ -1,21 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { pause, room, SLICE_MS, sliceSpent } from '../../src/pace.js';
-
-/** turns of the event loop while `work` runs */
-async function turnsDuring(work: () => Promise<void>): Promise<number> {
-  let turns = 0;
-  let done = false;
-  const tick = () => {
-    if (done) return;
-    turns++;
-    setImmediate(tick);
-  };
-  setImmediate(tick);
-  await work();
-  done = true;
-  return turns;
-}
+import { turnsDuring } from '../helpers/loop-turns.js';
 
 const busy = (ms: number) => {
   for (const until = performance.now() + ms; performance.now() < until; );

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { testMemory } from '../../helpers/services.js';
+import { countTurns } from '../../helpers/loop-turns.js';
 
 const DAY = 86_400_000;
 const daysAgo = (d: number, plusMinutes = 0) => new Date(Date.now() - d * DAY + plusMinutes * 60_000).toISOString();
@@ -29,19 +30,12 @@ describe('archival: a run in slices', () => {
     await memory.idle();
     s.tokens.count('the rank table is built before the run, as serve and worker build it before they listen');
 
-    let ticks = 0;
-    let done = false;
-    const tick = () => {
-      if (done) return;
-      ticks++;
-      setImmediate(tick);
-    };
-    setImmediate(tick);
+    const counter = countTurns();
     // the turns while sessions are archived: those of the run's last steps (its vector deletes, the
     // text index's merge on a thread of its own) do not count
     let during = 0;
-    const report = await s.archiver.run({ onProgress: (n, total) => (during = n === 0 ? -ticks : n === total ? during + ticks : during) });
-    done = true;
+    const report = await s.archiver.run({ onProgress: (n, total) => (during = n === 0 ? -counter.turns : n === total ? during + counter.turns : during) });
+    counter.stop();
     await memory.idle();
 
     assert.equal(report.archived, sessions);

@@ -4,6 +4,7 @@ import { ExtractiveSummarizer } from '../../../src/compaction/summarizers/extrac
 import { SUMMARY_HEADING } from '../../../src/compaction/summarizers/summarizer.js';
 import { TokenCounter } from '../../../src/compaction/tokens.js';
 import type { Turn } from '../../../src/domain/turn.js';
+import { turnsDuring } from '../../helpers/loop-turns.js';
 
 let seq = 0;
 function turn(role: Turn['role'], content: string, extra: Partial<Turn> = {}): Turn {
@@ -101,16 +102,8 @@ describe('ExtractiveSummarizer: a long conversation', () => {
     const summarizer = new ExtractiveSummarizer(new TokenCounter());
     const sentence = (i: number) => `On day ${i} we compared the ferry to Porto, the night train to Madrid and a rental car at ${i * 7} euros.`;
     const long = Array.from({ length: 120 }, (_, k) => turn(k % 2 ? 'assistant' : 'user', Array.from({ length: 25 }, (_, i) => sentence(k * 25 + i)).join(' ')));
-    let ticks = 0;
-    let done = false;
-    const tick = () => {
-      if (done) return;
-      ticks++;
-      setImmediate(tick);
-    };
-    setImmediate(tick);
-    const { text } = await summarizer.summarize({ turns: long, maxTokens: 400 });
-    done = true;
+    let text = '';
+    const ticks = await turnsDuring(async () => ({ text } = await summarizer.summarize({ turns: long, maxTokens: 400 })));
     // 3,000 sentences of 110 characters: far more than a slice of 10 ms on any machine (70–250 ms here)
     assert.ok(ticks >= 2, `the event loop turned ${ticks} times while 330,000 characters were summarized`);
     assert.match(text, /^- (user|assistant): On day \d+ we compared the ferry/);

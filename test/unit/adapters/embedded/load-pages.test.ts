@@ -6,6 +6,7 @@ import { openDatabase } from '../../../../src/adapters/sqlite/db.js';
 import type { VectorPoint } from '../../../../src/ports/vector-index.js';
 import { planOf, recordRun } from '../../../helpers/sqlite-plan.js';
 import { tmpDir } from '../../../helpers/tmp.js';
+import { countTurns } from '../../../helpers/loop-turns.js';
 
 const DIM = 32;
 const tag = { id: 'load-32', dim: DIM };
@@ -41,16 +42,9 @@ describe('embedded index on SQLite: the load in pages', () => {
     const db = openDatabase(file);
     const ran = recordRun(db);
     const fresh = new EmbeddedVectorIndex(db);
-    let ticks = 0;
-    let done = false;
-    const tick = () => {
-      if (done) return;
-      ticks++;
-      setImmediate(tick);
-    };
-    setImmediate(tick);
+    const counter = countTurns();
     const hits = await fresh.search(tag, point('ann', 4_321).vector, { user_id: 'ann' }, 3);
-    done = true;
+    const ticks = counter.stop();
 
     assert.equal(hits[0]!.id, 'ann-4321');
     const pages = ran.filter((sql) => /FROM vectors WHERE rowid > @after/.test(sql));

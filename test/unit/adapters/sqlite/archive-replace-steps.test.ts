@@ -9,6 +9,7 @@ import type { MemoryEntry } from '../../../../src/domain/entry.js';
 import { contentHash } from '../../../../src/domain/hash.js';
 import type { Turn } from '../../../../src/domain/turn.js';
 import { tmpDir } from '../../../helpers/tmp.js';
+import { countTurns } from '../../../helpers/loop-turns.js';
 
 const DAY = 86_400_000;
 const at = (i: number) => new Date(Date.now() - 40 * DAY + i * 60_000).toISOString();
@@ -45,21 +46,16 @@ describe('SQLite archive store: a session replaced in steps', () => {
       importance: 0.5, pinned: false, metadata: null, covers: turns.map((t) => t.id), created_at: at(rows), updated_at: new Date().toISOString(),
     };
 
-    let ticks = 0;
-    let done = false;
     const seen: Array<{ archive: boolean; turnLog: number; entries: number }> = [];
-    const tick = () => {
-      if (done) return;
-      ticks++;
-      if (ticks === 1) seen.push({ archive: db.prepare("SELECT 1 FROM entries WHERE id = 'archive~s'").get() !== undefined, turnLog: (db.prepare("SELECT count(*) AS n FROM turns WHERE user_id = 'ann'").get() as { n: number }).n, entries: (db.prepare("SELECT count(*) AS n FROM entries WHERE user_id = 'ann' AND kind = 'turn'").get() as { n: number }).n });
-      setImmediate(tick);
-    };
-    setImmediate(tick);
+    const count = (sql: string) => (db.prepare(sql).get() as { n: number }).n;
+    const counter = countTurns((turns) => {
+      if (turns === 1) seen.push({ archive: count("SELECT count(*) AS n FROM entries WHERE id = 'archive~s'") === 1, turnLog: count("SELECT count(*) AS n FROM turns WHERE user_id = 'ann'"), entries: count("SELECT count(*) AS n FROM entries WHERE user_id = 'ann' AND kind = 'turn'") });
+    });
     // the steps delete the newest entries first: the oldest two are edited and pinned after the first step
     setImmediate(() => void longTerm.update('ann', 's-t0', { content: 'ann edited this after the session was read' }));
     setImmediate(() => void longTerm.update('ann', 's-t1', { pinned: true }));
     const result = await store.replace(contents, archive, new Date(Date.now() - 30 * DAY).toISOString());
-    done = true;
+    const ticks = counter.stop();
 
     assert.ok(result, 'the session was as read when the replacement began');
     assert.ok(ticks >= rows - 2, `the event loop turned ${ticks} times while ${rows} entries went (one a transaction)`);

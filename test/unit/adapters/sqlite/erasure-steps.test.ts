@@ -8,6 +8,7 @@ import { SqliteTurnLog } from '../../../../src/adapters/sqlite/turn-log.js';
 import { turn } from '../../../contract/durable-records.js';
 import { entry } from '../../../contract/long-term.contract.js';
 import { tmpDir } from '../../../helpers/tmp.js';
+import { countTurns } from '../../../helpers/loop-turns.js';
 
 /**
  * An erasure of many rows gives the event loop turns while it runs. Each entry it deletes leaves the
@@ -30,16 +31,9 @@ describe('SQLite erasure in steps', () => {
       await longTerm.upsert(turns.map((t) => entry(user, t.content, { id: t.id, session_id: t.session_id })));
     }
 
-    let turns = 0;
-    let done = false;
     let atFirstTurn: { logged: number; entries: number } | null = null;
     const written = turn('bob', 'bob wrote this while ann was being erased', { session_id: 'late' });
-    const tick = () => {
-      if (done) return;
-      turns++;
-      setImmediate(tick);
-    };
-    setImmediate(tick);
+    const counter = countTurns();
     // a turn soon after the erasure's first step (the turn log's rows): what is left, and a write
     setImmediate(async () => {
       // read at once, in this turn: an await between could let the next step run
@@ -49,7 +43,7 @@ describe('SQLite erasure in steps', () => {
       await longTerm.upsert([entry('bob', written.content, { id: written.id, session_id: 'late' })]);
     });
     const erased = await erasure.eraseRows({ kind: 'user', userId: 'ann' });
-    done = true;
+    const turns = counter.stop();
 
     assert.ok(turns >= rows, `the event loop turned ${turns} times while ${rows} entries were erased (one statement each)`);
     const first = atFirstTurn as { logged: number; entries: number } | null;

@@ -5,6 +5,7 @@ import { openDatabase } from '../../../../src/adapters/sqlite/db.js';
 import { SqliteLongTermStore } from '../../../../src/adapters/sqlite/long-term.js';
 import { entry } from '../../../contract/long-term.contract.js';
 import { tmpDir } from '../../../helpers/tmp.js';
+import { countTurns } from '../../../helpers/loop-turns.js';
 
 /**
  * A prune of many entries gives the event loop turns while it runs, as an erasure does
@@ -22,19 +23,12 @@ describe('SQLite long-term store: prune in steps', () => {
     const kept = entry('ann', 'ann said the harbour cafe is her favourite', { importance: 0.9 });
     await store.upsert([...low, kept, entry('bob', 'bob mentioned the ferry too', { importance: 0.1 })]);
 
-    let turns = 0;
-    let done = false;
-    const tick = () => {
-      if (done) return;
-      turns++;
-      setImmediate(tick);
-    };
-    setImmediate(tick);
+    const counter = countTurns();
     // pinned after the prune listed its rows: the last of them is checked again and stays
     const last = low[rows - 1]!;
     setImmediate(() => void store.update('ann', last.id, { pinned: true }));
     const pruned = await store.prune({ userId: 'ann', belowImportance: 0.5 });
-    done = true;
+    const turns = counter.stop();
 
     assert.ok(turns >= rows - 1, `the event loop turned ${turns} times while ${rows} entries were pruned (one a transaction)`);
     assert.deepEqual(pruned.map((r) => r.id).sort(), low.slice(0, rows - 1).map((e) => e.id).sort());
