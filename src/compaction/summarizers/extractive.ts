@@ -38,7 +38,7 @@ export class ExtractiveSummarizer implements Summarizer {
     const cf = new Map<string, number>();
     const df = new Map<string, number>();
     for (const t of turns) {
-      units.push(...sentencesOf(t, units.length));
+      for (const u of sentencesOf(t, units.length)) units.push(u);
       const seen = new Set<string>();
       for (const term of terms(t.content)) {
         cf.set(term, (cf.get(term) ?? 0) + 1);
