@@ -18,8 +18,11 @@ type StoredRow = [
   kind: VectorPayload['kind'], content: string, content_hash: string, created_at: string, metadata: string | null, vector: Buffer,
 ];
 
-/** rows a page of `load` reads: ~20 µs each (the vector's blob copied and converted), ~10 ms a page */
-const LOAD_PAGE = 512;
+/**
+ * rows a page of `load` reads: 20–50 µs each (the vector's blob copied, converted and quantized; the
+ * most in a fresh process, its code not yet compiled), 5–13 ms a page
+ */
+const LOAD_PAGE = 256;
 
 const PAYLOAD = 'user_id, session_id, role, name, kind, content, content_hash, created_at, metadata';
 

@@ -48,7 +48,7 @@ describe('embedded index on SQLite: the load in pages', () => {
 
     assert.equal(hits[0]!.id, 'ann-4321');
     const pages = ran.filter((sql) => /FROM vectors WHERE rowid > @after/.test(sql));
-    assert.ok(pages.length >= rows / 512, `the load read ${pages.length} pages of ${rows} rows`);
+    assert.ok(pages.length >= rows / 256, `the load read ${pages.length} pages of ${rows} rows`);
     assert.deepEqual(planOf(db, pages[0]!), ['SEARCH vectors USING INTEGER PRIMARY KEY (rowid>?)']);
     assert.ok(ticks >= 1, `the event loop turned ${ticks} times while ${rows} vectors were loaded`);
   });
