@@ -18,12 +18,12 @@ function startSlice(): void {
 
 /**
  * Long jobs on the event loop (a serve on the embedded defaults runs the queue's jobs in its own
- * process: archival, compaction, erasure, persisting and embedding batches) work in slices of
+ * process: archival, compaction, erasure, a fresh process's vector load) work in slices of
  * ~SLICE_MS and then pause as long, so that the requests waiting are answered meanwhile. Given only a
  * turn of the event loop instead of a pause, requests arriving every 10 ms still queued behind slices
  * of 10 ms (docs/architecture.md, "Long jobs"). A slice is the work of one turn of the event loop, not
- * a job's: jobs running in the same turn (a summary inside an archival run, a persist batch beside an
- * embed batch), or whose pauses end together (Node runs every timer due in one turn), share it rather
+ * a job's: jobs running in the same turn (a summary inside an archival run, an erasure beside a
+ * prune), or whose pauses end together (Node runs every timer due in one turn), share it rather
  * than each work 10 ms in a row; once the loop has turned, the next work begins a new one, so a short
  * call after an idle spell never pauses.
  */

@@ -25,6 +25,7 @@
 // wall times: CPU per request of each serve process from /proc (it hardly moves with the machine's load)
 // against the in-process CPU per retrieve.
 // Takes: --quick (the corpus as is only, fewer queries). Adds rows to the report.
+import type { ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { Agent, request } from 'node:http';
 import { tmpdir } from 'node:os';
@@ -215,7 +216,14 @@ const ownCpuMs = () => {
   return (u.user + u.system) / 1000;
 };
 
-async function stop(proc: import('node:child_process').ChildProcess): Promise<void> {
+/** the slowest GET /health (polled every 10 ms) while `call` runs on `serve` at `port`, and how long it ran */
+async function healthDuring(port: number, what: string, call: () => Promise<{ status: number; answer: string }>): Promise<{ worst: number; ms: number }> {
+  const started = performance.now();
+  const { worst } = await slowestHealth(`http://127.0.0.1:${port}`, [what], call);
+  return { worst, ms: performance.now() - started };
+}
+
+async function stop(proc: ChildProcess): Promise<void> {
   const stopped = new Promise<void>((r) => proc.once('exit', () => r()));
   proc.kill('SIGTERM');
   await stopped;
@@ -338,9 +346,7 @@ async function measure(report: Report, label: string, corpus: Corpus, queriesPer
     let firstLoad: { worst: number; ms: number };
     try {
       // a fresh process's first retrieve loads every vector into memory (and opens what it reads)
-      const loadStarted = performance.now();
-      const { worst } = await slowestHealth(`http://127.0.0.1:${one.port}`, ['the first retrieve'], async () => (await post(one.port, bodyOf(qs[0]!, 'plain')), { status: 200, answer: '' }));
-      firstLoad = { worst, ms: performance.now() - loadStarted };
+      firstLoad = await healthDuring(one.port, 'the first retrieve', async () => (await post(one.port, bodyOf(qs[0]!, 'plain')), { status: 200, answer: '' }));
       for (const q of qs) await post(one.port, bodyOf(q, 'plain')); // warm-up, as in process above
       const [s0] = cpuMsOf([one.proc.pid!]);
       const c0 = ownCpuMs();
@@ -394,17 +400,17 @@ async function measure(report: Report, label: string, corpus: Corpus, queriesPer
       const held = new Map<string, number>();
       for (const s of corpus.sessions) held.set(s.user, (held.get(s.user) ?? 0) + s.turns.length);
       const [[user, userTurns], [other, otherTurns]] = [...held].sort((a, b) => b[1] - a[1]) as [[string, number], [string, number]];
-      const timedHealth = async (port: number, what: string, call: () => Promise<{ status: number; answer: string }>) => {
-        const t0 = performance.now();
-        const { worst } = await slowestHealth(`http://127.0.0.1:${port}`, [what], call);
-        longJobs.push({ what, worst, ms: performance.now() - t0 });
+      // a process just started loads its vectors and tokenizer after it listens: not the long job's doing
+      const warm = async (server: { proc: ChildProcess; port: number }) => {
+        for (const q of qs.slice(0, 10)) await post(server.port, bodyOf(q, 'plain'));
+        await settle([server.proc.pid!, ...childrenOf(server.proc.pid!)]);
       };
+      const timedHealth = async (port: number, what: string, call: () => Promise<{ status: number; answer: string }>) => longJobs.push({ what, ...(await healthDuring(port, what, call)) });
       const three = await startCluster(dir, 1);
       try {
-        // a process just started loads its vectors and tokenizer after it listens: not the deletes' doing
-        for (const q of qs.slice(0, 10)) await post(three.port, bodyOf(q, 'plain'));
-        await settle([three.proc.pid!, ...childrenOf(three.proc.pid!)]);
-        await timedHealth(three.port, `POST /memory/prune prunes ${other} (${otherTurns.toLocaleString('en-US')} turns, older_than_days 1)`, () => send(three.port, 'POST', '/memory/prune', { user_id: other, older_than_days: 1 }));
+        await warm(three);
+        const pruning = `POST /memory/prune prunes ${other} (${otherTurns.toLocaleString('en-US')} turns, older_than_days 1)`;
+        await timedHealth(three.port, pruning, () => send(three.port, 'POST', '/memory/prune', { user_id: other, older_than_days: 1 }));
         await timedHealth(three.port, `DELETE /users/:user_id forgets ${user} (${userTurns.toLocaleString('en-US')} turns)`, () => send(three.port, 'DELETE', `/users/${encodeURIComponent(user)}`));
       } finally {
         await stop(three.proc);
@@ -412,28 +418,29 @@ async function measure(report: Report, label: string, corpus: Corpus, queriesPer
       // the scheduled archival run over what is left (every session is older than 30 days), run by
       // serve itself as the job of its in-process queue, its cron set to fire once serve has settled
       const fire = new Date(Date.now() + ARCHIVAL_DELAY_MS);
-      const four = await startCluster(dir, 1, { NEURALCLEAVE_ARCHIVAL_CRON: `${fire.getUTCSeconds()} ${fire.getUTCMinutes()} ${fire.getUTCHours()} * * *`, NEURALCLEAVE_ARCHIVAL_TIMEZONE: 'UTC' });
+      // the file as serve writes it, read from here (this process's services were closed above)
+      const file = openDatabase(join(dir, 'bench.db'));
+      let four: { proc: ChildProcess; port: number } | undefined;
       try {
-        for (const q of qs.slice(0, 10)) await post(four.port, bodyOf(q, 'plain'));
-        await settle([four.proc.pid!, ...childrenOf(four.proc.pid!)]);
-        // the file as serve writes it, read from here (this process's services were closed above)
-        const file = openDatabase(join(dir, 'bench.db'));
+        four = await startCluster(dir, 1, { NEURALCLEAVE_ARCHIVAL_CRON: `${fire.getUTCSeconds()} ${fire.getUTCMinutes()} ${fire.getUTCHours()} * * *`, NEURALCLEAVE_ARCHIVAL_TIMEZONE: 'UTC' });
+        await warm(four);
+        type Run = { outcome: string; sessions: number; replaced: number; started_at: string; finished_at: string };
         const lastRun = file.prepare('SELECT outcome, sessions, replaced, started_at, finished_at FROM archive_runs ORDER BY seq DESC LIMIT 1');
         if (lastRun.get() !== undefined) throw new Error(`the archival run began before serve had settled: raise ARCHIVAL_DELAY_MS (${ARCHIVAL_DELAY_MS} ms)`);
-        await timedHealth(four.port, 'the scheduled archival run archives every session idle for 30 days', async () => {
+        const { worst } = await healthDuring(four.port, 'the archival run', async () => {
           for (const until = Date.now() + 300_000; Date.now() < until; await new Promise((r) => setTimeout(r, 100))) {
-            const run = lastRun.get() as { outcome: string; sessions: number; replaced: number } | undefined;
+            const run = lastRun.get() as Run | undefined;
             if (run && run.outcome !== 'running') return { status: run.outcome === 'done' ? 200 : 500, answer: JSON.stringify(run) };
           }
           return { status: 504, answer: 'no archival run finished within 300 s' };
         });
         // the run's own length, not the wait for its cron
-        const run = lastRun.get() as { sessions: number; replaced: number; started_at: string; finished_at: string };
-        longJobs[longJobs.length - 1]!.ms = Date.parse(run.finished_at) - Date.parse(run.started_at);
-        longJobs[longJobs.length - 1]!.what += ` (${run.sessions} sessions, ${run.replaced.toLocaleString('en-US')} turns)`;
-        file.close();
+        const run = lastRun.get() as Run;
+        const what = `the scheduled archival run archives every session idle for 30 days (${run.sessions} sessions, ${run.replaced.toLocaleString('en-US')} turns)`;
+        longJobs.push({ what, worst, ms: Date.parse(run.finished_at) - Date.parse(run.started_at) });
       } finally {
-        await stop(four.proc);
+        file.close();
+        if (four) await stop(four.proc);
       }
     }
 

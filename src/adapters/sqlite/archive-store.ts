@@ -2,7 +2,7 @@ import type { MemoryEntry } from '../../domain/entry.js';
 import { fingerprintOf, type ArchiveRun, type ArchiveStore, type RunOutcome, type RunTrigger, type SessionContents, type SessionRef } from '../../ports/archive-store.js';
 import type { Db } from './db.js';
 import { EntryRepeats } from './repeats.js';
-import { inSteps, STEP_MS } from './steps.js';
+import { eachInSteps, STEP_MS } from './steps.js';
 import { ARCHIVE_RUN_COLUMNS, rowToRun, type ArchiveRunRow } from './rows/archive-runs.js';
 import { ENTRY_COLUMNS, ENTRY_VALUES, entryParams, rowToEntry, type EntryRow } from './rows/entries.js';
 import { rowToTurn, TURN_COLUMNS, type TurnRow } from './rows/turns.js';
@@ -141,14 +141,12 @@ export class SqliteArchiveStore implements ArchiveStore {
       })
       .immediate();
     if (!begun) return null;
-    const left = [...expected.entries];
-    await inSteps(
+    // newest first
+    await eachInSteps(
       this.db,
-      () => {
-        const e = left.pop();
-        if (!e) return false;
+      [...expected.entries].reverse(),
+      (e) => {
         if (this.s.deleteUnchanged.run({ user_id: user, id: e.id, content_hash: e.content_hash, updated_at: e.updated_at }).changes > 0) gone(e.id);
-        return true;
       },
       this.stepMs,
     );

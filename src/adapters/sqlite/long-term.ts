@@ -10,7 +10,7 @@ import { TextSearchThread } from './text-search-thread.js';
 import { UserBm25, type RowTest, type RowidSpan, type SearchPlan, type WeightedPhrase } from './bm25.js';
 import { EntryRepeats, NAME_WEIGHT, repeatKey } from './repeats.js';
 import { TransactionBatcher } from './transaction-batcher.js';
-import { inSteps, STEP_MS } from './steps.js';
+import { eachInSteps, STEP_MS } from './steps.js';
 import { contentHash } from '../../domain/hash.js';
 import { ENTRY_COLUMNS as COLUMNS, ENTRY_VALUES, entryParams, rowToEntry, type EntryRow } from './rows/entries.js';
 import { ownerMatch } from './owner-token.js';
@@ -486,16 +486,7 @@ export class SqliteLongTermStore implements LongTermStore {
     const rowids = this.db.prepare(`SELECT rowid FROM entries WHERE ${q.where}`).pluck().all(q.params) as number[];
     const drop = this.db.prepare(`DELETE FROM entries WHERE rowid = @rowid_ AND ${q.where} RETURNING user_id, id, session_id`);
     const out: MemoryRef[] = [];
-    let at = 0;
-    await inSteps(
-      this.db,
-      () => {
-        if (at === rowids.length) return false;
-        out.push(...(drop.all({ ...q.params, rowid_: rowids[at++] }) as MemoryRef[]));
-        return true;
-      },
-      this.stepMs,
-    );
+    await eachInSteps(this.db, rowids, (rowid) => out.push(...(drop.all({ ...q.params, rowid_: rowid }) as MemoryRef[])), this.stepMs);
     return out;
   }
 

@@ -22,3 +22,17 @@ export async function inSteps(db: Db, next: () => boolean, stepMs = STEP_MS): Pr
   };
   while (!db.transaction(step).immediate()) await pause(stepMs);
 }
+
+/** `each` of `items` in order, a call a statement, in inSteps' transactions */
+export async function eachInSteps<T>(db: Db, items: readonly T[], each: (item: T) => void, stepMs = STEP_MS): Promise<void> {
+  let at = 0;
+  await inSteps(
+    db,
+    () => {
+      if (at === items.length) return false;
+      each(items[at++]!);
+      return true;
+    },
+    stepMs,
+  );
+}
