@@ -6,6 +6,7 @@ import type { ApiServices, RouteContext } from './context.js';
 import { errorMiddleware, notFound } from './errors.js';
 import { hotRoutes, type HotRoutesDeps } from './hot-routes.js';
 import { httpLogger } from './http-log.js';
+import { answering } from '../pace.js';
 import { verifyUtf8 } from './body-encoding.js';
 import { verifyDepth } from './json-depth.js';
 import { createInspector } from './inspector.js';
@@ -56,7 +57,13 @@ export interface Api {
 export function createApi(deps: ApiDeps): Api {
   const app = createApp(deps);
   const hot = app.locals.hot as Omit<HotRoutesDeps, 'fallback'>;
-  return { app, listener: hotRoutes({ ...hot, fallback: app }), close: app.locals.close as () => void };
+  const routes = hotRoutes({ ...hot, fallback: app });
+  // long jobs of this process pause for requests being answered (src/pace.ts)
+  const listener: RequestListener = (req, res) => {
+    res.once('close', answering());
+    routes(req, res);
+  };
+  return { app, listener, close: app.locals.close as () => void };
 }
 
 /**

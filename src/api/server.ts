@@ -2,6 +2,7 @@ import { createServer, type Server } from 'node:http';
 import type { Config } from '../config/schema.js';
 import { ConfigError } from '../errors.js';
 import { createApi, type ApiDeps } from './app.js';
+import { arriving } from '../pace.js';
 
 const LOOPBACK = /^(127\.\d+\.\d+\.\d+|localhost|::1|\[::1\])$/;
 
@@ -19,6 +20,8 @@ export async function startServer(deps: ApiDeps): Promise<Server> {
   assertSafeBind(config);
   const api = createApi(deps);
   const server = createServer(api.listener);
+  // long jobs of this process pause for a request not read yet too (src/pace.ts)
+  server.on('connection', arriving);
   return new Promise((resolve, reject) => {
     server.once('error', reject);
     server.listen(config.port, config.host, () => resolve(server));

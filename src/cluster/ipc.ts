@@ -1,6 +1,7 @@
 import type { Worker } from 'node:cluster';
 import { ERROR_CATALOG, NeuralCleaveError, type ErrorCode, type ErrorDetail } from '../errors.js';
 import type { Logger } from '../logger.js';
+import { answering } from '../pace.js';
 
 /**
  * Calls from the HTTP processes of `serve --processes N` to objects the primary holds (its
@@ -94,8 +95,11 @@ export function answerCalls(worker: Worker, targets: Record<string, { object: ob
       return;
     }
     const fn = (target.object as Record<string, (...a: unknown[]) => unknown>)[m.method]!;
+    // a call is a request another process is answering: this one's long jobs pause for it (src/pace.ts)
+    const answered = answering();
     Promise.resolve()
       .then(() => fn.apply(target.object, m.args))
+      .finally(answered)
       .then(
         (value) => replies.push({ nc: 'reply', id: m.id, ok: true, value }),
         (err: unknown) => {

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { pause, room, SLICE_MS, sliceSpent } from '../../src/pace.js';
+import { answering, arriving, giveTurn, pause, room, SLICE_MS, sliceSpent } from '../../src/pace.js';
 import { turnsDuring } from '../helpers/loop-turns.js';
 
 const busy = (ms: number) => {
@@ -20,12 +20,27 @@ async function sliceAfter(ms: number): Promise<void> {
   }
 }
 
+/** `fn` while a request is being answered (as the HTTP edge marks one) */
+async function whileAnswering<T>(fn: () => Promise<T>): Promise<T> {
+  const done = answering();
+  try {
+    return await fn();
+  } finally {
+    done();
+  }
+}
+
+/** a pause gives the loop many turns (it idles through them); one turn alone is no pause */
+const PAUSE_TURNS = 2;
+
 /**
  * The process's slices of work: `room()` gives the event loop nothing while the slice is young, and
- * pauses once it has run SLICE_MS, whoever spent it; a pause starts a new slice.
+ * once it has run its length, whoever spent it, pauses while a request is being answered (the slice
+ * then half of SLICE_MS); a pause starts a new slice. With no request in sight a spent slice (SLICE_MS)
+ * gives one turn of the loop, not a pause.
  */
 describe('pace: the slices long jobs share', () => {
-  it('gives no turn inside a slice, a pause once it is spent, and starts a new one after', async () => {
+  it('gives no turn inside a slice, a pause once it is spent, and starts a new one after', () => whileAnswering(async () => {
     await sliceAfter(0);
     assert.ok(sliceSpent() < SLICE_MS, 'a pause starts a slice');
     assert.equal(await turnsDuring(() => room()), 0, 'a young slice goes on');
@@ -33,19 +48,81 @@ describe('pace: the slices long jobs share', () => {
     const started = performance.now();
     const turns = await turnsDuring(() => room());
     assert.ok(turns >= 1, 'a spent slice pauses');
-    assert.ok(performance.now() - started >= SLICE_MS - 1, 'for as long as a slice');
+    assert.ok(performance.now() - started >= SLICE_MS / 2 - 1, 'for as long as a slice (half of SLICE_MS while requests are answered)');
     assert.ok(sliceSpent() < SLICE_MS);
-  });
+  }));
 
-  it('is one slice for every job of the process: what one spent, the next does not spend again', async () => {
+  it('is one slice for every job of the process: what one spent, the next does not spend again', () => whileAnswering(async () => {
     await sliceAfter(SLICE_MS / 5);
     // another job's room() after part of a slice of the first's work: no pause yet
     assert.equal(await turnsDuring(() => room()), 0);
     busy(SLICE_MS - SLICE_MS / 5);
     assert.ok((await turnsDuring(() => room())) >= 1, 'the two parts are one slice');
+  }));
+
+  // a request's answer spans several turns, each of which may wait behind a slice
+  it('halves the slice while a request is being answered', async () => {
+    answering()();
+    await new Promise((r) => setTimeout(r, 2 * SLICE_MS));
+    await sliceAfter(SLICE_MS / 2 + 1);
+    assert.equal(await turnsDuring(() => room()), 0, 'no request: the slice goes on');
+    await whileAnswering(async () => {
+      await sliceAfter(SLICE_MS / 2 + 1);
+      assert.ok((await turnsDuring(() => room())) >= PAUSE_TURNS, 'a request: over');
+    });
   });
 
-  it('begins a new slice once the event loop has turned: a short call after an idle spell does not pause', async () => {
+  // told by a setImmediate, the turn's end: a batch's commit queued behind a summary's slice took a
+  // second slice in the same turn
+  it("counts work queued later in the same turn of the event loop as the slice's", () => whileAnswering(async () => {
+    await sliceAfter(0);
+    const spent = new Promise<number>((r) => setImmediate(() => r(sliceSpent())));
+    busy(SLICE_MS);
+    assert.ok((await spent) >= SLICE_MS);
+  }));
+
+  // each job's own pause let the others' slices fill it: the loop was never free for a request
+  it("is one pause for every job: no job's slice begins inside another's pause", () => whileAnswering(async () => {
+    await sliceAfter(SLICE_MS);
+    const first = pause();
+    // a turn later, with a slice of its own to begin, another job looks
+    await new Promise((r) => setTimeout(r, 2));
+    assert.ok((await turnsDuring(() => room())) >= PAUSE_TURNS, 'it waits for the pause to end');
+    await first;
+  }));
+
+  // a pause no request needed was time the batch writes of a bulk ingest stood idle
+  it('gives one turn of the event loop, not a pause, for a spent slice while no request is being answered', async () => {
+    // the last request answered more than a slice ago
+    answering()();
+    await new Promise((r) => setTimeout(r, 2 * SLICE_MS));
+    await sliceAfter(SLICE_MS);
+    assert.ok(sliceSpent() >= SLICE_MS);
+    assert.ok((await turnsDuring(() => room())) < PAUSE_TURNS, 'one turn');
+    assert.ok(sliceSpent() < SLICE_MS, 'and a new slice');
+  });
+
+  it('pauses for a request answered a moment ago, whose client may come back', async () => {
+    await sliceAfter(SLICE_MS);
+    answering()();
+    assert.ok((await turnsDuring(() => room())) >= PAUSE_TURNS);
+  });
+
+  // its request is not read yet: that takes turns, each of which waited behind a slice
+  it('pauses for a connection that has just arrived', async () => {
+    await sliceAfter(SLICE_MS);
+    arriving();
+    assert.ok((await turnsDuring(() => room())) >= PAUSE_TURNS);
+  });
+
+  it('gives a turn at least: one inside a young slice, a pause once it is spent and a request waits', () => whileAnswering(async () => {
+    await sliceAfter(0);
+    assert.equal(await turnsDuring(() => giveTurn()), 1);
+    busy(SLICE_MS);
+    assert.ok((await turnsDuring(() => giveTurn())) >= PAUSE_TURNS);
+  }));
+
+  it('begins a new slice once the event loop has turned: a short call after an idle spell does not pause', () => whileAnswering(async () => {
     await pause();
     busy(SLICE_MS);
     // the loop turns (a check phase runs) and stays idle a while: what was spent before is over
@@ -53,5 +130,5 @@ describe('pace: the slices long jobs share', () => {
     await new Promise((r) => setTimeout(r, SLICE_MS));
     assert.equal(await turnsDuring(() => room()), 0);
     assert.ok(sliceSpent() < SLICE_MS);
-  });
+  }));
 });
