@@ -7,6 +7,7 @@ import type { Tombstones } from '../src/ports/tombstones.js';
 import type { TurnLog } from '../src/ports/turn-log.js';
 import type { VectorIndex, VectorPayload } from '../src/ports/vector-index.js';
 import { entryPoints, textsToEmbed } from '../src/embedding/passages.js';
+import { room } from '../src/pace.js';
 
 /**
  * What the embed processor needs. With the durable store (`turnLog`, `longTerm`) it checks the memory
@@ -76,8 +77,15 @@ export async function processEmbedBatch(jobs: readonly EmbedJob[], deps: EmbedDe
   const unembedded: Array<{ a: Active; error: unknown }> = [];
   for (let round = 0; round < ROUNDS && active.length > 0; round++) {
     // a long turn's passages too (src/embedding/passages.ts: at most 1 + MAX_PASSAGES texts a turn)
+    // each job's passages cut in the process's slices of work (src/pace.ts): 30 turns of 32,000
+    // characters took ~30 ms to cut in one go; then every text to the embedder at once (its batches)
+    const texts: string[][] = [];
+    for (const a of active) {
+      await room();
+      texts.push(textsToEmbed(a.payload.content));
+    }
     const vectors = await Promise.all(
-      active.map((a) => Promise.all(textsToEmbed(a.payload.content).map((t) => embedder.embedOne(t))).then((v) => v, (error: unknown) => (unembedded.push({ a, error }), null))),
+      active.map((a, k) => Promise.all(texts[k]!.map((t) => embedder.embedOne(t))).then((v) => v, (error: unknown) => (unembedded.push({ a, error }), null))),
     );
     const embedded = active.flatMap((a, k) => (vectors[k] ? [{ a, points: entryPoints(a.job.turn_id, a.payload, vectors[k]!) }] : []));
     const written = await deps.vectors.upsert(embedder, embedded.flatMap((e) => e.points)).then(

@@ -2,6 +2,7 @@ import type { PersistJob } from '../queues/payloads.js';
 import type { JobOutcome } from '../queues/queue.js';
 import { scoreImportance } from '../src/domain/importance.js';
 import { entryOfTurn } from '../src/domain/entry.js';
+import { room } from '../src/pace.js';
 import type { Turn } from '../src/domain/turn.js';
 import type { LongTermStore } from '../src/ports/long-term.js';
 import type { TurnLog } from '../src/ports/turn-log.js';
@@ -36,10 +37,17 @@ export async function processPersist(job: PersistJob, deps: PersistDeps): Promis
  */
 export async function processPersistBatch(jobs: readonly PersistJob[], deps: PersistDeps): Promise<JobOutcome[]> {
   const turns = await deps.turnLog.getMany(jobs.map((j) => ({ user_id: j.user_id, id: j.turn_id })));
+  // scored one after the other in the process's slices of work (src/pace.ts): a long turn's score reads
+  // its whole text; then the writes together (the store's batch)
+  const scores: Array<number | null> = [];
+  for (const turn of turns) {
+    await room();
+    scores.push(turn ? (turn.importance ?? scoreImportance(turn.content, turn.role)) : null);
+  }
   return Promise.all(
-    turns.map(async (turn): Promise<JobOutcome> => {
+    turns.map(async (turn, i): Promise<JobOutcome> => {
       try {
-        return { ok: true, value: await persistOne(turn, deps) };
+        return { ok: true, value: await persistOne(turn, scores[i]!, deps) };
       } catch (error) {
         return { ok: false, error };
       }
@@ -47,9 +55,8 @@ export async function processPersistBatch(jobs: readonly PersistJob[], deps: Per
   );
 }
 
-async function persistOne(turn: Turn | null, deps: PersistDeps): Promise<PersistResult> {
-  if (!turn) return null; // deleted or forgotten since it was enqueued
-  const importance = turn.importance ?? scoreImportance(turn.content, turn.role);
+async function persistOne(turn: Turn | null, importance: number | null, deps: PersistDeps): Promise<PersistResult> {
+  if (!turn || importance === null) return null; // deleted or forgotten since it was enqueued
   let stored = turn.pinned || importance >= deps.importanceThreshold;
   if (stored) {
     stored = await deps.longTerm.persistTurn(entryOfTurn(turn, importance));

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
-import { setImmediate as nextTurn } from 'node:timers/promises';
 import type { Turn } from '../domain/turn.js';
+import { giveTurn, room as processRoom } from '../pace.js';
 import { MAX_PIECE_BYTES, mergeWork, pieceBytes, piecesOf, ranksSoon, tokenStarts, tokenStartsInSlices } from './cl100k.js';
 
 /**
@@ -23,6 +23,8 @@ const PIECE_CACHE_SIZE = 50_000;
 export const POPS_PER_TURN = 8_192;
 /** a long piece's merge stops this often to see whether the turn's work is done */
 const SLICE_POPS = 512;
+/** known pieces countSoon adds up between two looks at the turn's work */
+const KNOWN_PIECES_PER_CHECK = 256;
 
 /**
  * Counts tokens with a real BPE tokenizer: cl100k_base, whose ranks ship inside js-tiktoken (no
@@ -61,10 +63,13 @@ export class TokenCounter {
     if (known !== undefined) return known;
     await ranksSoon();
     let n = 0;
+    let walked = 0;
     for (const [piece] of piecesOf(text)) {
       const hit = this.pieces.get(piece);
       if (hit !== undefined) {
         n += hit;
+        // the walk over known pieces is work too (a 32,000-character reply: ~6,000 of them)
+        if (++walked % KNOWN_PIECES_PER_CHECK === 0) await room();
         continue;
       }
       await room();
@@ -199,11 +204,12 @@ let yieldedAt = 0;
 /**
  * Where countSoon and truncateSoon give the event loop a turn: before more merging once POPS_PER_TURN
  * were done since the last one, whichever call (or a synchronous count) did it, so calls in a row
- * share the budget of the turn they run in.
+ * share the budget of the turn they run in; and once the process's slice of work is spent
+ * (src/pace.ts), which the jobs counting beside it (compaction, archival) spend too.
  */
 async function room(): Promise<void> {
-  if (mergeWork() - yieldedAt < POPS_PER_TURN) return;
-  await nextTurn();
+  if (mergeWork() - yieldedAt < POPS_PER_TURN) return processRoom();
+  await giveTurn();
   yieldedAt = mergeWork();
 }
 

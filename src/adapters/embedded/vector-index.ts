@@ -462,17 +462,18 @@ export class EmbeddedVectorIndex implements VectorIndex {
     const done = this.writes.then(async () => {
       const { result, changes } = await run(this.retain);
       // queued here, in the chain: applies reach the lane in commit order
-      void this.inLane(() => this.applyOwn(changes, () => apply(result)));
+      void this.inLane(() => this.applyOwn([changes], () => apply(result)));
       return result;
     });
     this.writes = done.catch(() => {});
     return done;
   }
 
-  private applyOwn(changes: ChangeRange, apply: () => void): void {
-    if (this.loaded.size === 0 || this.cursor >= changes.to) return;
+  /** `apply` of this process's writes logged in `ranges` (in order), unless a catch-up replayed them all */
+  private applyOwn(ranges: readonly ChangeRange[], apply: () => void): void {
+    if (this.loaded.size === 0 || ranges.length === 0 || this.cursor >= ranges[ranges.length - 1]!.to) return;
     apply();
-    this.own.add(changes.from, changes.to);
+    for (const r of ranges) this.own.add(r.from, r.to);
   }
 
   /** Commits what is pending now and waits for every write called before. */
@@ -508,20 +509,77 @@ export class EmbeddedVectorIndex implements VectorIndex {
     return done;
   }
 
+  /**
+   * Writes the calls' vectors a group at a time (flushGroups), in the process's slices of work
+   * (src/pace.ts): the passages of 30 turns of 32,000 characters (~1,800 vectors) were one transaction
+   * that held the event loop ~40 ms. They reach memory together once all are written, call by call as
+   * one transaction's did, so the index holds them in the order any other process's catch-up gives.
+   */
   private async commit(batch: readonly PendingUpsert[]): Promise<void> {
-    const { result: rowids, changes } = await this.store.upsert(batch, this.retain);
+    const ranges: ChangeRange[] = [];
+    const rowids = batch.map((): number[] => []);
+    for (const group of flushGroups(batch)) {
+      await room();
+      const { result, changes } = await this.store.upsert(group, this.retain);
+      ranges.push(changes);
+      group.forEach((part, i) => rowids[part.call]!.push(...result[i]!));
+    }
+    const written = flushGroups(batch, Number.POSITIVE_INFINITY)[0] ?? [];
     void this.inLane(() =>
-      this.applyOwn(changes, () =>
-        batch.forEach((u, i) => {
+      this.applyOwn(ranges, () =>
+        written.forEach((u) => {
           const index = this.loaded.get(u.tag.id);
           if (!index || index.dim !== u.tag.dim) return;
           // a call replaces its entries (the store deleted parts beyond the ones given): drop each first
           for (const { user_id, id } of lastParts(u.points)) index.remove(user_id, id);
-          u.points.forEach((p, j) => index.put(p.id, p.payload.user_id, p.payload.session_id, rowids[i]![j]!, p.vector, p.part ?? 0, Date.parse(p.payload.created_at)));
+          u.points.forEach((p, j) => index.put(p.id, p.payload.user_id, p.payload.session_id, rowids[u.call]![j]!, p.vector, p.part ?? 0, Date.parse(p.payload.created_at)));
         }),
       ),
     );
   }
+}
+
+/** the most vectors one transaction of a flush writes (more only when one entry has more passages) */
+const FLUSH_POINTS = 256;
+
+/** part of a call's points (`call`: its index in the batch) */
+export interface CallPart {
+  call: number;
+  tag: EmbedderTag;
+  points: VectorPoint[];
+}
+
+/**
+ * The calls' points in groups of at most `most`, a call split between its entries only, each entry's
+ * points together where it first appears: the store trims the parts beyond an entry's last, which must
+ * not remove a part another group writes.
+ */
+export function flushGroups(batch: ReadonlyArray<{ tag: EmbedderTag; points: readonly VectorPoint[] }>, most = FLUSH_POINTS): CallPart[][] {
+  const groups: CallPart[][] = [];
+  let group: CallPart[] = [];
+  let size = 0;
+  batch.forEach(({ tag, points }, call) => {
+    const entries = new Map<string, VectorPoint[]>();
+    for (const p of points) {
+      const key = `${p.payload.user_id}\u0000${p.id}`;
+      const held = entries.get(key);
+      if (held) held.push(p);
+      else entries.set(key, [p]);
+    }
+    let part: VectorPoint[] = [];
+    for (const entry of entries.values()) {
+      if (size > 0 && size + entry.length > most) {
+        if (part.length > 0) group.push({ call, tag, points: part });
+        groups.push(group);
+        [group, part, size] = [[], [], 0];
+      }
+      part.push(...entry);
+      size += entry.length;
+    }
+    if (part.length > 0) group.push({ call, tag, points: part });
+  });
+  if (group.length > 0) groups.push(group);
+  return groups;
 }
 
 function isVectorStore(x: VectorStore | Db): x is VectorStore {

@@ -1,3 +1,4 @@
+import { room, sliceOver } from '../../pace.js';
 import type { Db } from './db.js';
 
 interface Pending {
@@ -11,6 +12,10 @@ interface Pending {
  * A commit per turn (and a new FTS segment per commit) caps persist at a few thousand jobs a second;
  * one commit per batch costs about the same as one per row. When the batch fails, each write is
  * retried in a transaction of its own, so only the bad one rejects and the others still commit.
+ *
+ * A batch commits once the process's slice of work is spent (src/pace.ts) and the rest follows
+ * after `room()`, ahead of writes queued since: 30 turns of 32,000 characters, each indexed with its
+ * repeated words counted, were one transaction that held the event loop ~100 ms.
  */
 export class TransactionBatcher {
   private pending: Pending[] = [];
@@ -34,11 +39,21 @@ export class TransactionBatcher {
 
   private flush(): void {
     this.scheduled = false;
+    if (this.pending.length === 0) return;
+    if (sliceOver()) return this.afterRoom();
     const batch = this.pending.splice(0);
-    if (batch.length === 0) return;
     let results: unknown[];
     try {
-      results = this.db.transaction(() => batch.map((p) => p.fn())).immediate();
+      results = this.db
+        .transaction(() => {
+          const out: unknown[] = [];
+          for (const p of batch) {
+            out.push(p.fn());
+            if (sliceOver()) break;
+          }
+          return out;
+        })
+        .immediate();
     } catch {
       for (const p of batch) {
         try {
@@ -49,6 +64,16 @@ export class TransactionBatcher {
       }
       return;
     }
-    batch.forEach((p, i) => p.resolve(results[i]));
+    results.forEach((r, i) => batch[i]!.resolve(r));
+    if (results.length === batch.length) return;
+    this.pending.unshift(...batch.slice(results.length));
+    this.afterRoom();
+  }
+
+  /** the writes pending, once the process's slice allows (src/pace.ts) */
+  private afterRoom(): void {
+    if (this.scheduled) return;
+    this.scheduled = true;
+    void room().then(() => this.flush());
   }
 }
