@@ -142,6 +142,12 @@ async function servePrimary(config: Config, log: Logger, processes: number): Pro
     lent.push('queue');
     targets.queue = { object: services.queue, methods: QUEUE_METHODS };
   }
+  // the HTTP processes accept their connections themselves (the kernel hands each to one that waits):
+  // with node:cluster's round robin the primary accepted every connection and passed it on, so while
+  // it ran the queue's jobs a probe's /health on a connection of its own waited behind them (112–123
+  // ms during a write of 30 turns of 32,000 characters, 45–69 ms so). A busy process is not waiting,
+  // so connections go to the one that is
+  cluster.schedulingPolicy = cluster.SCHED_NONE;
   cluster.setupPrimary({ serialization: 'advanced' });
   let stopping = false;
   // before the service is up a dying process is not replaced: its failure (a port in use) ends the start
