@@ -9,10 +9,12 @@
 // session_ids, roles, kinds, metadata — one at a time, in process and over HTTP (`serve`, one
 // process), beside the bare FTS5 query (the query's words ORed, the owner's rows, bm25() top 8) and
 // the bare scan of the same user's rows (every entry's text read) in the same run. Then every kind
-// mixed at 16 connections against `serve --processes 2`. GET /health as a probe asks it (no key), 20
+// mixed at 16 connections against `serve --processes 2`, and on the corpus as is one write of 30 turns
+// of 32,000 characters and its jobs while GET /health is polled. GET /health as a probe asks it (no key), 20
 // times on the one-process `serve`, and polled from its start through its first retrieve (which loads
 // every vector); on the corpus as is, last, the user of the second most turns is
-// pruned and the user of the most forgotten while GET /health is polled, then every session left is
+// pruned and the user of the most forgotten while GET /health is polled, the long write again on the
+// one-process serve, then every session left is
 // archived by serve's own scheduled run (its cron set to fire seconds after it starts) while polled. The turns are written
 // straight into the tiers as the http section's seeding does (hash embedder), then the text index is
 // merged as the daily archival run merges it (a row compares retrieves before and after).
@@ -223,6 +225,38 @@ async function healthDuring(port: number, what: string, call: () => Promise<{ st
   return { worst, ms: performance.now() - started };
 }
 
+/** turns of one write of the long-batch row, each MAX_TURN_CHARS of the corpus's own text */
+const LONG_BATCH_TURNS = 30;
+
+/**
+ * One POST /sessions/:id/turns of LONG_BATCH_TURNS turns of MAX_TURN_CHARS characters cut from the
+ * corpus's text in order (the most the API takes in one write), then its jobs (persist, embed, the
+ * session's compaction) until the queues are empty, while /health is polled: the slowest answer.
+ */
+async function longBatch(port: number, corpus: Corpus, what: string, user: string): Promise<{ what: string; worst: number; ms: number }> {
+  let text = '';
+  for (const s of corpus.sessions) {
+    for (const t of s.turns) text += `${t.content}\n`;
+    if (text.length >= LONG_BATCH_TURNS * MAX_TURN_CHARS) break;
+  }
+  const turns = Array.from({ length: LONG_BATCH_TURNS }, (_, i) => ({ role: i % 2 ? 'assistant' : 'user', content: text.slice(i * MAX_TURN_CHARS, (i + 1) * MAX_TURN_CHARS) }));
+  const chars = turns.reduce((n, t) => n + t.content.length, 0);
+  const idle = async () => {
+    const queues = (JSON.parse((await send(port, 'GET', '/health')).answer) as { queues: Record<string, { waiting: number; active: number; delayed: number }> }).queues;
+    return Object.values(queues).every((q) => q.waiting + q.active + q.delayed === 0);
+  };
+  const label = `${what}: one POST /sessions/:id/turns of ${LONG_BATCH_TURNS} turns of ${MAX_TURN_CHARS.toLocaleString('en-US')} characters (${chars.toLocaleString('en-US')} in all) and its jobs`;
+  return {
+    what: label,
+    ...(await healthDuring(port, label, async () => {
+      const written = await send(port, 'POST', `/sessions/${encodeURIComponent(`${user}-long`)}/turns`, { user_id: user, turns });
+      if (written.status !== 202) return written;
+      for (const until = Date.now() + 120_000; Date.now() < until; await new Promise((r) => setTimeout(r, 50))) if (await idle()) return written;
+      return { status: 504, answer: 'the jobs of the long batch did not finish within 120 s' };
+    })),
+  };
+}
+
 async function stop(proc: ChildProcess): Promise<void> {
   const stopped = new Promise<void>((r) => proc.once('exit', () => r()));
   proc.kill('SIGTERM');
@@ -360,6 +394,7 @@ async function measure(report: Report, label: string, corpus: Corpus, queriesPer
       await stop(one.proc);
     }
 
+    const longJobs: Array<{ what: string; worst: number; ms: number }> = [];
     // every kind mixed, 16 connections, `serve --processes 2`
     const two = await startCluster(dir, 2);
     let rate: { rate: number; p50: number; p99: number; failures: number };
@@ -388,6 +423,12 @@ async function measure(report: Report, label: string, corpus: Corpus, queriesPer
       const cpu = pids.map((_, i) => s1[i]! - s0[i]!);
       clusterCpu = `CPU per request: primary ${per(cpu[0]!)} ms, HTTP processes ${cpu.slice(1).map(per).join(' + ')} ms, autocannon ${per(ownCpuMs() - c0)} ms (cores busy: ${(cpu.reduce((a, b) => a + b, 0) / 1000 / r.duration).toFixed(2)} of serve, ${((ownCpuMs() - c0) / 1000 / r.duration).toFixed(2)} of autocannon)`;
       rate = { rate: r['2xx'] / r.duration, p50: r.latency.p50, p99: r.latency.p99, failures: r.non2xx + r.errors };
+      // the default serve of a 2-core machine: its primary runs the jobs and hands each connection over
+      if (forgetOne) {
+        // once the retrieves autocannon left running are answered
+        await settle(pids);
+        longJobs.push(await longBatch(two.port, corpus, 'serve --processes 2', 'bench-long-2'));
+      }
     } finally {
       await stop(two.proc);
     }
@@ -395,7 +436,6 @@ async function measure(report: Report, label: string, corpus: Corpus, queriesPer
     // the user holding the second most turns pruned (every entry older than a day: all of them) and the
     // user holding the most forgotten, through `serve` while /health is polled: deletes of many entries
     // (the text index's secure-delete above all) must not hold the event loop
-    const longJobs: Array<{ what: string; worst: number; ms: number }> = [];
     if (forgetOne) {
       const held = new Map<string, number>();
       for (const s of corpus.sessions) held.set(s.user, (held.get(s.user) ?? 0) + s.turns.length);
@@ -412,6 +452,9 @@ async function measure(report: Report, label: string, corpus: Corpus, queriesPer
         const pruning = `POST /memory/prune prunes ${other} (${otherTurns.toLocaleString('en-US')} turns, older_than_days 1)`;
         await timedHealth(three.port, pruning, () => send(three.port, 'POST', '/memory/prune', { user_id: other, older_than_days: 1 }));
         await timedHealth(three.port, `DELETE /users/:user_id forgets ${user} (${userTurns.toLocaleString('en-US')} turns)`, () => send(three.port, 'DELETE', `/users/${encodeURIComponent(user)}`));
+        // once what the forget left to its background steps is done
+        await settle([three.proc.pid!]);
+        longJobs.push(await longBatch(three.port, corpus, 'serve --processes 1', 'bench-long-1'));
       } finally {
         await stop(three.proc);
       }
