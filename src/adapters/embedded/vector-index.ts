@@ -517,14 +517,17 @@ export class EmbeddedVectorIndex implements VectorIndex {
    */
   private async commit(batch: readonly PendingUpsert[]): Promise<void> {
     const ranges: ChangeRange[] = [];
-    const rowids = batch.map((): number[] => []);
+    // each call's points as the groups wrote them, with their rowids
+    const written = batch.map((u) => ({ tag: u.tag, points: [] as VectorPoint[], rowids: [] as number[] }));
     for (const group of flushGroups(batch)) {
       await room();
       const { result, changes } = await this.store.upsert(group, this.retain);
       ranges.push(changes);
-      group.forEach((part, i) => rowids[part.call]!.push(...result[i]!));
+      group.forEach((part, i) => {
+        written[part.call]!.points.push(...part.points);
+        written[part.call]!.rowids.push(...result[i]!);
+      });
     }
-    const written = flushGroups(batch, Number.POSITIVE_INFINITY)[0] ?? [];
     void this.inLane(() =>
       this.applyOwn(ranges, () =>
         written.forEach((u) => {
@@ -532,7 +535,7 @@ export class EmbeddedVectorIndex implements VectorIndex {
           if (!index || index.dim !== u.tag.dim) return;
           // a call replaces its entries (the store deleted parts beyond the ones given): drop each first
           for (const { user_id, id } of lastParts(u.points)) index.remove(user_id, id);
-          u.points.forEach((p, j) => index.put(p.id, p.payload.user_id, p.payload.session_id, rowids[u.call]![j]!, p.vector, p.part ?? 0, Date.parse(p.payload.created_at)));
+          u.points.forEach((p, j) => index.put(p.id, p.payload.user_id, p.payload.session_id, u.rowids[j]!, p.vector, p.part ?? 0, Date.parse(p.payload.created_at)));
         }),
       ),
     );
@@ -550,11 +553,11 @@ export interface CallPart {
 }
 
 /**
- * The calls' points in groups of at most `most`, a call split between its entries only, each entry's
- * points together where it first appears: the store trims the parts beyond an entry's last, which must
- * not remove a part another group writes.
+ * The calls' points in groups of at most FLUSH_POINTS, a call split between its entries only, each
+ * entry's points together where it first appears: the store trims the parts beyond an entry's last,
+ * which must not remove a part another group writes.
  */
-export function flushGroups(batch: ReadonlyArray<{ tag: EmbedderTag; points: readonly VectorPoint[] }>, most = FLUSH_POINTS): CallPart[][] {
+export function flushGroups(batch: ReadonlyArray<{ tag: EmbedderTag; points: readonly VectorPoint[] }>): CallPart[][] {
   const groups: CallPart[][] = [];
   let group: CallPart[] = [];
   let size = 0;
@@ -568,7 +571,7 @@ export function flushGroups(batch: ReadonlyArray<{ tag: EmbedderTag; points: rea
     }
     let part: VectorPoint[] = [];
     for (const entry of entries.values()) {
-      if (size > 0 && size + entry.length > most) {
+      if (size > 0 && size + entry.length > FLUSH_POINTS) {
         if (part.length > 0) group.push({ call, tag, points: part });
         groups.push(group);
         [group, part, size] = [[], [], 0];
