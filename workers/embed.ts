@@ -18,7 +18,7 @@ export interface EmbedDeps {
   log: Logger;
   embedders: Pick<EmbedderProvider, 'ready' | 'model'>;
   vectors: Pick<VectorIndex, 'upsert' | 'delete'>;
-  turnLog?: Pick<TurnLog, 'getMany' | 'markEmbedded'>;
+  turnLog?: Pick<TurnLog, 'getMany' | 'versions' | 'markEmbedded'>;
   longTerm?: Pick<LongTermStore, 'get'>;
   tombstones?: Pick<Tombstones, 'isBuried'> | null;
 }
@@ -65,12 +65,12 @@ export async function processEmbedBatch(jobs: readonly EmbedJob[], deps: EmbedDe
   // No model on this worker: the turn stays un-embedded in the turn log (the semantic tier is skipped,
   // docs/architecture.md, embeddings) rather than failing the job over and over; `memory reindex` embeds it once a model loads.
   if (!embedder) return jobs.map(() => ({ ok: true, value: { skipped: `embedding model "${deps.embedders.model}" is not loaded` } }));
-  const before = await currentMany(jobs, deps);
+  const before = await hashesOf(jobs, deps);
   let active: Active[] = [];
   jobs.forEach((job, i) => {
     const now = before[i]!;
     if (!now.ok) fail(i, now.error);
-    else if (now.value?.content_hash !== job.content_hash) done(i, { skipped: 'deleted or edited since it was enqueued' });
+    else if (now.value !== job.content_hash) done(i, { skipped: 'deleted or edited since it was enqueued' });
     else active.push({ i, job, payload: payloadOf(job) });
   });
   // jobs whose text the embedder refused or could not embed: failed, unless their memory is gone
@@ -96,16 +96,26 @@ export async function processEmbedBatch(jobs: readonly EmbedJob[], deps: EmbedDe
           as.filter((a): a is Active => a !== null),
         ),
     );
-    const after = await currentMany(written.map((a) => a.job), deps);
     const next: Active[] = [];
     const marks: Active[] = [];
     const removals: Array<Promise<unknown>> = [];
+    const remove = (a: Active) =>
+      removals.push(deps.vectors.delete(a.job.user_id, [a.job.turn_id]).then(() => done(a.i, { skipped: 'deleted while it was embedded' }), (error: unknown) => fail(a.i, error)));
+    const after = await hashesOf(written.map((a) => a.job), deps);
+    const edited: Active[] = [];
     written.forEach((a, k) => {
       const now = after[k]!;
-      if (!now.ok) return fail(a.i, now.error);
-      if (!now.value) {
-        removals.push(deps.vectors.delete(a.job.user_id, [a.job.turn_id]).then(() => done(a.i, { skipped: 'deleted while it was embedded' }), (error: unknown) => fail(a.i, error)));
-      } else if (now.value.content_hash === a.payload.content_hash) marks.push(a);
+      if (!now.ok) fail(a.i, now.error);
+      else if (now.value === null) remove(a);
+      else (now.value === a.payload.content_hash ? marks : edited).push(a);
+    });
+    // an edited memory's new text, read whole only now: the next round embeds it
+    const rewritten = edited.length > 0 ? await currentMany(edited.map((a) => a.job), deps) : [];
+    edited.forEach((a, k) => {
+      const now = rewritten[k]!;
+      if (!now.ok) fail(a.i, now.error);
+      else if (!now.value) remove(a);
+      else if (now.value.content_hash === a.payload.content_hash) marks.push(a);
       else next.push({ ...a, payload: now.value });
     });
     const turnLog = deps.turnLog;
@@ -151,6 +161,26 @@ function payloadOf(job: EmbedJob): VectorPayload {
 }
 
 type Current = { ok: true; value: VectorPayload | null } | { ok: false; error: unknown };
+type Hash = { ok: true; value: string | null } | { ok: false; error: unknown };
+
+/**
+ * The text hash of each job's memory as it is now, or null when it is gone: what the checks before
+ * and after the write need, the turns' texts not read (currentMany reads them whole; 4 of a turn's
+ * reads in its jobs were a tenth of the ingest's CPU, docs/bench-report.md, round 28).
+ */
+async function hashesOf(jobs: readonly EmbedJob[], deps: EmbedDeps): Promise<Hash[]> {
+  const turnAt = deps.turnLog ? jobs.flatMap((j, i) => (j.kind === 'turn' ? [i] : [])) : [];
+  const versions = turnAt.length > 0 ? await deps.turnLog!.versions(turnAt.map((i) => ({ user_id: jobs[i]!.user_id, id: jobs[i]!.turn_id }))) : [];
+  const fromLog = new Map(turnAt.map((i, k) => [i, versions[k]?.content_hash ?? null]));
+  const others = jobs.flatMap((j, i) => (fromLog.has(i) ? [] : [j]));
+  const current = others.length > 0 ? await currentMany(others, deps) : [];
+  let k = 0;
+  return jobs.map((_, i): Hash => {
+    if (fromLog.has(i)) return { ok: true, value: fromLog.get(i)! };
+    const c = current[k++]!;
+    return c.ok ? { ok: true, value: c.value?.content_hash ?? null } : c;
+  });
+}
 
 /**
  * The memory of each job as it is now (its vector payload), or null when it is gone: the turns in one

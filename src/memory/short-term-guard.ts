@@ -16,7 +16,7 @@ import type { TurnLog } from '../ports/turn-log.js';
 export class ShortTermGuard implements ShortTermStore {
   constructor(
     private readonly inner: ShortTermStore,
-    private readonly turnLog: Pick<TurnLog, 'getMany'>,
+    private readonly turnLog: Pick<TurnLog, 'versions'>,
     private readonly log: Logger,
   ) {}
 
@@ -41,7 +41,7 @@ export class ShortTermGuard implements ShortTermStore {
   async settle(turns: readonly Turn[]): Promise<number> {
     const logged = turns.filter((t) => !t.id.includes(GENERATED_ID_MARK));
     if (logged.length === 0) return 0;
-    const now = await this.turnLog.getMany(logged);
+    const now = await this.turnLog.versions(logged);
     const stale = new Map<string, { user_id: string; session_id: string; ids: string[] }>();
     logged.forEach((t, i) => {
       const held = now[i];

@@ -17,6 +17,9 @@ export interface TurnLogCounts {
 /** Which jobs of a turn are still to run: `embed`, `persist`, or `any` (either). */
 export type PendingJob = 'embed' | 'persist' | 'any';
 
+/** what a check of a turn needs: the hash of its text and its session, as the log holds them now */
+export type TurnVersion = Pick<Turn, 'content_hash' | 'session_id'>;
+
 /** the turns around one in its session: those just before it (oldest first) and just after it */
 export interface Around {
   before: Turn[];
@@ -45,6 +48,8 @@ export interface TurnLog {
   get(userId: string, id: string): Promise<Turn | null>;
   /** `get` of many turns in one read (a batch of jobs): the answer for each ref, in order, null where unknown */
   getMany(refs: ReadonlyArray<{ user_id: string; id: string }>): Promise<Array<Turn | null>>;
+  /** `getMany` without the texts, for a check whether turns are still what a job or a copy holds: each ref's version, in order, null where unknown */
+  versions(refs: ReadonlyArray<{ user_id: string; id: string }>): Promise<Array<TurnVersion | null>>;
   /** pages of turns accepted at or before `acceptedBefore` whose `job` has not completed, in acceptance order */
   pending(job: PendingJob, acceptedBefore: number, batch?: number): AsyncIterable<Turn[]>;
   /** how many of `ids` still have a job to run (embed counted only when `withEmbed`) */

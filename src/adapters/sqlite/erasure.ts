@@ -38,6 +38,10 @@ const TURNS_PER_STATEMENT = 256;
 /** how long a delete's scrub of the WAL waits for a reader to let go of it (the event loop waits as long) */
 const LOG_SCRUB_WAIT_MS = 20;
 
+/** attempts of an erasure's checkpoint (`scrub`) that met another checkpoint, SCRUB_RETRY_MS apart */
+const SCRUB_TRIES = 5;
+const SCRUB_RETRY_MS = 20;
+
 /**
  * Erasure on the shared SQLite file. Every connection of this service has `secure_delete` on (see
  * openDatabase), and `eraseRows` makes sure of it for its own transactions, so freed bytes are zeroed;
@@ -157,7 +161,14 @@ export class SqliteErasureStore implements ErasureStore {
   }
 
   async scrub(): Promise<{ complete: boolean }> {
-    return this.checkpoint();
+    // a checkpoint meeting another one (another process's connection to the file checkpointing
+    // its commits: a worker's, the CLI's) is refused at once rather than waited for: asked again a
+    // moment later
+    for (let tries = 1; ; tries++) {
+      const r = this.checkpoint();
+      if (r.complete || tries === SCRUB_TRIES) return r;
+      await new Promise((resolve) => setTimeout(resolve, SCRUB_RETRY_MS));
+    }
   }
 
   async scrubLog(): Promise<{ complete: boolean }> {

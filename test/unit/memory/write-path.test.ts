@@ -67,15 +67,18 @@ describe('write path', () => {
   it('commits concurrent single-turn writes as one transaction, and a conflicting one fails alone', async () => {
     const { memory, services: s } = await testMemory();
     await memory.addTurns({ id: 'owned', user_id: 'bob', session_id: 's', role: 'user', content: 'bob says hi' });
-    // count the outermost transactions (commits) the turn writes make
+    // count the outermost transactions that wrote (commits) the turn writes make; reads in one
+    // transaction (the short-term guard's, the jobs') commit nothing
     let commits = 0;
     const transaction = s.db!.transaction.bind(s.db!);
+    const changes = s.db!.prepare('SELECT total_changes()').pluck();
     (s.db! as { transaction: unknown }).transaction = (fn: () => unknown) => {
       const tx = transaction(fn);
       const counted = (run: () => unknown) => () => {
         const outer = !s.db!.inTransaction;
+        const before = changes.get();
         const r = run();
-        if (outer) commits++;
+        if (outer && changes.get() !== before) commits++;
         return r;
       };
       return Object.assign(counted(() => tx()), { immediate: counted(() => tx.immediate()), deferred: counted(() => tx.deferred()), exclusive: counted(() => tx.exclusive()) });

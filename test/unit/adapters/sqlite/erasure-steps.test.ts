@@ -59,3 +59,26 @@ describe('SQLite erasure in steps', () => {
     assert.equal((await longTerm.searchText('bob', 'ferry schedule Porto', { limit: 100 })).length, rows);
   });
 });
+
+/**
+ * A checkpoint meeting another one is refused at once, not waited for (SQLite's checkpoint lock takes
+ * no busy handler): another process's connection checkpointing its commits holds it a few
+ * milliseconds at a time, and an erasure's scrub that met it reported the log left for later.
+ */
+describe('SQLite erasure scrub', () => {
+  it('asks again, a moment later, when its checkpoint meets another one', async () => {
+    const db = openDatabase(join(tmpDir(), 'scrub-busy.db'));
+    const erasure = new SqliteErasureStore(db);
+    const pragma = db.pragma.bind(db);
+    let refusals = 2;
+    let asked = 0;
+    db.pragma = ((source: string, options?: { simple?: boolean }) => {
+      if (!source.startsWith('wal_checkpoint')) return pragma(source, options);
+      asked++;
+      return refusals-- > 0 ? [{ busy: 1, log: 4, checkpointed: 0 }] : pragma(source, options);
+    }) as typeof db.pragma;
+    assert.deepEqual(await erasure.scrub(), { complete: true });
+    assert.equal(asked, 3);
+    db.close();
+  });
+});
