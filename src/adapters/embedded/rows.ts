@@ -1,6 +1,6 @@
 import type { Statement } from 'better-sqlite3';
 import type { RecordFilter } from '../../domain/filters.js';
-import { room } from '../../pace.js';
+import { giveTurn } from '../../pace.js';
 import { atomically, type Db } from '../sqlite/db.js';
 import { filterSql } from '../sqlite/filter-sql.js';
 import type { TransactionBatcher } from '../sqlite/transaction-batcher.js';
@@ -245,14 +245,16 @@ export class SqliteVectorStore implements VectorStore {
 
   /**
    * A page of rows at a time, in the process's slices of work (src/pace.ts): read in one pass, 100k
-   * vectors held the event loop ~2 s at a fresh process's first search, every request waiting. Rows
-   * written after the caller read the log's head are replayed from it, so a page reading some of them
-   * too changes nothing.
+   * vectors held the event loop ~2 s at a fresh process's first search, every request waiting. A turn
+   * of the loop after each page, not only once the slice is spent: a connection is seen (and paused
+   * for) only once the loop has accepted it, and a fresh process's /health waited ~20 ms behind two
+   * slices of pages before that. Rows written after the caller read the log's head are replayed from
+   * it, so a page reading some of them too changes nothing.
    */
   async load(tag: EmbedderTag, reserve: (userId: string, n: number) => void, put: LoadPut): Promise<void> {
     for (const { user_id, n } of this.rows.usersOf(tag)) reserve(user_id, n);
     for (let after = 0; ; ) {
-      await room();
+      await giveTurn();
       const rows = this.rows.ofEmbedder(tag, after, LOAD_PAGE);
       for (const [rowid, id, user_id, session_id, vector, part, created_at] of rows) put(id, user_id, session_id, rowid, toFloat32(vector), part, Date.parse(created_at));
       if (rows.length < LOAD_PAGE) return;

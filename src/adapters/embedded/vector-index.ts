@@ -1,5 +1,5 @@
 import { BackendUnavailableError, ValidationError } from '../../errors.js';
-import { room } from '../../pace.js';
+import { giveTurn } from '../../pace.js';
 import type { Db } from '../sqlite/db.js';
 import { filterTest, isEmptyFilter, type RecordFilter } from '../../domain/filters.js';
 import type { EmbedderTag, VectorFilter, VectorHit, VectorIndex, VectorPoint, VectorSearchFilter } from '../../ports/vector-index.js';
@@ -294,7 +294,7 @@ export class EmbeddedVectorIndex implements VectorIndex {
   /** the user's ids deleted DELETE_IDS a transaction, in the process's slices of work (see deleteWhere) */
   async delete(userId: string, ids: readonly string[]): Promise<void> {
     for (let from = 0; from < ids.length; from += DELETE_IDS) {
-      if (from > 0) await room();
+      if (from > 0) await giveTurn();
       await this.write((r) => this.store.delete(userId, ids.slice(from, from + DELETE_IDS), r), (removed) => this.removeLoaded(removed));
     }
   }
@@ -307,7 +307,7 @@ export class EmbeddedVectorIndex implements VectorIndex {
   async deleteWhere(filter: VectorFilter): Promise<number> {
     const ids = new Set<string>();
     for (let first = true; ; first = false) {
-      if (!first) await room();
+      if (!first) await giveTurn();
       const removed = await this.write((r) => this.store.deleteWhere(filter, r, DELETE_ROWS), (removed) => this.removeLoaded(removed));
       for (const x of removed) ids.add(x.id);
       if (removed.length < DELETE_ROWS) return ids.size;
@@ -520,7 +520,7 @@ export class EmbeddedVectorIndex implements VectorIndex {
     // each call's points as the groups wrote them, with their rowids
     const written = batch.map((u) => ({ tag: u.tag, points: [] as VectorPoint[], rowids: [] as number[] }));
     for (const group of flushGroups(batch)) {
-      await room();
+      await giveTurn();
       const { result, changes } = await this.store.upsert(group, this.retain);
       ranges.push(changes);
       group.forEach((part, i) => {

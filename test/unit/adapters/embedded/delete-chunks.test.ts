@@ -4,6 +4,7 @@ import { describe, it } from 'node:test';
 import { EmbeddedVectorIndex } from '../../../../src/adapters/embedded/vector-index.js';
 import { openDatabase } from '../../../../src/adapters/sqlite/db.js';
 import type { VectorPoint } from '../../../../src/ports/vector-index.js';
+import { countTurns } from '../../../helpers/loop-turns.js';
 import { tmpDir } from '../../../helpers/tmp.js';
 
 const DIM = 8;
@@ -39,10 +40,15 @@ describe('embedded index on SQLite: deletes in transactions of bounded size', ()
 
     assert.equal(await ix.deleteWhere({ user_id: 'ann', session_id: 's2' }), 600);
     assert.equal(writes.deleteWhere, 2, 'a session of 600 rows: two transactions of at most 512');
+    // a turn of the event loop between the transactions, a young slice's too: a connection is seen only once the loop accepted it
+    let counter = countTurns();
     assert.equal(await ix.deleteWhere({ user_id: 'ann' }), 1_300);
     assert.equal(writes.deleteWhere, 2 + 3, 'a user of 1,300 rows: three');
+    assert.ok(counter.stop() >= 2, 'a turn between each two of them');
+    counter = countTurns();
     await ix.delete('cay', Array.from({ length: 700 }, (_, i) => `cay-${i}`));
     assert.equal(writes.delete, 3, '700 ids: three transactions of at most 256');
+    assert.ok(counter.stop() >= 2, 'a turn between each two of them');
     assert.equal(await ix.count(undefined, { user_id: 'cay' }), 0);
 
     assert.equal(await ix.count(undefined, { user_id: 'ann' }), 0);

@@ -4,6 +4,7 @@ import { describe, it } from 'node:test';
 import { EmbeddedVectorIndex, flushGroups } from '../../../../src/adapters/embedded/vector-index.js';
 import { openDatabase } from '../../../../src/adapters/sqlite/db.js';
 import type { VectorPoint } from '../../../../src/ports/vector-index.js';
+import { countTurns } from '../../../helpers/loop-turns.js';
 import { tmpDir } from '../../../helpers/tmp.js';
 
 const DIM = 8;
@@ -53,8 +54,12 @@ describe('embedded index: an upsert of many vectors in groups', () => {
     await ix.search(tag, point('bob', 0, 0).vector, { user_id: 'bob' }, 1);
     writes = 0;
     const points = Array.from({ length: 30 }, (_, n) => entry('ann', n, 59)).flat();
+    const counter = countTurns();
     await ix.upsert(tag, points);
+    const turns = counter.stop();
     assert.ok(writes >= Math.ceil(points.length / 256), `${writes} transactions for ${points.length} vectors`);
+    // a turn of the event loop before each group, a young slice's too: a connection is seen only once the loop accepted it
+    assert.ok(turns >= writes, `the event loop turned ${turns} times for ${writes} transactions`);
     assert.equal(await ix.count(tag, { user_id: 'ann' }), 30);
     const found = await ix.search(tag, point('ann', 7, 0).vector, { user_id: 'ann' }, 30);
     assert.equal(found.length, 30);
