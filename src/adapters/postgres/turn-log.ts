@@ -132,29 +132,25 @@ export class PostgresTurnLog implements TurnLog {
     return this.reads.call({ user_id: userId, id });
   }
 
-  /** one statement for the batch: the refs as two arrays, joined back to their positions */
   async getMany(refs: ReadonlyArray<{ user_id: string; id: string }>): Promise<Array<Turn | null>> {
-    if (refs.length === 0) return [];
-    const rows = await this.pg.query(
-      `SELECT ${turnSelect('t.')}, r.n FROM unnest($1::text[], $2::text[]) WITH ORDINALITY AS r(user_id, id, n)
-         JOIN turns t ON t.user_id = r.user_id AND t.id = r.id`,
-      [refs.map((r) => r.user_id), refs.map((r) => r.id)],
-    );
-    const out: Array<Turn | null> = refs.map(() => null);
-    for (const row of rows) out[Number(row.n) - 1] = rowToTurn(row);
-    return out;
+    return this.byRefs(turnSelect('t.'), refs, rowToTurn);
   }
 
   /** as getMany, without the texts */
   async versions(refs: ReadonlyArray<{ user_id: string; id: string }>): Promise<Array<TurnVersion | null>> {
+    return this.byRefs('t.content_hash, t.session_id', refs, (row) => ({ content_hash: row.content_hash as string, session_id: row.session_id as string }));
+  }
+
+  /** `columns` of each ref's turn (`t`), in one statement for the batch: the refs as two arrays, joined back to their positions */
+  private async byRefs<T>(columns: string, refs: ReadonlyArray<{ user_id: string; id: string }>, of: (row: Record<string, unknown>) => T): Promise<Array<T | null>> {
     if (refs.length === 0) return [];
     const rows = await this.pg.query(
-      `SELECT t.content_hash, t.session_id, r.n FROM unnest($1::text[], $2::text[]) WITH ORDINALITY AS r(user_id, id, n)
+      `SELECT ${columns}, r.n FROM unnest($1::text[], $2::text[]) WITH ORDINALITY AS r(user_id, id, n)
          JOIN turns t ON t.user_id = r.user_id AND t.id = r.id`,
       [refs.map((r) => r.user_id), refs.map((r) => r.id)],
     );
-    const out: Array<TurnVersion | null> = refs.map(() => null);
-    for (const row of rows) out[Number(row.n) - 1] = { content_hash: row.content_hash as string, session_id: row.session_id as string };
+    const out: Array<T | null> = refs.map(() => null);
+    for (const row of rows) out[Number(row.n) - 1] = of(row);
     return out;
   }
 

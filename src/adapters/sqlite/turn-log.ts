@@ -1,3 +1,4 @@
+import type { Statement } from 'better-sqlite3';
 import type { Turn } from '../../domain/turn.js';
 import { ContentConflictError } from '../../errors.js';
 import type { MemoryRef, PruneCriteria } from '../../ports/long-term.js';
@@ -124,22 +125,24 @@ export class SqliteTurnLog implements TurnLog {
     return row ? rowToTurn(row) : null;
   }
 
-  /**
-   * In one read transaction: one state of the file for the batch, and one lock taken for it rather
-   * than one per statement (a statement outside a transaction takes its own: 8 µs a turn against 5)
-   */
   async getMany(refs: ReadonlyArray<{ user_id: string; id: string }>): Promise<Array<Turn | null>> {
-    return atomically(this.db, () => refs.map((r) => {
-      const row = this.s.get.get(r.user_id, r.id) as TurnRow | undefined;
-      return row ? rowToTurn(row) : null;
-    }), 'deferred');
+    return this.byRefs<TurnRow, Turn>(this.s.get, refs, rowToTurn);
   }
 
   /** as getMany, two short columns a turn (1.5 µs a turn against getMany's 5: no text copied out) */
   async versions(refs: ReadonlyArray<{ user_id: string; id: string }>): Promise<Array<TurnVersion | null>> {
+    return this.byRefs(this.s.version, refs, ([content_hash, session_id]: [string, string]) => ({ content_hash, session_id }));
+  }
+
+  /**
+   * `read`'s row of each ref, in one read transaction: one state of the file for the batch, and one
+   * lock taken for it rather than one per statement (a statement outside a transaction takes its own:
+   * 8 µs a turn against 5)
+   */
+  private byRefs<R, T>(read: Statement, refs: ReadonlyArray<{ user_id: string; id: string }>, of: (row: R) => T): Array<T | null> {
     return atomically(this.db, () => refs.map((r) => {
-      const row = this.s.version.get(r.user_id, r.id) as [string, string] | undefined;
-      return row ? { content_hash: row[0], session_id: row[1] } : null;
+      const row = read.get(r.user_id, r.id) as R | undefined;
+      return row ? of(row) : null;
     }), 'deferred');
   }
 
