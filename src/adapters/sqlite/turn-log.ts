@@ -7,7 +7,7 @@ import { atomically, type Db } from './db.js';
 import { pruneWhere } from './long-term.js';
 import { TransactionBatcher } from './transaction-batcher.js';
 import { underAlias } from './rows/columns.js';
-import { rowToTurn, TURN_COLUMNS as COLUMNS, TURN_VALUES, turnParams, type TurnRow } from './rows/turns.js';
+import { rowToTurn, TURN_COLUMNS as COLUMNS, TURN_VALUES, turnParams, turnRowOf, type TurnRow } from './rows/turns.js';
 
 /**
  * One side of a turn's neighbours (`cmp` '<': before it) as a JSON array of rowids: the `limit` turns of
@@ -43,7 +43,7 @@ export class SqliteTurnLog implements TurnLog {
       insert: db.prepare(
         `INSERT INTO turns (${COLUMNS}, accepted_at) VALUES (${TURN_VALUES}, @accepted_at)`,
       ),
-      get: db.prepare(`SELECT ${COLUMNS} FROM turns WHERE user_id = ? AND id = ?`),
+      get: db.prepare(`SELECT ${COLUMNS} FROM turns WHERE user_id = ? AND id = ?`).raw(),
       version: db.prepare('SELECT content_hash, session_id FROM turns WHERE user_id = ? AND id = ?').raw(),
       pendingEmbed: db.prepare(
         `SELECT ${COLUMNS}, rowid FROM turns WHERE embedded_with IS NULL AND accepted_at <= ? AND rowid > ? ORDER BY rowid LIMIT ?`,
@@ -73,7 +73,7 @@ export class SqliteTurnLog implements TurnLog {
           FROM json_each(@ids) j CROSS JOIN turns a ON a.user_id = @user_id AND a.id = j.value`)
         .raw(),
       anyHeld: db.prepare('SELECT 1 FROM json_each(@ids) j CROSS JOIN turns a ON a.user_id = @user_id AND a.id = j.value LIMIT 1').pluck(),
-      byRowids: db.prepare(`SELECT t.rowid AS seq, ${underAlias(COLUMNS, 't')} FROM json_each(?) j CROSS JOIN turns t ON t.rowid = j.value`),
+      byRowids: db.prepare(`SELECT t.rowid, ${underAlias(COLUMNS, 't')} FROM json_each(?) j CROSS JOIN turns t ON t.rowid = j.value`).raw(),
       updateContent: db.prepare('UPDATE turns SET content = ?, content_hash = ?, embedded_with = NULL WHERE user_id = ? AND id = ?'),
       delete: db.prepare('DELETE FROM turns WHERE user_id = ? AND id = ?'),
       // a session by its own statement: in an `@session_id IS NULL OR …` SQLite cannot narrow the index
@@ -121,12 +121,12 @@ export class SqliteTurnLog implements TurnLog {
   }
 
   async get(userId: string, id: string): Promise<Turn | null> {
-    const row = this.s.get.get(userId, id) as TurnRow | undefined;
-    return row ? rowToTurn(row) : null;
+    const row = this.s.get.get(userId, id) as unknown[] | undefined;
+    return row ? rowToTurn(turnRowOf(row)) : null;
   }
 
   async getMany(refs: ReadonlyArray<{ user_id: string; id: string }>): Promise<Array<Turn | null>> {
-    return this.byRefs<TurnRow, Turn>(this.s.get, refs, rowToTurn);
+    return this.byRefs(this.s.get, refs, (row: unknown[]) => rowToTurn(turnRowOf(row)));
   }
 
   /** as getMany, two short columns a turn (1.5 µs a turn against getMany's 5: no text copied out) */
@@ -208,19 +208,19 @@ export class SqliteTurnLog implements TurnLog {
       ([id, session, b, a]) => ({ id, session, before: JSON.parse(b) as number[], after: JSON.parse(a) as number[] }),
     );
     const wanted = sides.flatMap((s) => [...s.before, ...s.after]);
-    const rows = new Map(wanted.length === 0 ? [] : (this.s.byRowids.all(JSON.stringify(wanted)) as Array<TurnRow & { seq: number }>).map((r) => [r.seq, r]));
+    const rows = new Map(wanted.length === 0 ? [] : (this.s.byRowids.all(JSON.stringify(wanted)) as unknown[][]).map((v) => [v[0] as number, turnRowOf(v, 1)]));
     // each row checked against its anchor's session, not read in one transaction with it (a
     // transaction cost more than the check): a turn deleted between the two statements is left out,
     // and a rowid the file gave to a new turn meanwhile names a turn of another session, or a turn
     // of this session that is now there
     const inOrder = (rowids: number[], session: string) =>
       rowids
-        .flatMap((r) => {
-          const row = rows.get(r);
-          return row && row.user_id === userId && row.session_id === session ? [row] : [];
+        .flatMap((seq) => {
+          const row = rows.get(seq);
+          return row && row.user_id === userId && row.session_id === session ? [{ seq, row }] : [];
         })
-        .sort((x, y) => (x.created_at < y.created_at ? -1 : x.created_at > y.created_at ? 1 : x.seq - y.seq))
-        .map(rowToTurn);
+        .sort((x, y) => (x.row.created_at < y.row.created_at ? -1 : x.row.created_at > y.row.created_at ? 1 : x.seq - y.seq))
+        .map(({ row }) => rowToTurn(row));
     for (const s of sides) out.set(s.id, { before: inOrder(s.before, s.session), after: inOrder(s.after, s.session) });
     return out;
   }

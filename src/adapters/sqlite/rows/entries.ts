@@ -1,5 +1,5 @@
 import type { MemoryEntry } from '../../../domain/entry.js';
-import { namedValues, underAlias } from './columns.js';
+import { namedValues, underAlias, valuesToRow } from './columns.js';
 
 /** An `entries` row as better-sqlite3 returns it (booleans as 0/1, JSON as text). */
 export interface EntryRow {
@@ -25,6 +25,9 @@ export const ENTRY_COLUMNS =
 
 export const entryColumnsOf = (alias: string): string => underAlias(ENTRY_COLUMNS, alias);
 export const ENTRY_VALUES = namedValues(ENTRY_COLUMNS);
+
+/** an `entries` row read with `.raw()`, its columns (`ENTRY_COLUMNS`) from `at` */
+export const entryRowOf = valuesToRow<EntryRow>(ENTRY_COLUMNS);
 
 export function rowToEntry(r: EntryRow): MemoryEntry {
   return {

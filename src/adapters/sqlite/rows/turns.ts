@@ -1,5 +1,5 @@
 import type { Turn } from '../../../domain/turn.js';
-import { namedValues } from './columns.js';
+import { namedValues, valuesToRow } from './columns.js';
 
 /** A `turns` row as better-sqlite3 returns the record's columns (booleans as 0/1, JSON as text). */
 export interface TurnRow {
@@ -20,6 +20,9 @@ export interface TurnRow {
 export const TURN_COLUMNS = 'id, user_id, session_id, role, name, content, content_hash, created_at, importance, pinned, metadata';
 
 export const TURN_VALUES = namedValues(TURN_COLUMNS);
+
+/** a `turns` row read with `.raw()`, its record's columns (`TURN_COLUMNS`) from `at` */
+export const turnRowOf = valuesToRow<TurnRow>(TURN_COLUMNS);
 
 export function rowToTurn(r: TurnRow): Turn {
   return {
