@@ -1,7 +1,8 @@
 // Every quality figure in one run: `npm run eval -- --all [--data DIR]`. The generated set (hash
 // embedder), LoCoMo dev with both role conventions (speaker_b sent as `assistant`, and both speakers as
-// `user`) and RealMem dev, each beside its keyword baseline, with the ablation (each signal switched off
-// in turn) on LoCoMo and RealMem. Prints one table and writes eval/out/all.json. The datasets are read
+// `user`) and RealMem dev (as is, every turn sent as the user's, and asked under the held-out protocol of
+// issue 24: see eval/realmem/run.ts), each beside its keyword baseline, with the ablation (each signal
+// switched off in turn) on LoCoMo and RealMem. Prints one table and writes eval/out/all.json. The datasets are read
 // from where they lie (DIR/locomo-dev.json, DIR/realmem-dev/; default ../shared/data beside the checkout).
 import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
@@ -11,7 +12,7 @@ import { baselineRankings } from './baselines.js';
 import { DEFAULT_DATASET, QUESTION_TYPES, generateDataset } from './dataset.js';
 import { BASELINES as LOCOMO_BASELINES, COMBINED as LOCOMO_COMBINED, evaluateLocomo, type LocomoResult } from './locomo/run.js';
 import { round } from './metrics.js';
-import { BM25 as REALMEM_BM25, COMBINED as REALMEM_COMBINED, evaluateRealmem, type RealmemResult } from './realmem/run.js';
+import { BM25 as REALMEM_BM25, BM25_UNFILTERED, COMBINED as REALMEM_COMBINED, COMBINED_UNFILTERED, evaluateRealmem, type RealmemResult } from './realmem/run.js';
 import { BM25_BASELINE, buildResults, type Results } from './report.js';
 import { runService } from './service-run.js';
 
@@ -70,15 +71,16 @@ function locomoRow(name: string, r: LocomoResult): Row {
   };
 }
 
-function realmemRow(r: RealmemResult): Row {
-  const c = r.systems[REALMEM_COMBINED]!;
-  const b = r.systems[REALMEM_BM25]!;
+/** a RealMem run's figures under one protocol: the service's and BM25's systems of that protocol */
+function realmemRow(name: string, r: RealmemResult, service = REALMEM_COMBINED, baseline = REALMEM_BM25): Row {
+  const c = r.systems[service]!;
+  const b = r.systems[baseline]!;
   return {
-    dataset: 'RealMem dev',
+    dataset: name,
     metric: 'session R@8',
     service: c.overall['recall@8']!,
     baseline: b.overall['recall@8']!,
-    baseline_name: REALMEM_BM25,
+    baseline_name: baseline,
     categories: Object.fromEntries(Object.keys(c.categories).map((k) => [k, { service: c.categories[k]!['recall@8']!, baseline: b.categories[k]!['recall@8']! }])),
   };
 }
@@ -114,8 +116,16 @@ export async function runAll(o: AllOptions): Promise<void> {
   const locomoB = await evaluateLocomo(locomoFile, { roles: 'b-assistant', captions: true, ablate, databaseUrl: o.databaseUrl, progress: log });
   const locomoU = await evaluateLocomo(locomoFile, { roles: 'both-user', captions: true, ablate: [], databaseUrl: o.databaseUrl, progress: log });
   const realmem = await evaluateRealmem(realmemDir, { ablate, databaseUrl: o.databaseUrl, progress: log });
+  const realmemU = await evaluateRealmem(realmemDir, { ablate: [], roles: 'both-user', databaseUrl: o.databaseUrl, progress: log });
 
-  const rows = [generatedRow(gen), locomoRow('LoCoMo dev, speaker_b as assistant', locomoB), locomoRow('LoCoMo dev, both as user', locomoU), realmemRow(realmem)];
+  const rows = [
+    generatedRow(gen),
+    locomoRow('LoCoMo dev, speaker_b as assistant', locomoB),
+    locomoRow('LoCoMo dev, both as user', locomoU),
+    realmemRow('RealMem dev', realmem),
+    realmemRow('RealMem dev, every turn as user', realmemU),
+    realmemRow('RealMem dev, asked unfiltered (the held-out protocol of issue 24)', realmem, COMBINED_UNFILTERED, BM25_UNFILTERED),
+  ];
   const ablation: Ablation = {};
   for (const signal of ablate) {
     const lb = locomoB.ablation[signal];
@@ -129,6 +139,7 @@ export async function runAll(o: AllOptions): Promise<void> {
   const { rankings: _l, ...locomoBOut } = locomoB;
   const { rankings: _u, ...locomoUOut } = locomoU;
   const { rankings: _r, ...realmemOut } = realmem;
+  const { rankings: _ru, ...realmemUOut } = realmemU;
   const result = {
     generated_at: new Date().toISOString(),
     data: resolve(o.data),
@@ -139,6 +150,7 @@ export async function runAll(o: AllOptions): Promise<void> {
     locomo_b_assistant: locomoBOut,
     locomo_both_user: locomoUOut,
     realmem: realmemOut,
+    realmem_both_user: realmemUOut,
   };
   mkdirSync(o.out, { recursive: true });
   writeFileSync(join(o.out, 'all.json'), `${JSON.stringify(result, null, 2)}\n`);

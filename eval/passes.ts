@@ -39,6 +39,8 @@ export interface PassQuestion {
 
 export interface PassRankings {
   combined: Rankings;
+  /** each of `PassOptions.variants`, asked with the combined pass only */
+  variants: Record<string, Rankings>;
   /** the combined pass with one signal switched off */
   ablation: Record<string, Rankings>;
   ingestMs: number;
@@ -58,6 +60,8 @@ export interface PassOptions {
   config?: Record<string, unknown>;
   databaseUrl?: string;
   progress: (m: string) => void;
+  /** other question sets asked of the same store with every signal on (another protocol), each at its own depth */
+  variants?: Record<string, { questions: readonly PassQuestion[]; depth: number }>;
 }
 
 export async function servicePasses(turns: readonly PassTurn[], questions: readonly PassQuestion[], o: PassOptions): Promise<PassRankings> {
@@ -91,10 +95,10 @@ export async function servicePasses(turns: readonly PassTurn[], questions: reado
     if (pending.pending_embed > 0 || pending.pending_persist > 0) throw new Error(`ingest left work pending: ${JSON.stringify(pending)}`);
     o.progress(`${o.name}: ingested ${turns.length} turns in ${(ingestMs / 1000).toFixed(1)} s`);
 
-    const run = async (retriever: Retriever): Promise<Rankings> => {
+    const run = async (retriever: Retriever, asked = questions, depth = o.depth): Promise<Rankings> => {
       const out: Rankings = new Map();
-      for (const q of questions) {
-        const req = RetrieveRequestSchema.parse({ query: q.query, user_id: q.user_id, session_id: `eval-question-${q.id}`, top_k: o.depth, ...(q.filters ? { filters: q.filters } : {}) });
+      for (const q of asked) {
+        const req = RetrieveRequestSchema.parse({ query: q.query, user_id: q.user_id, session_id: `eval-question-${q.id}`, top_k: depth, ...(q.filters ? { filters: q.filters } : {}) });
         const r = await retriever.retrieve(req, q.now ?? o.nowOf?.(q.user_id));
         out.set(q.id, r.results.map((x) => x.id));
       }
@@ -108,7 +112,9 @@ export async function servicePasses(turns: readonly PassTurn[], questions: reado
     for (const signal of o.ablate) {
       ablation[signal] = await run(new Retriever({ ...services.retrieverDeps, signals: { [signal]: false } }));
     }
-    return { combined, ablation, ingestMs, queryMsPerQuestion, longTermEntries: await services.longTerm.count(), store: store.label };
+    const variants: Record<string, Rankings> = {};
+    for (const [name, v] of Object.entries(o.variants ?? {})) variants[name] = await run(services.retriever, v.questions, v.depth);
+    return { combined, variants, ablation, ingestMs, queryMsPerQuestion, longTermEntries: await services.longTerm.count(), store: store.label };
   } finally {
     await services.close();
     await store.close().finally(() => rmSync(dir, { recursive: true, force: true }));

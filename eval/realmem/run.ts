@@ -2,7 +2,9 @@
 // write path as one user (one session per RealMem session, dated as eval/realmem/dataset.ts says), every
 // query turn is asked from a new session with `filters.created_before` = its session's start (only earlier
 // sessions count: the dataset's protocol), and session recall is scored beside BM25 over the turns under
-// the same protocol, and with each retrieval signal switched off in turn.
+// the same protocol, and with each retrieval signal switched off in turn. The same store is asked once
+// more under the protocol issue 24 scored the held-out personas with (UNFILTERED_DEPTH), beside BM25
+// under it.
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { SIGNALS, type Signal } from '../../src/retrieval/rank.js';
@@ -21,6 +23,17 @@ export const BM25 = 'BM25 over turns';
  * words). Shown beside it so that the part of the gap made of shared statistics is seen.
  */
 export const BM25_OWN = "BM25 over turns, the user's own statistics";
+/**
+ * The protocol issue 24 scored the held-out personas with: every query turn asked without a filter at
+ * UNFILTERED_DEPTH, the turns of its own session and later ones dropped from the ranking before scoring
+ * (the filtered retrieve was slow then). Run beside the dataset's protocol on the same store, so that a
+ * gain that holds only under one of them shows.
+ */
+export const UNFILTERED_DEPTH = 50;
+export const COMBINED_UNFILTERED = `combined (hash), asked unfiltered at top_k ${UNFILTERED_DEPTH}, later sessions dropped`;
+export const BM25_UNFILTERED = `BM25 over turns, unfiltered at ${UNFILTERED_DEPTH}, later sessions dropped`;
+/** how the turns' roles are sent: as the dataset has them, or every turn as the user's (roles must not decide relevance) */
+export type RealmemRoles = 'as-is' | 'both-user';
 
 export type Figures = Record<string, number>;
 export interface RealmemSystem {
@@ -30,7 +43,8 @@ export interface RealmemSystem {
 }
 
 export interface RealmemResult {
-  dataset: { personas: RealmemDataset['personas']; turns: number; questions: number; longest_turn: number; repairs: RealmemDataset['repairs'] };
+  /** `roles`: the turns sent under each role */
+  dataset: { personas: RealmemDataset['personas']; turns: number; roles: Record<string, number>; questions: number; longest_turn: number; repairs: RealmemDataset['repairs'] };
   systems: Record<string, RealmemSystem>;
   ablation: Record<string, RealmemSystem>;
   against_bm25: Record<string, { combined: number; bm25: number; ok: boolean }>;
@@ -100,8 +114,34 @@ function bm25Rankings(dataset: RealmemDataset, perUser = false): Rankings {
   return out;
 }
 
-export async function evaluateRealmem(dir: string, o: { ablate: readonly Signal[]; sample?: number; databaseUrl?: string; progress: (m: string) => void }): Promise<RealmemResult> {
+/** BM25 over every turn, asked without a filter at UNFILTERED_DEPTH (see withoutLater) */
+function bm25Unfiltered(dataset: RealmemDataset): Rankings {
+  const index = new KeywordBaselines(dataset.turns);
+  try {
+    return new Map(dataset.questions.map((q) => [q.id, index.bm25(q.user_id, q.query, UNFILTERED_DEPTH)]));
+  } finally {
+    index.close();
+  }
+}
+
+function countBy<T>(xs: readonly T[], key: (x: T) => string): Record<string, number> {
+  const out: Record<string, number> = {};
+  for (const x of xs) out[key(x)] = (out[key(x)] ?? 0) + 1;
+  return out;
+}
+
+/** Each ranking without the turns of its query's session and later ones: the held-out protocol's cut. */
+export function withoutLater(dataset: Pick<RealmemDataset, 'turns' | 'questions'>, rankings: Rankings): Rankings {
+  const createdAt = new Map(dataset.turns.map((t) => [t.id, t.created_at]));
+  return new Map(dataset.questions.map((q) => [q.id, (rankings.get(q.id) ?? []).filter((id) => (createdAt.get(id) ?? q.created_before) < q.created_before)]));
+}
+
+export async function evaluateRealmem(
+  dir: string,
+  o: { ablate: readonly Signal[]; sample?: number; roles?: RealmemRoles; databaseUrl?: string; progress: (m: string) => void },
+): Promise<RealmemResult> {
   const dataset = readRealmem(dir);
+  if (o.roles === 'both-user') dataset.turns = dataset.turns.map((t) => ({ ...t, role: 'user' }));
   // every sample-th query turn only: a quicker look while working on the pass, never a reported figure
   if (o.sample && o.sample > 1) dataset.questions = dataset.questions.filter((_, i) => i % o.sample! === 0);
   const { repairs } = dataset;
@@ -111,16 +151,24 @@ export async function evaluateRealmem(dir: string, o: { ablate: readonly Signal[
   // each query is asked when its session starts: "yesterday" and "this week" in it are that day's, and
   // recency counts back from it (the host's clock would put every period of the dataset in the future)
   const questions = dataset.questions.map((q) => ({ id: q.id, user_id: q.user_id, query: q.query, filters: { created_before: q.created_before }, now: Date.parse(q.created_before) }));
+  const unfiltered = questions.map(({ filters: _f, ...q }) => q);
   const service = await servicePasses(dataset.turns, questions, {
     name: 'realmem',
     depth: DEPTH,
     ablate: o.ablate,
+    variants: { unfiltered: { questions: unfiltered, depth: UNFILTERED_DEPTH } },
     // a deployment holding such conversations accepts their longest turn (the default is 32,000 characters)
     config: { max_turn_chars: Math.max(32_000, dataset.longestTurn) },
     databaseUrl: o.databaseUrl,
     progress: o.progress,
   });
-  const systems: Record<string, RealmemSystem> = { [COMBINED]: score(dataset, service.combined), [BM25]: score(dataset, bm25Rankings(dataset)), [BM25_OWN]: score(dataset, bm25Rankings(dataset, true)) };
+  const systems: Record<string, RealmemSystem> = {
+    [COMBINED]: score(dataset, service.combined),
+    [BM25]: score(dataset, bm25Rankings(dataset)),
+    [BM25_OWN]: score(dataset, bm25Rankings(dataset, true)),
+    [COMBINED_UNFILTERED]: score(dataset, withoutLater(dataset, service.variants.unfiltered!)),
+    [BM25_UNFILTERED]: score(dataset, withoutLater(dataset, bm25Unfiltered(dataset))),
+  };
   const ablation = Object.fromEntries(Object.entries(service.ablation).map(([s, r]) => [s, score(dataset, r)]));
   const against_bm25 = Object.fromEntries(
     Object.keys(systems[COMBINED]!.categories).map((c) => {
@@ -130,7 +178,7 @@ export async function evaluateRealmem(dir: string, o: { ablate: readonly Signal[
     }),
   );
   return {
-    dataset: { personas: dataset.personas, turns: dataset.turns.length, questions: dataset.questions.length, longest_turn: dataset.longestTurn, repairs },
+    dataset: { personas: dataset.personas, turns: dataset.turns.length, roles: countBy(dataset.turns, (t) => t.role), questions: dataset.questions.length, longest_turn: dataset.longestTurn, repairs },
     systems,
     ablation,
     against_bm25,

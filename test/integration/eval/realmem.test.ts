@@ -6,7 +6,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { readRealmem } from '../../../eval/realmem/dataset.js';
-import { BM25, BM25_OWN, COMBINED, runRealmem, scoreSessions } from '../../../eval/realmem/run.js';
+import { BM25, BM25_OWN, BM25_UNFILTERED, COMBINED, COMBINED_UNFILTERED, evaluateRealmem, runRealmem, scoreSessions, withoutLater } from '../../../eval/realmem/run.js';
 import { tmpDir } from '../../helpers/tmp.js';
 
 const session = (uuid: string, date: string, turns: unknown[]) => ({ session_identifier: uuid, session_uuid: uuid, current_time: date, dialogue_turns: turns, extracted_memory: [{ content: { not: 'read' } }] });
@@ -71,6 +71,20 @@ describe('RealMem scoring', () => {
   });
 });
 
+describe('RealMem held-out protocol', () => {
+  it('drops the turns of the query\'s session and later ones from a ranking, keeping the order of the rest', () => {
+    const turns = [
+      { id: 'early', created_at: '2025-01-01T00:00:00.000Z' },
+      { id: 'middle', created_at: '2025-02-01T00:00:00.000Z' },
+      { id: 'own', created_at: '2025-03-01T00:00:00.000Z' },
+      { id: 'later', created_at: '2025-04-01T00:00:00.000Z' },
+    ];
+    const questions = [{ id: 'q', created_before: '2025-03-01T00:00:00.000Z' }];
+    const cut = withoutLater({ turns, questions } as never, new Map([['q', ['later', 'middle', 'own', 'early', 'unknown']]]));
+    assert.deepEqual(cut.get('q'), ['middle', 'early']);
+  });
+});
+
 describe('RealMem run', () => {
   it('asks each query of earlier sessions only and writes realmem.json beside BM25', async () => {
     const dir = writePersona();
@@ -86,6 +100,20 @@ describe('RealMem run', () => {
     const ids: string[] = rankings['Test_Person:s3:t0:Q-1'];
     assert.ok(ids.length > 0 && ids.every((id) => /^Test_Person:s[0-2]:/.test(id)), ids.join(', '));
     assert.ok(Object.keys(out.ablation).includes('long_term'));
+    // asked again without the filter, at top_k 50, the later sessions cut from the ranking afterwards
+    for (const name of [COMBINED_UNFILTERED, BM25_UNFILTERED]) assert.equal(out.systems[name].overall.n, 1, name);
+    assert.equal(out.systems[COMBINED_UNFILTERED].overall['recall@5'], 1);
+  });
+
+  it('scores the same with every turn sent as the user\'s', async () => {
+    const dir = writePersona();
+    const progress = () => {};
+    const asIs = await evaluateRealmem(dir, { ablate: [], progress });
+    const asUser = await evaluateRealmem(dir, { ablate: [], roles: 'both-user', progress });
+    assert.deepEqual(asIs.dataset.roles, { user: 5, assistant: 5 });
+    assert.deepEqual(asUser.dataset.roles, { user: 10 });
+    assert.deepEqual(asUser.systems[COMBINED], asIs.systems[COMBINED]);
+    assert.deepEqual(asUser.rankings, asIs.rankings);
   });
 });
 
