@@ -13,7 +13,7 @@ export function embedJob(m: Embeddable, kind: Kind = 'turn', nonce?: string): Jo
   const { id, ...payload } = recordOf(m);
   return {
     jobId: jobIdFor('embed', nonce === undefined ? memoryKey(m) : `${memoryKey(m)}\u0000${nonce}`),
-    data: { ...payload, turn_id: id, kind },
+    data: Object.assign(payload, { turn_id: id, kind }),
   };
 }
 

@@ -381,7 +381,7 @@ export function supersede(scored: readonly Scored[], o: RankOptions): Scored[] {
     .map((s) => ({ s, matched: matchedTerms(s.candidate, terms) }))
     .filter(({ matched }) => matched.size > 0)
     // read only for a pair that passes every other test (most fail on the speaker or the change word)
-    .map((x) => ({ ...x, holders: lazily(() => holdersOf(x.s.candidate.content, x.s.candidate.name)) }));
+    .map((x) => Object.assign(x, { holders: lazily(() => holdersOf(x.s.candidate.content, x.s.candidate.name)) }));
   // newest first, so a memory's score is final before any older one is compared with it
   statements.sort((a, b) => b.s.candidate.created_at.localeCompare(a.s.candidate.created_at));
   for (let i = 0; i < statements.length; i++) {

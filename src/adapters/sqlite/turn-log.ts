@@ -103,7 +103,7 @@ export class SqliteTurnLog implements TurnLog {
             return;
           }
           inBatch.set(key, t);
-          this.s.insert.run({ ...turnParams(t), accepted_at: acceptedAt });
+          this.s.insert.run(Object.assign(turnParams(t), { accepted_at: acceptedAt }));
           accepted.push(t);
         });
         return { accepted, duplicates };

@@ -50,10 +50,10 @@ export function rowToEntry(r: EntryRow): MemoryEntry {
 
 /** An entry as the parameters of an INSERT of `ENTRY_COLUMNS`. */
 export function entryParams(e: MemoryEntry): EntryRow {
-  return {
-    ...e,
+  // assigned, not `{ ...e, k }`: V8 builds that on a slow path (see entryCandidate in src/retrieval/retrieve.ts)
+  return Object.assign({}, e, {
     pinned: e.pinned ? 1 : 0,
     metadata: e.metadata ? JSON.stringify(e.metadata) : null,
     covers: e.covers ? JSON.stringify(e.covers) : null,
-  };
+  });
 }
