@@ -3,6 +3,7 @@ import type { Config } from '../config/schema.js';
 import { ConfigError } from '../errors.js';
 import { createApi, type ApiDeps } from './app.js';
 import { arriving } from '../pace.js';
+import type { ConnectionShare } from '../cluster/connections.js';
 
 const LOOPBACK = /^(127\.\d+\.\d+\.\d+|localhost|::1|\[::1\])$/;
 
@@ -15,13 +16,25 @@ export function assertSafeBind(config: Config): void {
   }
 }
 
-export async function startServer(deps: ApiDeps): Promise<Server> {
+/**
+ * `connections`: an HTTP process of `serve --processes N` keeps its share of the keep-alive connections
+ * (src/cluster/connections.ts): a response it gives while holding more says `Connection: close`.
+ */
+export async function startServer(deps: ApiDeps, connections?: ConnectionShare): Promise<Server> {
   const { config } = deps.services;
   assertSafeBind(config);
   const api = createApi(deps);
-  const server = createServer(api.listener);
+  const server = createServer();
   // long jobs of this process pause for a request not read yet too (src/pace.ts)
   server.on('connection', arriving);
+  if (connections) {
+    server.on('connection', (socket) => connections.opened(socket));
+    // before the API's listener, which may answer at once
+    server.on('request', (req, res) => {
+      if (connections.shouldClose(req.socket)) res.shouldKeepAlive = false;
+    });
+  }
+  server.on('request', api.listener);
   return new Promise((resolve, reject) => {
     server.once('error', reject);
     server.listen(config.port, config.host, () => resolve(server));

@@ -2,6 +2,7 @@ import cluster, { type Worker } from 'node:cluster';
 import type { AddressInfo } from 'node:net';
 import { wire, type Services, type SharedBackends } from './library.js';
 import { startServer } from '../api/server.js';
+import { ConnectionShare, ConnectionTally } from '../cluster/connections.js';
 import { answerCalls, PrimaryCalls } from '../cluster/ipc.js';
 import { QUEUE_METHODS, SHORT_TERM_METHODS, sharedQueue, sharedShortTerm, type SharedPart } from '../cluster/shared.js';
 import type { BackendReport } from '../backends.js';
@@ -36,9 +37,9 @@ export function serve(config: Config, log: Logger, processes: number): Promise<v
  * Starts the HTTP server; a bind that fails closes the services and says what to do: a port in use
  * is the usual first-hour stumble (a `serve` already running).
  */
-async function listen(services: Services): Promise<Awaited<ReturnType<typeof startServer>>> {
+async function listen(services: Services, connections?: ConnectionShare): Promise<Awaited<ReturnType<typeof startServer>>> {
   const { config } = services;
-  return startServer({ memory: new Memory(services), services }).catch(async (err: unknown) => {
+  return startServer({ memory: new Memory(services), services }, connections).catch(async (err: unknown) => {
     await services.close();
     const code = (err as NodeJS.ErrnoException).code;
     if (code === 'EADDRINUSE') {
@@ -153,10 +154,13 @@ async function servePrimary(config: Config, log: Logger, processes: number): Pro
   // before the service is up a dying process is not replaced: its failure (a port in use) ends the start
   let serving = false;
   const crashes: number[] = [];
+  // each HTTP process's keep-alive connections, the total told to all (src/cluster/connections.ts)
+  const connections = new ConnectionTally();
   const fork = (): Worker => {
     const worker = cluster.fork();
     const started = Date.now();
     answerCalls(worker, targets, log.child({ component: 'cluster' }));
+    connections.watch(worker);
     worker.once('exit', (code, signal) => {
       if (stopping || !serving) return;
       log.error({ worker: worker.process.pid, code, signal }, 'an HTTP process exited; starting another');
@@ -222,7 +226,11 @@ async function serveWorker(config: Config, parent: Logger): Promise<void> {
   prepareTokenizer(log);
   const services = await wire(config, { logger: log, runWorkers: false, reconcile: false, shared });
   const warmed = await warmBeforeListening(services);
-  const server = await listen(services).catch((err: unknown) => {
+  const connections = new ConnectionShare((m) => {
+    if (process.connected) process.send!(m);
+  });
+  connections.listen(process);
+  const server = await listen(services, connections).catch((err: unknown) => {
     // the IPC channel would keep this process up: without it, it exits with the reason (exit 1)
     process.disconnect();
     throw err;

@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import type { ChildProcess } from 'node:child_process';
+import { Agent, request } from 'node:http';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { startCli, stop } from '../../helpers/cli.js';
@@ -90,6 +91,64 @@ describe('serve --processes 2 (node:cluster, no Redis)', () => {
 
     assert.equal(await stop(serve.child, 'SIGTERM'), 0);
     await until('the HTTP processes to exit', () => workers.every((p) => !alive(p)), 10_000, 50);
+  });
+
+  it('spreads keep-alive connections that all reached one process over both', { timeout: 120_000 }, async () => {
+    const serve = await startCli(['serve', '--processes', '2'], env('spread.db'), /listening on (http:\/\/\S+)/, 60_000);
+    children.add(serve.child);
+    const { hostname, port } = new URL(serve.match[1]!);
+    const workers = await childrenOf(serve.child.pid!);
+    const agent = new Agent({ keepAlive: true, maxSockets: 16 });
+    const retrieve = () =>
+      new Promise<number>((resolve, reject) => {
+        const body = JSON.stringify({ user_id: 'ann', query: 'where is the harbour?' });
+        const req = request({ host: hostname, port, path: '/memory/retrieve', method: 'POST', agent, headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) } }, (res) => {
+          res.resume();
+          res.on('end', () => resolve(res.statusCode!));
+        });
+        req.on('error', reject);
+        req.end(body);
+      });
+    const answeredBy = (from: number) => {
+      const lines = serve.output().slice(from).split('\n').filter((l) => l.startsWith('{')).map((l) => JSON.parse(l) as { pid: number; msg: string });
+      return workers.map((pid) => lines.filter((l) => l.msg === 'request completed' && l.pid === pid).length);
+    };
+    try {
+      // a client's pool opens its 16 connections while one process cannot accept: the other takes them all
+      process.kill(workers[1]!, 'SIGSTOP');
+      const before = serve.output().length;
+      assert.ok((await Promise.all(Array.from({ length: 16 }, retrieve))).every((s) => s === 200));
+      // the request log is written a moment after the answer
+      await until('the 16 requests logged', () => answeredBy(before).reduce((a, b) => a + b) === 16, 10_000, 20);
+      assert.deepEqual(answeredBy(before), [16, 0]);
+      process.kill(workers[1]!, 'SIGCONT');
+      // the connections kept alive: the process holding them all answers some with Connection: close
+      // (once the counts have crossed the primary, a fraction of a second), and their next connections
+      // reach the other process. Each connection's client sends its next request as soon as it has the
+      // answer, as a busy chat frontend does
+      const load = async (ms: number): Promise<[number, number]> => {
+        const from = serve.output().length;
+        const end = Date.now() + ms;
+        const statuses = await Promise.all(
+          Array.from({ length: 16 }, async () => {
+            const got: number[] = [];
+            while (Date.now() < end) got.push(await retrieve());
+            return got;
+          }),
+        );
+        assert.ok(statuses.flat().every((s) => s === 200));
+        const n = statuses.flat().length;
+        await until('the requests logged', () => answeredBy(from).reduce((a, b) => a + b) === n, 10_000, 20);
+        return [n, answeredBy(from)[1]!];
+      };
+      await load(1_500);
+      const [n, second] = await load(1_500);
+      assert.ok(second >= 0.3 * n, `the process that was stopped answered ${second} of ${n}`);
+    } finally {
+      agent.destroy();
+      process.kill(workers[1]!, 'SIGCONT');
+    }
+    assert.equal(await stop(serve.child, 'SIGTERM'), 0);
   });
 
   it('takes its HTTP processes down with it when the primary is killed; the restart finishes the turns', { timeout: 120_000 }, async () => {

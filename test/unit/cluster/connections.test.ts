@@ -1,0 +1,71 @@
+// The share of keep-alive connections each HTTP process of `serve --processes N` keeps: a process
+// holding more than an even share (and SLACK) closes connections one response at a time, never on a
+// total that does not hold its own connections yet; the primary adds up the processes' counts.
+import assert from 'node:assert/strict';
+import { EventEmitter } from 'node:events';
+import type { Worker } from 'node:cluster';
+import type { Socket } from 'node:net';
+import { describe, it } from 'node:test';
+import { ConnectionShare, ConnectionTally, REPORT_MS, SLACK, type CountMessage, type TotalMessage } from '../../../src/cluster/connections.js';
+
+const socket = () => new EventEmitter() as unknown as Socket;
+const wait = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+describe('a process\'s share of the connections', () => {
+  it('closes what it holds beyond an even share, each connection once, and nothing more', () => {
+    const share = new ConnectionShare(() => {});
+    const sockets = Array.from({ length: 16 }, socket);
+    for (const s of sockets) share.opened(s);
+    share.heard({ nc: 'connections-total', total: 16, processes: 2 });
+    // every connection asks again and again: 16 held, a share of 8 + SLACK
+    const closed = new Set<Socket>();
+    for (let round = 0; round < 3; round++) for (const s of sockets) if (share.shouldClose(s)) closed.add(s);
+    assert.equal(closed.size, 16 - (8 + SLACK));
+    // the closed ones go; the rest are within the share
+    for (const s of closed) s.emit('close');
+    for (const s of sockets) if (!closed.has(s)) assert.equal(share.shouldClose(s), false);
+  });
+
+  it('closes nothing while the total does not hold its own connections, nor when the processes are even', () => {
+    const share = new ConnectionShare(() => {});
+    const sockets = Array.from({ length: 8 }, socket);
+    for (const s of sockets) share.opened(s);
+    // the primary's last word predates these connections
+    share.heard({ nc: 'connections-total', total: 0, processes: 2 });
+    assert.ok(sockets.every((s) => !share.shouldClose(s)));
+    share.heard({ nc: 'connections-total', total: 16, processes: 2 });
+    assert.ok(sockets.every((s) => !share.shouldClose(s)), '8 of 16 on two processes');
+    // a single process has nobody to hand a connection to
+    share.heard({ nc: 'connections-total', total: 8, processes: 1 });
+    assert.ok(sockets.every((s) => !share.shouldClose(s)));
+  });
+
+  it('reports its count once for many changes', async () => {
+    const sent: CountMessage[] = [];
+    const share = new ConnectionShare((m) => sent.push(m));
+    const sockets = Array.from({ length: 5 }, socket);
+    for (const s of sockets) share.opened(s);
+    sockets[0]!.emit('close');
+    await wait(REPORT_MS * 2);
+    assert.deepEqual(sent, [{ nc: 'connections', open: 4 }]);
+  });
+});
+
+describe('the primary\'s tally', () => {
+  it('tells every process the total of their counts, and forgets a process that exits', async () => {
+    const workers = [0, 1].map(() => {
+      const heard: TotalMessage[] = [];
+      const w = Object.assign(new EventEmitter(), { isConnected: () => true, send: (m: TotalMessage) => heard.push(m) });
+      return { w, heard };
+    });
+    const tally = new ConnectionTally();
+    for (const { w } of workers) tally.watch(w as unknown as Worker);
+    workers[0]!.w.emit('message', { nc: 'connections', open: 16 });
+    workers[1]!.w.emit('message', { nc: 'connections', open: 2 });
+    workers[1]!.w.emit('message', { nc: 'other' });
+    await wait(REPORT_MS * 2);
+    for (const { heard } of workers) assert.deepEqual(heard, [{ nc: 'connections-total', total: 18, processes: 2 }]);
+    workers[0]!.w.emit('exit');
+    assert.deepEqual(tally.total(), { nc: 'connections-total', total: 2, processes: 1 });
+  });
+});
