@@ -147,7 +147,8 @@ async function servePrimary(config: Config, log: Logger, processes: number): Pro
   // with node:cluster's round robin the primary accepted every connection and passed it on, so while
   // it ran the queue's jobs a probe's /health on a connection of its own waited behind them (112–123
   // ms during a write of 30 turns of 32,000 characters, 45–69 ms so). A busy process is not waiting,
-  // so connections go to the one that is
+  // so connections go to the one that is; keep-alive connections that all went to one are spread again
+  // by the processes' connection counts (src/cluster/connections.ts)
   cluster.schedulingPolicy = cluster.SCHED_NONE;
   cluster.setupPrimary({ serialization: 'advanced' });
   let stopping = false;
