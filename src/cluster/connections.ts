@@ -8,7 +8,7 @@ import type { Socket } from 'node:net';
  * new connection to a process waiting for one, and a burst of them — a client's pool opening its
  * connections at once — all goes to the one process that waits while the other is busy. Kept alive,
  * they stay there: 16 connections on one process of two, half the service's throughput, for as long as
- * the client keeps them (the templated bench: 4 runs in 15, ~540 against ~1,000 req/s).
+ * the client keeps them (the templated bench's profile: 3 runs in 24, 459–574 against ~1,000 req/s).
  *
  * So each HTTP process counts its open connections and tells the primary (at most every REPORT_MS);
  * the primary tells every process the total. A process holding more than its share answers a request
