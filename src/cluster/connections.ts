@@ -11,17 +11,30 @@ import type { Socket } from 'node:net';
  * the client keeps them (the templated bench's profile: 3 runs in 24, 459–574 against ~1,000 req/s).
  *
  * So each HTTP process counts its open connections and tells the primary (at most every REPORT_MS);
- * the primary tells every process the total. A process holding more than its share answers a request
- * with `Connection: close`, one connection at a time until it holds its share: the client opens a new
- * connection for its next request, which the kernel gives to a process that waits — the one with
- * fewer. A share is the total over the processes, rounded up, and SLACK more, so that counts that are
- * even close nothing.
+ * the primary tells every process the total. A process holding far more than an even share (SKEWED
+ * times it, and SLACK) for SKEW_MS balances for BALANCE_MS: it answers requests with `Connection: close`, one
+ * connection at a time, whenever it holds more than its share and SLACK. The client opens a new
+ * connection for its next request, which the kernel gives to a process that waits, or back to this one
+ * (closed again while the balancing lasts). Only a skew starts it, because the counts a process hears
+ * are up to two reports old and a replacement lands on either process: closing whenever a process held
+ * more than its share kept moving connections back and forth (20 write connections: 34 closes in 3 s).
  */
 
 /** how often, at most, a process reports its count, and the primary the total: balance needs no more */
 export const REPORT_MS = 100;
-/** connections a process may hold beyond an even share before it closes one */
+/** connections a process may hold beyond an even share once it is balancing */
 export const SLACK = 1;
+/** a process starts balancing when it holds this many times an even share (and SLACK) */
+export const SKEWED = 1.5;
+/**
+ * how long a skew must last before a process balances: the counts a process hears may be a report old,
+ * and when one client's connections go and another's arrive (a load run after another) a skew that is
+ * not one shows for a report or two (the bench's write run after its retrieve runs: p99 45–47 ms
+ * against 23–27 without balancing, when a skew seen once was enough)
+ */
+export const SKEW_MS = 500;
+/** how long a process balances once it found itself skewed */
+export const BALANCE_MS = 2_000;
 
 export interface CountMessage {
   nc: 'connections';
@@ -58,9 +71,16 @@ export class ConnectionShare {
   private leaving = 0;
   private total = 0;
   private processes = 1;
+  /** until when this process closes connections beyond its share (see SKEWED) */
+  private balancingUntil = 0;
+  /** since when every look found this process skewed (null: the last did not) */
+  private skewedSince: number | null = null;
   private readonly report: () => void;
 
-  constructor(send: (m: CountMessage) => void) {
+  constructor(
+    send: (m: CountMessage) => void,
+    private readonly now: () => number = Date.now,
+  ) {
     this.report = coalesced(REPORT_MS, () => send({ nc: 'connections', open: this.open }));
   }
 
@@ -82,15 +102,28 @@ export class ConnectionShare {
   }
 
   /**
-   * Whether the response on `socket` should close it: this process holds more than its share, counting
-   * out the connections already told to close. Marks the socket so that it is told once. Nothing is
+   * Whether the response on `socket` should close it: this process is balancing (it held SKEWED times
+   * an even share for SKEW_MS, less than BALANCE_MS ago) and holds more than its share, counting out the connections
+   * already told to close. Marks the socket so that it is told once. Nothing is
    * closed on a total that does not hold this process's own connections yet (its report, or the
    * primary's answer, is still on its way): an even burst would lose connections it has every right to.
    */
   shouldClose(socket: Socket): boolean {
     if (this.processes < 2 || this.total < this.open || this.closing.has(socket)) return false;
-    const share = Math.ceil(this.total / this.processes) + SLACK;
-    if (this.open - this.leaving <= share) return false;
+    const even = this.total / this.processes;
+    const held = this.open - this.leaving;
+    const now = this.now();
+    if (now >= this.balancingUntil) {
+      if (held <= SKEWED * even + SLACK) {
+        this.skewedSince = null;
+        return false;
+      }
+      this.skewedSince ??= now;
+      if (now - this.skewedSince < SKEW_MS) return false;
+      this.skewedSince = null;
+      this.balancingUntil = now + BALANCE_MS;
+    }
+    if (held <= Math.ceil(even) + SLACK) return false;
     this.closing.add(socket);
     this.leaving++;
     return true;

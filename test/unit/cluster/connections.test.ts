@@ -1,22 +1,27 @@
 // The share of keep-alive connections each HTTP process of `serve --processes N` keeps: a process
-// holding more than an even share (and SLACK) closes connections one response at a time, never on a
-// total that does not hold its own connections yet; the primary adds up the processes' counts.
+// holding SKEWED times an even share closes connections one response at a time until it holds its share
+// (and SLACK), never on a total that does not hold its own connections yet; the primary adds up the
+// processes' counts.
 import assert from 'node:assert/strict';
 import { EventEmitter } from 'node:events';
 import type { Worker } from 'node:cluster';
 import type { Socket } from 'node:net';
 import { describe, it } from 'node:test';
-import { ConnectionShare, ConnectionTally, REPORT_MS, SLACK, type CountMessage, type TotalMessage } from '../../../src/cluster/connections.js';
+import { BALANCE_MS, ConnectionShare, ConnectionTally, REPORT_MS, SKEW_MS, SLACK, type CountMessage, type TotalMessage } from '../../../src/cluster/connections.js';
 
 const socket = () => new EventEmitter() as unknown as Socket;
 const wait = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 describe('a process\'s share of the connections', () => {
-  it('closes what it holds beyond an even share, each connection once, and nothing more', () => {
-    const share = new ConnectionShare(() => {});
+  it('once skewed for a while, closes what it holds beyond an even share, each connection once, and nothing more', () => {
+    let clock = 0;
+    const share = new ConnectionShare(() => {}, () => clock);
     const sockets = Array.from({ length: 16 }, socket);
     for (const s of sockets) share.opened(s);
     share.heard({ nc: 'connections-total', total: 16, processes: 2 });
+    // a skew seen a moment ago may be counts a report old
+    assert.ok(sockets.every((s) => !share.shouldClose(s)));
+    clock += SKEW_MS;
     // every connection asks again and again: 16 held, a share of 8 + SLACK
     const closed = new Set<Socket>();
     for (let round = 0; round < 3; round++) for (const s of sockets) if (share.shouldClose(s)) closed.add(s);
@@ -24,6 +29,47 @@ describe('a process\'s share of the connections', () => {
     // the closed ones go; the rest are within the share
     for (const s of closed) s.emit('close');
     for (const s of sockets) if (!closed.has(s)) assert.equal(share.shouldClose(s), false);
+  });
+
+  it('while it balances, closes again a replacement that came back to it; then only a new skew starts it', () => {
+    let clock = 0;
+    const share = new ConnectionShare(() => {}, () => clock);
+    const sockets = Array.from({ length: 16 }, socket);
+    for (const s of sockets) share.opened(s);
+    share.heard({ nc: 'connections-total', total: 16, processes: 2 });
+    assert.equal(share.shouldClose(sockets[0]!), false, 'the skew has just been seen');
+    clock += SKEW_MS;
+    const closed = sockets.filter((s) => share.shouldClose(s));
+    assert.equal(closed.length, 7);
+    for (const s of closed) s.emit('close');
+    // two of the seven new connections landed here again: closed as well while the balancing lasts
+    const back = [socket(), socket()];
+    for (const s of back) share.opened(s);
+    clock += BALANCE_MS / 2;
+    assert.deepEqual(back.map((s) => share.shouldClose(s)), [true, true]);
+    for (const s of back) s.emit('close');
+    // past the balancing, one more than the share is not a skew
+    clock += BALANCE_MS;
+    const late = [socket(), socket()];
+    for (const s of late) share.opened(s);
+    assert.deepEqual(late.map((s) => share.shouldClose(s)), [false, false]);
+  });
+
+  it('does not balance for a skew that went before it lasted', () => {
+    let clock = 0;
+    const share = new ConnectionShare(() => {}, () => clock);
+    const sockets = Array.from({ length: 14 }, socket);
+    for (const s of sockets) share.opened(s);
+    // the other process's new connections not reported yet: 14 of 16 looks skewed
+    share.heard({ nc: 'connections-total', total: 16, processes: 2 });
+    assert.equal(share.shouldClose(sockets[0]!), false);
+    clock += SKEW_MS / 2;
+    // its report came: 14 of 20 is not a skew
+    share.heard({ nc: 'connections-total', total: 20, processes: 2 });
+    assert.equal(share.shouldClose(sockets[1]!), false);
+    clock += SKEW_MS;
+    share.heard({ nc: 'connections-total', total: 16, processes: 2 });
+    assert.equal(share.shouldClose(sockets[2]!), false, 'a skew seen again starts its wait over');
   });
 
   it('closes nothing while the total does not hold its own connections, nor when the processes are even', () => {
@@ -35,6 +81,10 @@ describe('a process\'s share of the connections', () => {
     assert.ok(sockets.every((s) => !share.shouldClose(s)));
     share.heard({ nc: 'connections-total', total: 16, processes: 2 });
     assert.ok(sockets.every((s) => !share.shouldClose(s)), '8 of 16 on two processes');
+    // 8 of 10 is more than a share and one, but not skewed: counts a report old or a replacement
+    // connection that landed here again would otherwise move connections back and forth
+    share.heard({ nc: 'connections-total', total: 10, processes: 2 });
+    assert.ok(sockets.every((s) => !share.shouldClose(s)), '8 of 10 on two processes');
     // a single process has nobody to hand a connection to
     share.heard({ nc: 'connections-total', total: 8, processes: 1 });
     assert.ok(sockets.every((s) => !share.shouldClose(s)));
