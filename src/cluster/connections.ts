@@ -12,10 +12,10 @@ import type { Socket } from 'node:net';
  *
  * So each HTTP process counts its open connections and tells the primary (at most every REPORT_MS);
  * the primary tells every process the total. A process holding far more than an even share (SKEWED
- * times it, and SLACK) for SKEW_MS balances for BALANCE_MS: it answers requests with `Connection: close`, one
- * connection at a time, whenever it holds more than its share and SLACK. The client opens a new
- * connection for its next request, which the kernel gives to a process that waits, or back to this one
- * (closed again while the balancing lasts). Only a skew starts it, because the counts a process hears
+ * times it, and SLACK) for SKEW_MS balances for BALANCE_MS: it answers requests with `Connection:
+ * close`, one connection at a time, whenever it holds more than its share and SLACK. The client opens a
+ * new connection for its next request, which the kernel gives to a process that waits, or back to this
+ * one (closed again while the balancing lasts). Only a skew starts it, because the counts a process hears
  * are up to two reports old and a replacement lands on either process: closing whenever a process held
  * more than its share kept moving connections back and forth (20 write connections: 34 closes in 3 s).
  */
@@ -47,8 +47,8 @@ export interface TotalMessage {
   processes: number;
 }
 
-const isTotal = (m: unknown): m is TotalMessage => typeof m === 'object' && m !== null && (m as { nc?: unknown }).nc === 'connections-total';
-const isCount = (m: unknown): m is CountMessage => typeof m === 'object' && m !== null && (m as { nc?: unknown }).nc === 'connections';
+/** whether an IPC message is one of these, of kind `nc` */
+const isKind = <M extends CountMessage | TotalMessage>(m: unknown, nc: M['nc']): m is M => typeof m === 'object' && m !== null && (m as { nc?: unknown }).nc === nc;
 
 /** Calls `fn` once after `ms`, however often it is asked meanwhile. */
 function coalesced(ms: number, fn: () => void): () => void {
@@ -103,10 +103,10 @@ export class ConnectionShare {
 
   /**
    * Whether the response on `socket` should close it: this process is balancing (it held SKEWED times
-   * an even share for SKEW_MS, less than BALANCE_MS ago) and holds more than its share, counting out the connections
-   * already told to close. Marks the socket so that it is told once. Nothing is
-   * closed on a total that does not hold this process's own connections yet (its report, or the
-   * primary's answer, is still on its way): an even burst would lose connections it has every right to.
+   * an even share for SKEW_MS, less than BALANCE_MS ago) and holds more than its share, counting out
+   * the connections already told to close. Marks the socket so that it is told once. Nothing is closed
+   * on a total that does not hold this process's own connections yet (its report, or the primary's
+   * answer, is still on its way): an even burst would lose connections it has every right to.
    */
   shouldClose(socket: Socket): boolean {
     if (this.processes < 2 || this.total < this.open || this.closing.has(socket)) return false;
@@ -132,7 +132,7 @@ export class ConnectionShare {
   /** Listens for the primary's totals on this process's IPC channel. */
   listen(channel: NodeJS.Process): void {
     channel.on('message', (m: unknown) => {
-      if (isTotal(m)) this.heard(m);
+      if (isKind<TotalMessage>(m, 'connections-total')) this.heard(m);
     });
   }
 }
@@ -153,7 +153,7 @@ export class ConnectionTally {
   watch(worker: Worker): void {
     this.counts.set(worker, 0);
     worker.on('message', (m: unknown) => {
-      if (!isCount(m)) return;
+      if (!isKind<CountMessage>(m, 'connections')) return;
       this.counts.set(worker, m.open);
       this.broadcast();
     });

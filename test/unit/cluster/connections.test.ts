@@ -12,16 +12,22 @@ import { BALANCE_MS, ConnectionShare, ConnectionTally, REPORT_MS, SKEW_MS, SLACK
 const socket = () => new EventEmitter() as unknown as Socket;
 const wait = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
+/** a share on a clock the test moves, holding `held` connections of `total` on two processes */
+function holding(held: number, total: number) {
+  const clock = { now: 0 };
+  const share = new ConnectionShare(() => {}, () => clock.now);
+  const sockets = Array.from({ length: held }, socket);
+  for (const s of sockets) share.opened(s);
+  share.heard({ nc: 'connections-total', total, processes: 2 });
+  return { share, sockets, clock };
+}
+
 describe('a process\'s share of the connections', () => {
   it('once skewed for a while, closes what it holds beyond an even share, each connection once, and nothing more', () => {
-    let clock = 0;
-    const share = new ConnectionShare(() => {}, () => clock);
-    const sockets = Array.from({ length: 16 }, socket);
-    for (const s of sockets) share.opened(s);
-    share.heard({ nc: 'connections-total', total: 16, processes: 2 });
+    const { share, sockets, clock } = holding(16, 16);
     // a skew seen a moment ago may be counts a report old
     assert.ok(sockets.every((s) => !share.shouldClose(s)));
-    clock += SKEW_MS;
+    clock.now += SKEW_MS;
     // every connection asks again and again: 16 held, a share of 8 + SLACK
     const closed = new Set<Socket>();
     for (let round = 0; round < 3; round++) for (const s of sockets) if (share.shouldClose(s)) closed.add(s);
@@ -32,52 +38,41 @@ describe('a process\'s share of the connections', () => {
   });
 
   it('while it balances, closes again a replacement that came back to it; then only a new skew starts it', () => {
-    let clock = 0;
-    const share = new ConnectionShare(() => {}, () => clock);
-    const sockets = Array.from({ length: 16 }, socket);
-    for (const s of sockets) share.opened(s);
-    share.heard({ nc: 'connections-total', total: 16, processes: 2 });
+    const { share, sockets, clock } = holding(16, 16);
     assert.equal(share.shouldClose(sockets[0]!), false, 'the skew has just been seen');
-    clock += SKEW_MS;
+    clock.now += SKEW_MS;
     const closed = sockets.filter((s) => share.shouldClose(s));
     assert.equal(closed.length, 7);
     for (const s of closed) s.emit('close');
     // two of the seven new connections landed here again: closed as well while the balancing lasts
     const back = [socket(), socket()];
     for (const s of back) share.opened(s);
-    clock += BALANCE_MS / 2;
+    clock.now += BALANCE_MS / 2;
     assert.deepEqual(back.map((s) => share.shouldClose(s)), [true, true]);
     for (const s of back) s.emit('close');
     // past the balancing, one more than the share is not a skew
-    clock += BALANCE_MS;
+    clock.now += BALANCE_MS;
     const late = [socket(), socket()];
     for (const s of late) share.opened(s);
     assert.deepEqual(late.map((s) => share.shouldClose(s)), [false, false]);
   });
 
   it('does not balance for a skew that went before it lasted', () => {
-    let clock = 0;
-    const share = new ConnectionShare(() => {}, () => clock);
-    const sockets = Array.from({ length: 14 }, socket);
-    for (const s of sockets) share.opened(s);
     // the other process's new connections not reported yet: 14 of 16 looks skewed
-    share.heard({ nc: 'connections-total', total: 16, processes: 2 });
+    const { share, sockets, clock } = holding(14, 16);
     assert.equal(share.shouldClose(sockets[0]!), false);
-    clock += SKEW_MS / 2;
+    clock.now += SKEW_MS / 2;
     // its report came: 14 of 20 is not a skew
     share.heard({ nc: 'connections-total', total: 20, processes: 2 });
     assert.equal(share.shouldClose(sockets[1]!), false);
-    clock += SKEW_MS;
+    clock.now += SKEW_MS;
     share.heard({ nc: 'connections-total', total: 16, processes: 2 });
     assert.equal(share.shouldClose(sockets[2]!), false, 'a skew seen again starts its wait over');
   });
 
   it('closes nothing while the total does not hold its own connections, nor when the processes are even', () => {
-    const share = new ConnectionShare(() => {});
-    const sockets = Array.from({ length: 8 }, socket);
-    for (const s of sockets) share.opened(s);
     // the primary's last word predates these connections
-    share.heard({ nc: 'connections-total', total: 0, processes: 2 });
+    const { share, sockets } = holding(8, 0);
     assert.ok(sockets.every((s) => !share.shouldClose(s)));
     share.heard({ nc: 'connections-total', total: 16, processes: 2 });
     assert.ok(sockets.every((s) => !share.shouldClose(s)), '8 of 16 on two processes');
