@@ -104,6 +104,9 @@ export function pruneWhere(c: PruneCriteria): { where: string; params: Record<st
   return { where: where.join(' AND '), params };
 }
 
+/** an entry read with `.raw()` */
+const entryOf = (values: unknown[]): MemoryEntry => rowToEntry(entryRowOf(values));
+
 // SQLite cannot narrow an index by a condition inside an OR: a session is a condition of a statement
 // of its own (see statement), not an `@session_id IS NULL OR …` (a session of a user of 100k entries:
 // 184 ms to list, 0.1 ms through the session's index), and a bound left out of a period is the widest
@@ -415,12 +418,12 @@ export class SqliteLongTermStore implements LongTermStore {
 
   async searchSubstring(userId: string, q: string, o: ListOptions): Promise<MemoryEntry[]> {
     const rows = this.statement(this.s.like, likeSql, o).all({ user_id: userId, session_id: o.sessionId ?? null, pattern: likePattern(q), limit: o.limit });
-    return (rows as unknown[][]).map((v) => rowToEntry(entryRowOf(v)));
+    return (rows as unknown[][]).map(entryOf);
   }
 
   async recent(userId: string, o: ListOptions): Promise<MemoryEntry[]> {
     const rows = this.statement(this.s.recent, recentSql, o).all({ user_id: userId, session_id: o.sessionId ?? null, ...createdRange(o), limit: o.limit });
-    return (rows as unknown[][]).map((v) => rowToEntry(entryRowOf(v)));
+    return (rows as unknown[][]).map(entryOf);
   }
 
   async participants(userId: string, limit: number): Promise<string[]> {

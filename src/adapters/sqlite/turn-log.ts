@@ -19,6 +19,9 @@ function neighbourSide(cmp: '<' | '>', order: 'ASC' | 'DESC', limit: string): st
     AND (b.created_at, b.rowid) ${cmp} (a.created_at, a.rowid) ORDER BY b.created_at ${order}, b.rowid ${order} LIMIT ${limit}))`;
 }
 
+/** a turn read with `.raw()` */
+const turnOf = (values: unknown[]): Turn => rowToTurn(turnRowOf(values));
+
 /** A re-send is the same turn when everything the client said is the same (a missing created_at is "now" each time). */
 function sameTurn(held: Pick<Turn, 'session_id' | 'role' | 'name' | 'content'>, t: Turn): boolean {
   return held.session_id === t.session_id && held.role === t.role && (held.name ?? null) === (t.name ?? null) && held.content === t.content;
@@ -122,11 +125,11 @@ export class SqliteTurnLog implements TurnLog {
 
   async get(userId: string, id: string): Promise<Turn | null> {
     const row = this.s.get.get(userId, id) as unknown[] | undefined;
-    return row ? rowToTurn(turnRowOf(row)) : null;
+    return row ? turnOf(row) : null;
   }
 
   async getMany(refs: ReadonlyArray<{ user_id: string; id: string }>): Promise<Array<Turn | null>> {
-    return this.byRefs(this.s.get, refs, (row: unknown[]) => rowToTurn(turnRowOf(row)));
+    return this.byRefs(this.s.get, refs, turnOf);
   }
 
   /** as getMany, two short columns a turn (1.5 µs a turn against getMany's 5: no text copied out) */
