@@ -36,12 +36,10 @@ import { contentHash } from '../../src/domain/hash.js';
 import type { RecordFilterInput } from '../../src/domain/filters.js';
 import type { Turn } from '../../src/domain/turn.js';
 import { openDatabase } from '../../src/adapters/sqlite/db.js';
-import { ownerMatch } from '../../src/adapters/sqlite/owner-token.js';
-import { ftsMatchExpression } from '../../src/retrieval/query-terms.js';
 import { readLocomo } from '../../eval/locomo/dataset.js';
 import { childrenOf, processCpuSeconds } from '../proc-cpu.js';
 import { percentile, type Report, type Section } from '../report.js';
-import { sqliteOf } from '../sqlite.js';
+import { bareFtsMatch, sqliteOf } from '../sqlite.js';
 import { benchServices, cannon, KEY, seedSessions, startCluster } from './http.js';
 import { get, slowestHealth } from './tokens.js';
 
@@ -361,8 +359,8 @@ async function measure(report: Report, label: string, corpus: Corpus, queriesPer
     const fts = db.prepare('SELECT rowid, bm25(entries_fts) AS r FROM entries_fts WHERE entries_fts MATCH ? ORDER BY r LIMIT 8');
     const scan = db.prepare('SELECT content FROM entries WHERE user_id = ?').pluck();
     const bareFts = await timed(qs.length, (i) => {
-      const words = ftsMatchExpression(qs[i]!.query);
-      if (words) fts.all(`${ownerMatch(qs[i]!.user)} AND (${words})`);
+      const words = bareFtsMatch(qs[i]!.user, qs[i]!.query);
+      if (words) fts.all(words);
     });
     const bareScan = await timed(qs.length, (i) => {
       let chars = 0;

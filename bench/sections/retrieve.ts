@@ -18,7 +18,6 @@ import type { MemoryEntry } from '../../src/domain/entry.js';
 import { contentHash } from '../../src/domain/hash.js';
 import type { Turn } from '../../src/domain/turn.js';
 import { HashEmbedder } from '../../src/embedding/hash.js';
-import { ftsMatchExpression } from '../../src/retrieval/query-terms.js';
 import { Arena } from '../../src/adapters/embedded/arena.js';
 import { quantizeInto, strideFor } from '../../src/adapters/embedded/quantize.js';
 import { EmbeddedVectorIndex } from '../../src/adapters/embedded/vector-index.js';
@@ -26,7 +25,7 @@ import { TopK } from '../../src/adapters/embedded/top-k.js';
 import type { VectorPoint } from '../../src/ports/vector-index.js';
 import { percentile, type Report, type Section } from '../report.js';
 import { ChatText } from './chat-text.js';
-import { sqliteOf } from '../sqlite.js';
+import { bareFtsMatch, sqliteOf } from '../sqlite.js';
 
 const DIM = 384;
 const TURNS_PER_SESSION = 40;
@@ -209,7 +208,7 @@ export async function measure(
     const scanMs = performance.now() - t;
     bareSemantic.push(scanMs);
     int8Floor.push(await cpuOf('floor', () => floor.scan(q.user, u, qv)));
-    const match = ftsMatchExpression(q.text);
+    const match = bareFtsMatch(q.user, q.text);
     t = performance.now();
     if (match) bareFts.all({ match, user_id: q.user, limit: 24 });
     bareFtsMs.push(performance.now() - t);

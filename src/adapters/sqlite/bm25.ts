@@ -118,8 +118,8 @@ export class UserBm25 {
   private readonly averages: Statement;
   /** the newest matches of a user's words, a chunk at a time (newestMatches) */
   private readonly walk: Statement;
-  /** a phrase's matches (see phraseStatement), by owner clause and LIMIT (0: none) */
-  private readonly phrase = new Map<string, Statement>();
+  /** a phrase's matches (see phraseStatement), by LIMIT (0: none) */
+  private readonly phrase = new Map<number, Statement>();
   /** each matched row's owner, length, session and recorded repeats, kept while no entry changes */
   private readonly rows: MatchRecords;
   /** the ids and lengths of the given sessions (a JSON array of session_sizes ids) */
@@ -151,9 +151,9 @@ export class UserBm25 {
   }
 
   /**
-   * [rowid, score] of the user's entries holding any of `phrases` and meeting `test`, unsorted.
-   * `owner` narrows each match to the user's rows (its index token; entry_sizes.user_id decides). With
-   * `plan.newest`, only the user's newest `rows` matches meeting `test` are scored, and `dfOf` gives a
+   * [rowid, score] of the user's entries holding any of `phrases` (their words prefixed as the index
+   * holds the user's: owned-text.ts; entry_sizes.user_id decides a match's owner) and meeting `test`.
+   * With `plan.newest`, only the user's newest `rows` matches meeting `test` are scored, and `dfOf` gives a
    * phrase's document frequency over all of the user's rows; otherwise it is counted from the matches,
    * and with `plan.common` a content phrase matching that many rows or more is left out while another
    * phrase has matches (query-terms' withoutCommon), its matches read no further than that.
@@ -162,18 +162,17 @@ export class UserBm25 {
    * transaction, so that the user's statistics and matches are of one state of the file (the store's
    * searchTextSync holds one over its word counts and this).
    */
-  score(userId: string, owner: string | null, given: readonly WeightedPhrase[], test: RowTest, plan: SearchPlan = {}): Array<[number, number]> {
+  score(userId: string, given: readonly WeightedPhrase[], test: RowTest, plan: SearchPlan = {}): Array<[number, number]> {
     const { docs, bytes } = this.userStats(userId);
     this.rows.refresh();
     const { newest } = plan;
     const span = newest ? (plan.span ?? ALL_ROWIDS) : ALL_ROWIDS;
     if (docs === 0 || given.length === 0) return [];
     const avgdl = bytes / docs || 1;
-    const narrowed = (m: string) => (owner ? `${owner} AND (${m})` : m);
     let floor = span.from;
     let allowed: Set<number> | null = null;
     if (newest) {
-      const found = this.newestMatches(userId, narrowed(given.map((p) => p.match).join(' OR ')), span, test, newest);
+      const found = this.newestMatches(userId, given.map((p) => p.match).join(' OR '), span, test, newest);
       if (found.length === 0) return [];
       floor = found[found.length - 1]!;
       // every match from the floor up that meets the conditions is one of these: they are the rows
@@ -181,17 +180,13 @@ export class UserBm25 {
       if (test) allowed = new Set(found);
     }
     // words searched alike (a query's "ab-cd" and "cd-ab": repeatKey tells them apart) are read once
-    const reads = new Map<string, Array<number | Match>>();
-    // a phrase's rowids alone, their records then taken from those kept (withSizes); only a read cut at
-    // `limit` of a user holding most of the index (no owner clause) counts its rows with their owners
-    const read = (p: WeightedPhrase, limit: number): Array<number | Match> => {
+    const reads = new Map<string, number[]>();
+    // a phrase's rowids alone, their records then taken from those kept (withSizes)
+    const read = (p: WeightedPhrase, limit: number): number[] => {
       const key = `${limit} ${p.match}`;
       let rows = reads.get(key);
       if (!rows) {
-        const params = { match: narrowed(p.match), user_id: userId, floor, to: span.to };
-        const rowidsOnly = owner !== null || limit === 0;
-        const st = this.phraseStatement(rowidsOnly, limit);
-        rows = rowidsOnly ? (JSON.parse(st.get(params) as string) as number[]) : (st.all(params) as Match[]);
+        rows = JSON.parse(this.phraseStatement(limit).get({ match: p.match, floor, to: span.to }) as string) as number[];
         reads.set(key, rows);
       }
       return rows;
@@ -202,7 +197,7 @@ export class UserBm25 {
     let phrases = given;
     // a phrase an earlier search found common is not read (null) until nothing rarer matches: its
     // `common` rows were a third of the rows a RealMem message's searches read, for words they then left out
-    let found: Array<Array<number | Match> | null> = given.map((p) => (known && p.key !== null && known.isCommon(p.match) ? null : read(p, cut(p))));
+    let found: Array<number[] | null> = given.map((p) => (known && p.key !== null && known.isCommon(p.match) ? null : read(p, cut(p))));
     if (common !== undefined) {
       given.forEach((p, i) => {
         if (p.key !== null && found[i]) known?.counted(p.match, found[i]!.length);
@@ -212,7 +207,7 @@ export class UserBm25 {
       // a common phrase kept (nothing rarer matched) is read whole
       found = kept.map((i) => (found[i] === null || (found[i]!.length >= common && given[i]!.key !== null) ? read(given[i]!, 0) : found[i]!));
     }
-    const matched = this.withSizes(userId, found as Array<number[] | Match[]>);
+    const matched = this.withSizes(userId, found as number[][]);
     // the matches meeting the conditions, each row read once: a row holding several of the query's
     // words was read again for each (RealMem: a query's ~2,500 matches of its words are far fewer rows)
     if (test && !allowed) {
@@ -325,44 +320,35 @@ export class UserBm25 {
   }
 
   /**
-   * The rows holding a phrase (all of them: its document frequency; or its first `limit`). As rowids
-   * alone (`rowidsOnly`), each row's owner, length and session then taken from what is kept of matched
-   * rows (withSizes, MatchRecords: read once a row for all the phrases, and kept while no entry
-   * changes); a read cut at `limit` without the owner clause (a user holding most of the index) joins
-   * each match to its entry_sizes record instead, so that the limit counts the user's rows only, the
-   * match driving the loop (CROSS JOIN). No entries row is read; a search's conditions are met once
-   * per matched row (`allowed`), a long row's repeats once (loadRecords). The limit is written into the
-   * statement: bound as a parameter, it cost more per row than it saved (RealMem dev, 581 queries: 3.9
-   * ms a query against 3.1 written in). Rowids come back as one JSON array: returned a row each, they
-   * cost better-sqlite3 more than FTS5 took to find them (1,143 matches of a word: 166 µs as rows, 95
-   * as one array, 53 to count them).
+   * The user's rows holding a phrase (all of them: its document frequency; or its first `limit`), as
+   * rowids alone: each row's owner, length and session are then taken from what is kept of matched rows
+   * (withSizes, MatchRecords: read once a row for all the phrases, and kept while no entry changes). No
+   * entries row is read; a search's conditions are met once per matched row (`allowed`), a long row's
+   * repeats once (loadRecords). The limit is written into the statement: bound as a parameter, it cost
+   * more per row than it saved (RealMem dev, 581 queries: 3.9 ms a query against 3.1 written in).
+   * Rowids come back as one JSON array: returned a row each, they cost better-sqlite3 more than FTS5
+   * took to find them (1,143 matches of a word: 166 µs as rows, 95 as one array, 53 to count them).
    */
-  private phraseStatement(rowidsOnly: boolean, limit: number): Statement {
-    const key = `${rowidsOnly ? 'rowids' : 'joined'} ${limit}`;
-    let st = this.phrase.get(key);
+  private phraseStatement(limit: number): Statement {
+    let st = this.phrase.get(limit);
     if (st) {
       // the newest use last: the first key is the least recently used
-      this.phrase.delete(key);
-      this.phrase.set(key, st);
+      this.phrase.delete(limit);
+      this.phrase.set(limit, st);
     } else {
-      const bounded = `f.rowid >= @floor AND f.rowid <= @to${limit > 0 ? ` LIMIT ${Math.floor(limit)}` : ''}`;
-      st = rowidsOnly
-        ? this.db.prepare(`SELECT json_group_array(rowid) FROM (SELECT f.rowid FROM entries_fts f WHERE entries_fts MATCH @match AND ${bounded})`).pluck()
-        : this.db.prepare(`SELECT f.rowid, z.bytes, z.session FROM entries_fts f CROSS JOIN entry_sizes z ON z.rowid = f.rowid WHERE entries_fts MATCH @match AND z.user_id = @user_id AND ${bounded}`).raw();
+      st = this.db.prepare(`SELECT json_group_array(rowid) FROM (SELECT f.rowid FROM entries_fts f WHERE entries_fts MATCH @match AND f.rowid >= @floor AND f.rowid <= @to${limit > 0 ? ` LIMIT ${Math.floor(limit)}` : ''})`).pluck();
       if (this.phrase.size >= STATEMENTS) this.phrase.delete(this.phrase.keys().next().value!);
-      this.phrase.set(key, st);
+      this.phrase.set(limit, st);
     }
     return st;
   }
 
-  /** each phrase's rowids as matches (rowid, length, session), the user's rows only (entry_sizes decides), each row read once; a list read as matches is kept */
-  private withSizes(userId: string, found: ReadonlyArray<number[] | Match[]>): Match[][] {
-    const ids = found.map((list) => (typeof list[0] === 'number' ? (list as number[]) : []));
-    const mine = this.rows.matchesOf(userId, ids);
-    return found.map((list, i) => {
-      if (list !== ids[i]) return list as Match[];
+  /** each phrase's rowids as matches (rowid, length, session), the user's rows only (entry_sizes decides), each row read once */
+  private withSizes(userId: string, found: ReadonlyArray<readonly number[]>): Match[][] {
+    const mine = this.rows.matchesOf(userId, found);
+    return found.map((list) => {
       const out: Match[] = [];
-      for (const rowid of list as number[]) {
+      for (const rowid of list) {
         const m = mine.get(rowid);
         if (m !== undefined) out.push(m);
       }

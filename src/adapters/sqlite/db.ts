@@ -2,6 +2,7 @@ import Database from 'better-sqlite3';
 import { closeSync, mkdirSync, openSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { MIGRATIONS } from './migrations.js';
+import { registerOwnedText } from './owned-text.js';
 
 export type Db = Database.Database;
 
@@ -26,6 +27,8 @@ export const MMAP_BYTES = 1 << 30;
 export function openSearchConnection(path: string): Db {
   const db = new Database(path, { readonly: true, fileMustExist: true });
   db.pragma('busy_timeout = 10000');
+  // never called here, but a statement that writes entries (the store prepares them) compiles the triggers that call it
+  registerOwnedText(db);
   return db;
 }
 
@@ -42,6 +45,7 @@ export function openThreadWriter(path: string): Db {
   const db = new Database(path, { fileMustExist: true });
   db.pragma('busy_timeout = 10000');
   db.pragma('secure_delete = ON');
+  registerOwnedText(db);
   return db;
 }
 
@@ -65,6 +69,8 @@ export function openDatabase(path: string): Db {
   // delete, archive, edit) must not stay readable in the file's bytes
   db.pragma('secure_delete = ON');
   if (path !== ':memory:') db.pragma(`mmap_size = ${MMAP_BYTES}`);
+  // the text index's triggers call it (owned-text.ts), migration 21's fill too
+  registerOwnedText(db);
   migrate(db);
   return db;
 }

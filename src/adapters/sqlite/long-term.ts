@@ -13,7 +13,7 @@ import { TransactionBatcher } from './transaction-batcher.js';
 import { eachInSteps, STEP_MS } from './steps.js';
 import { contentHash } from '../../domain/hash.js';
 import { ENTRY_COLUMNS as COLUMNS, ENTRY_VALUES, entryParams, entryRowOf, rowToEntry, type EntryRow } from './rows/entries.js';
-import { ownerMatch } from './owner-token.js';
+import { ownedText, ownerPrefix } from './owned-text.js';
 
 /** `%`, `_` and `\` in user text match themselves in a LIKE pattern with ESCAPE '\'. */
 export function likePattern(q: string): string {
@@ -71,17 +71,17 @@ function ftsString(text: string): string {
  * against 0.756, RealMem 0.702 against 0.699), at any cap from one phrase a search up; longer words
  * find the same either way.
  */
-export function wordMatcher(): (word: string) => string {
+export function wordMatcher(prefix: string): (word: string) => string {
   const phrases = new Set<string>();
   return (word) => {
     const pieces = word.split(/[^\p{L}\p{N}]+/u).filter((p) => p !== '');
     const phrase = pieces.join(' ');
     if (pieces.length === 2 && (phrases.has(phrase) || phrases.size < PHRASES_PER_SEARCH)) {
       phrases.add(phrase);
-      return ftsString(phrase);
+      return ftsString(ownedText(prefix, phrase));
     }
     const distinct = [...new Set(pieces.slice(0, MAX_WORD_PIECES))].sort();
-    return distinct.length > 1 ? `(${distinct.map(ftsString).join(' AND ')})` : ftsString(distinct[0] ?? word);
+    return distinct.length > 1 ? `(${distinct.map((p) => ftsString(ownedText(prefix, p))).join(' AND ')})` : ftsString(ownedText(prefix, distinct[0] ?? word));
   };
 }
 
@@ -134,7 +134,7 @@ export interface SqliteLongTermOptions {
   textSearchThread?: boolean;
   /**
    * Searches of a user with fewer entries than this run on the caller's thread even when the thread is
-   * on (default COMMON_TERM_DOCS). A small user's match is narrowed by the owner clause and costs well
+   * on (default COMMON_TERM_DOCS). A small user's match reads its own posting lists and costs well
    * under a millisecond, and its semantic scan is as short, so there is nothing for the thread to run
    * beside; handing the call over cost more than the search (1,000 users, 100k entries: CPU per pass,
    * all threads, 3.0–3.8 ms through the thread against 1.9 on the caller's thread).
@@ -176,7 +176,7 @@ export class SqliteLongTermStore implements LongTermStore {
       ),
       get: db.prepare(`SELECT ${COLUMNS} FROM entries WHERE user_id = ? AND id = ?`),
       turnHolds: db.prepare('SELECT 1 FROM turns WHERE user_id = ? AND id = ? AND content_hash = ?').pluck(),
-      // min(the user's rows holding a phrase, cap): the row's owner (entry_sizes) decides, the owner clause only narrows
+      // min(the user's rows holding a phrase, cap): the row's owner (entry_sizes) decides, the words' prefix only narrows
       userDocsCapped: db
         .prepare('SELECT count(*) FROM (SELECT 1 FROM entries_fts f CROSS JOIN entry_sizes z ON z.rowid = f.rowid WHERE entries_fts MATCH ? AND z.user_id = ? LIMIT ?)')
         .pluck(),
@@ -259,12 +259,12 @@ export class SqliteLongTermStore implements LongTermStore {
   }
 
   private searchSnapshot(userId: string, query: string, o: ListOptions): TextHit[] {
-    const { owner, phrases, newest, common, commonKnown } = this.matchFor(userId, query, new Set(o.speakerTerms ?? []), o.expansion);
+    const { phrases, newest, common, commonKnown } = this.matchFor(userId, query, new Set(o.speakerTerms ?? []), o.expansion);
     if (phrases.length === 0) return [];
     const span = this.sessionSpan(userId, o);
     if (span === 'none') return [];
     const sessions = o.bySession ? { limit: o.limit, scores: new Map<string, number>() } : undefined;
-    const hits = this.ownersOf(userId, this.bm25.score(userId, owner, phrases, searchTest(o), { newest, span, common, commonKnown, sessions }), o.limit);
+    const hits = this.ownersOf(userId, this.bm25.score(userId, phrases, searchTest(o), { newest, span, common, commonKnown, sessions }), o.limit);
     return sessions ? hits.map((h) => ({ ...h, session_bm25: sessions.scores.get(h.entry.session_id) ?? 0 })) : hits;
   }
 
@@ -315,9 +315,9 @@ export class SqliteLongTermStore implements LongTermStore {
   }
 
   /**
-   * The phrases of a user's query and the clause narrowing them to the owner's rows (see
-   * ownerClause). A speaker's word matches who said an entry (the name column, weighing
-   * NAME_WEIGHT); any other word the content or the name, never the owner column. The user's common
+   * The phrases of a user's query, its words prefixed as the index holds the user's (owned-text.ts).
+   * A speaker's word matches who said an entry (the name column, weighing NAME_WEIGHT); any other word
+   * the content or the name. The user's common
    * content words (query-terms' commonFrom) are left out while a rarer word has matches: for a user
    * with many (≥ COMMON_TERM_DOCS) entries here, by counts of their own, for any other as the search
    * reads its matches (`common`), a word found common by a search of the last minute not read again
@@ -331,8 +331,8 @@ export class SqliteLongTermStore implements LongTermStore {
     query: string,
     speakers: ReadonlySet<string>,
     expansion: ListOptions['expansion'] = [],
-  ): { owner: string | null; phrases: WeightedPhrase[] } & Pick<SearchPlan, 'newest' | 'common' | 'commonKnown'> {
-    const matchOf = wordMatcher();
+  ): { phrases: WeightedPhrase[] } & Pick<SearchPlan, 'newest' | 'common' | 'commonKnown'> {
+    const matchOf = wordMatcher(ownerPrefix(userId));
     const content = (t: string, boost: number): WeightedPhrase => ({ match: `{content name} : ${matchOf(t)}`, weight: 1, key: repeatKey(t), boost });
     const phrases = queryTerms(query).map((t) => (speakers.has(t) ? { match: `name : ${matchOf(t)}`, weight: NAME_WEIGHT, key: null, boost: 1 } : content(t, 1)));
     for (const [w, weight] of expansionTerms(expansion)) {
@@ -341,15 +341,11 @@ export class SqliteLongTermStore implements LongTermStore {
       if (same) same.boost += weight;
       else phrases.push(content(w, weight));
     }
-    // a user holding half the table or more: the clause would narrow a match at most twofold, and
-    // FTS5 walks its posting list, the user's whole share, for every word (100k turns of one user:
-    // 1.3 of 3.7 ms a query)
-    if (phrases.length === 0) return { owner: null, phrases };
+    if (phrases.length === 0) return { phrases };
     // the user's entry count as it is now (text_stats, kept by triggers): a count cached for a minute
     // kept a user that had just grown past COMMON_TERM_DOCS on the path for small users
     const { docs } = this.bm25.userStats(userId);
-    const rows = this.bm25.tableRows();
-    const owner = 2 * docs < rows ? ownerMatch(userId) : null;
+    const whole = docs === this.bm25.tableRows();
     // a small user's common words are told by its matches as they are read (UserBm25.score); a big
     // user's here, by its counts, so that the search reads none of them
     if (docs < COMMON_TERM_DOCS) {
@@ -362,24 +358,24 @@ export class SqliteLongTermStore implements LongTermStore {
           if (n >= common) this.rememberDocs(key(match), docs, common, common);
         },
       };
-      return { owner, phrases, common, commonKnown };
+      return { phrases, common, commonKnown };
     }
-    const dfOf = (match: string) => this.userDocsCapped(userId, docs, owner, docs === rows, match);
+    const dfOf = (match: string) => this.userDocsCapped(userId, docs, whole, match);
     const kept = withoutCommon(phrases, (p) => dfOf(p.match), (p) => p.key === null, commonFrom(docs));
     let matches = 0;
     for (const p of kept) matches += dfOf(p.match);
-    return { owner, phrases: kept, newest: matches > NEWEST_ABOVE ? { rows: SCORED_MATCHES, dfOf, whole: docs === rows } : undefined };
+    return { phrases: kept, newest: matches > NEWEST_ABOVE ? { rows: SCORED_MATCHES, dfOf, whole } : undefined };
   }
 
   /**
    * min(the user's entries holding the phrase, COMMON_TERM_DOCS), cached (see counted). `whole`: the
    * user's entries are every row of the index (in this snapshot), so no match is another user's.
    */
-  private userDocsCapped(userId: string, userDocs: number, owner: string | null, whole: boolean, match: string): number {
+  private userDocsCapped(userId: string, userDocs: number, whole: boolean, match: string): number {
     return this.counted(`${userId}\u0000${match}`, userDocs, () =>
       whole
         ? (this.s.wholeIndexDocsCapped.get(match, COMMON_TERM_DOCS) as number)
-        : (this.s.userDocsCapped.get(owner ? `${owner} AND (${match})` : match, userId, COMMON_TERM_DOCS) as number),
+        : (this.s.userDocsCapped.get(match, userId, COMMON_TERM_DOCS) as number),
     );
   }
 

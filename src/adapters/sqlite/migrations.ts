@@ -1,4 +1,5 @@
 import type { Database as Db } from 'better-sqlite3';
+import { OWNED_TEXT_FUNCTION } from './owned-text.js';
 import { fillRepeats } from './repeats.js';
 
 /**
@@ -698,6 +699,38 @@ export const MIGRATIONS: ReadonlyArray<{ version: number; name: string; sql: str
           OR old.role IS NOT new.role OR old.kind IS NOT new.kind OR old.created_at IS NOT new.created_at OR old.metadata IS NOT new.metadata BEGIN
         UPDATE entry_changes SET n = n + 1 WHERE id = 1;
       END;
+    `,
+  },
+  {
+    version: 21,
+    name: "the text index holds each user's words apart: every word prefixed by its owner's (src/adapters/sqlite/owned-text.ts)",
+    sql: `
+      -- Each word of an entry is indexed as its owner's prefix and the word, so a word's posting list is
+      -- one user's and no read is intersected with an owner's list (owner_token, migration 16, goes).
+      -- The prefixed text is the index's alone (contentless): a delete gives the index the prefixed text
+      -- again, computed as the insert computed it, so that secure-delete takes its words out of the
+      -- index's pages (contentless_delete would leave them there, under a tombstone, until a merge).
+      -- The triggers call ${OWNED_TEXT_FUNCTION}, which every connection registers.
+      DROP TRIGGER entries_ai;
+      DROP TRIGGER entries_ad;
+      DROP TRIGGER entries_au;
+      DROP TABLE entries_fts;
+      ALTER TABLE entries DROP COLUMN owner_token;
+      CREATE VIRTUAL TABLE entries_fts USING fts5(
+        content, name, content='', tokenize='porter unicode61 remove_diacritics 2'
+      );
+      INSERT INTO entries_fts (entries_fts, rank) VALUES ('secure-delete', 1);
+      CREATE TRIGGER entries_ai AFTER INSERT ON entries BEGIN
+        INSERT INTO entries_fts (rowid, content, name) VALUES (new.rowid, ${OWNED_TEXT_FUNCTION}(new.user_id, new.content), ${OWNED_TEXT_FUNCTION}(new.user_id, coalesce(new.name, '')));
+      END;
+      CREATE TRIGGER entries_ad AFTER DELETE ON entries BEGIN
+        INSERT INTO entries_fts (entries_fts, rowid, content, name) VALUES ('delete', old.rowid, ${OWNED_TEXT_FUNCTION}(old.user_id, old.content), ${OWNED_TEXT_FUNCTION}(old.user_id, coalesce(old.name, '')));
+      END;
+      CREATE TRIGGER entries_au AFTER UPDATE OF content, name, user_id ON entries BEGIN
+        INSERT INTO entries_fts (entries_fts, rowid, content, name) VALUES ('delete', old.rowid, ${OWNED_TEXT_FUNCTION}(old.user_id, old.content), ${OWNED_TEXT_FUNCTION}(old.user_id, coalesce(old.name, '')));
+        INSERT INTO entries_fts (rowid, content, name) VALUES (new.rowid, ${OWNED_TEXT_FUNCTION}(new.user_id, new.content), ${OWNED_TEXT_FUNCTION}(new.user_id, coalesce(new.name, '')));
+      END;
+      INSERT INTO entries_fts (rowid, content, name) SELECT rowid, ${OWNED_TEXT_FUNCTION}(user_id, content), ${OWNED_TEXT_FUNCTION}(user_id, coalesce(name, '')) FROM entries;
     `,
   },
 ];

@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import Database from 'better-sqlite3';
 import { checkIntegrity } from '../../../src/memory/integrity.js';
+import { registerOwnedText } from '../../../src/adapters/sqlite/owned-text.js';
 import { runCli } from '../../helpers/cli.js';
 import { testMemory } from '../../helpers/services.js';
 import { tmpDir } from '../../helpers/tmp.js';
@@ -48,6 +49,8 @@ describe('doctor: integrity checks and --repair (the built CLI, one SQLite file)
     // what older builds could leave: the turn-log row deleted, its entry and vector written after it
     const db = new Database(dbPath);
     db.pragma('busy_timeout = 5000');
+    // a write to entries runs the text index's triggers, which call the function every connection of the service registers
+    registerOwnedText(db);
     db.prepare("DELETE FROM turns WHERE user_id = 'ann' AND id = 'gone-1'").run();
     db.prepare("UPDATE entries SET content = 'Ann drives a red van', content_hash = 'x' WHERE user_id = 'ann' AND id = 'stale-1'").run();
     db.prepare("UPDATE turns SET persisted_at = NULL, accepted_at = ? WHERE user_id = 'ann' AND id = 'late-1'").run(Date.now() - 3_600_000);

@@ -5,6 +5,8 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { Queue } from 'bullmq';
+import type Database from 'better-sqlite3';
+import { ownedText, ownerPrefix } from '../../../src/adapters/sqlite/owned-text.js';
 import { runCli, startCli, stop } from '../../helpers/cli.js';
 import { startRedis, type RedisHandle } from '../../helpers/redis.js';
 import { tmpDir } from '../../helpers/tmp.js';
@@ -123,6 +125,9 @@ describe('memory forget --user U: complete erasure', () => {
     assert.ok((await redisDump(redis.url)).some((v) => v.includes('returnvalue') === false && v.includes(M) && v.includes('summary')), "U's summary in a compact job's return value before");
     assert.ok(readDb(dbPath, (db) => (db.prepare('SELECT count(*) AS n FROM vectors WHERE user_id = ?').get(U) as { n: number }).n) > 0);
     const vBefore = rowsOf(dbPath, V);
+    // U's marker as the full-text index holds U's words (src/adapters/sqlite/owned-text.ts)
+    const indexed = (db: Database.Database) => db.prepare('SELECT count(*) FROM entries_fts WHERE entries_fts MATCH ?').pluck().get(`"${ownedText(ownerPrefix(U), M)}"`) as number;
+    assert.ok(readDb(dbPath, indexed) > 0, 'U marker in the full-text index before');
 
     // a terminal-less run without --yes refuses and changes nothing
     const refused = await runCli(['memory', 'forget', '--user', U], env);
@@ -151,7 +156,7 @@ describe('memory forget --user U: complete erasure', () => {
         const cols = (db.prepare('SELECT name FROM pragma_table_info(?)').all(t) as Array<{ name: string }>).map((c) => c.name);
         if (cols.includes('user_id')) assert.equal((db.prepare(`SELECT count(*) AS n FROM "${t}" WHERE user_id = ?`).get(U) as { n: number }).n, 0, `no row of U in ${t}`);
       }
-      assert.equal((db.prepare("SELECT count(*) AS n FROM entries_fts WHERE entries_fts MATCH ?").get(`"${M}"`) as { n: number }).n, 0, 'full-text index forgot U');
+      assert.equal(indexed(db), 0, 'full-text index forgot U');
     });
 
     // Redis: no key and no value (short-term lists, jobs in any state, event streams) holds U's text

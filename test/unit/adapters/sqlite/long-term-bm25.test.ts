@@ -7,6 +7,7 @@ import { matchesFilter, RetrieveFiltersSchema, type RecordFilter } from '../../.
 import { openDatabase } from '../../../../src/adapters/sqlite/db.js';
 import { LONG_ROW_TOKENS } from '../../../../src/adapters/sqlite/repeats.js';
 import { SqliteLongTermStore } from '../../../../src/adapters/sqlite/long-term.js';
+import { ownedText, ownerPrefix } from '../../../../src/adapters/sqlite/owned-text.js';
 import { mulberry32 } from '../../../fixtures/random.js';
 import { watchPhraseReads } from '../../../helpers/phrase-reads.js';
 import { tmpDir } from '../../../helpers/tmp.js';
@@ -54,7 +55,7 @@ function reference(all: readonly MemoryEntry[], user: string, words: readonly st
 
 /**
  * A user's text search scores every entry with that user's statistics only, whatever its id shares
- * with other ids (the owner clause matches the id's own index token) and
+ * with other ids (the index holds each user's words apart: owned-text.ts) and
  * whether the user holds few entries or many (COMMON_TERM_DOCS and more: common words dropped).
  */
 describe("long-term text search: BM25 over the user's own entries", () => {
@@ -99,9 +100,8 @@ describe("long-term text search: BM25 over the user's own entries", () => {
       );
       assert.ok(compared > 300, `compared ${compared} results`);
 
-      const ownerOf = (u: string) => (store as unknown as { matchFor(u: string, q: string, s: ReadonlySet<string>): { owner: string | null } }).matchFor(u, 'ramen', new Set()).owner;
-      const token = (u: string) => `owner_token : "${Buffer.from(u, 'utf8').toString('hex')}0"`;
-      for (const u of ['user-12', 'user-user-3', 'ann.lee@example.com', 'Zoë-1', '@@--@@']) assert.equal(ownerOf(u), token(u), `${u}: the id's own token`);
+      const phraseOf = (u: string) => (store as unknown as { matchFor(u: string, q: string, s: ReadonlySet<string>): { phrases: Array<{ match: string }> } }).matchFor(u, 'ramen', new Set()).phrases[0]!.match;
+      for (const u of ['user-12', 'user-user-3', 'ann.lee@example.com', 'Zoë-1', '@@--@@']) assert.equal(phraseOf(u), `{content name} : "${ownerPrefix(u)}ramen"`, `${u}: the word as the user's`);
     } finally {
       db.close();
     }
@@ -109,10 +109,10 @@ describe("long-term text search: BM25 over the user's own entries", () => {
 
   /**
    * `n` entries of a few random WORDS, the i-th held by userOf(i), in a store of their own; each of
-   * `queries` searched for `user` scores as the reference does. Returns the store's owner clause for
-   * `user` and how many rows of the text index it matches.
+   * `queries` searched for `user` scores as the reference does. Returns how many rows of the text index
+   * hold "ramen" as `user`'s word, and how many of the user's entries hold it.
    */
-  async function scoresAsReference(file: string, n: number, userOf: (i: number) => string, user: string): Promise<{ owner: string | null; matched: number | null }> {
+  async function scoresAsReference(file: string, n: number, userOf: (i: number) => string, user: string): Promise<{ matched: number; holding: number }> {
     const db = openDatabase(join(tmpDir(), file));
     try {
       const store = new SqliteLongTermStore(db, undefined, { textSearchThread: false });
@@ -127,9 +127,8 @@ describe("long-term text search: BM25 over the user's own entries", () => {
         const got = (await store.searchText(user, words.join(' '), { limit: 8 })).map((h) => [h.entry.id, h.bm25.toFixed(9)]);
         assert.deepEqual(got, reference(entries, user, words, new Set()).slice(0, 8).map(([id, x]) => [id, x.toFixed(9)]), `${user}: ${words.join(' ')}`);
       }
-      const { owner } = (store as unknown as { matchFor(u: string, q: string, s: ReadonlySet<string>): { owner: string | null } }).matchFor(user, 'ramen', new Set());
-      const matched = owner === null ? null : (db.prepare('SELECT count(*) FROM entries_fts WHERE entries_fts MATCH ?').pluck().get(owner) as number);
-      return { owner, matched };
+      const matched = db.prepare('SELECT count(*) FROM entries_fts WHERE entries_fts MATCH ?').pluck().get(`"${ownedText(ownerPrefix(user), 'ramen')}"`) as number;
+      return { matched, holding: entries.filter((e) => e.user_id === user && e.content.split(' ').includes('ramen')).length };
     } finally {
       db.close();
     }
@@ -161,7 +160,7 @@ describe("long-term text search: BM25 over the user's own entries", () => {
         const at = new Date(Date.UTC(2024, 0, 1) + i * 60_000).toISOString();
         return { id: `c${i}`, user_id: 'small', session_id: 's', role: 'user', name: i % 3 === 0 ? 'Ann' : null, kind: 'turn', content, content_hash: contentHash(`${i} ${content}`), importance: 0.5, pinned: false, metadata: null, covers: null, created_at: at, updated_at: at };
       });
-      // another user holding more of the table: the small one's matches are narrowed by its owner token
+      // another user holding more of the table, the same words: none of its rows is read for the small one
       const others: MemoryEntry[] = Array.from({ length: 500 }, (_, i) => ({ ...entries[i % 400]!, id: `o${i}`, user_id: 'other', content: `narwhal harbour everyday ${i}` }));
       store.upsertSync([...entries, ...others]);
       const search = async (q: string, speakers: string[] = []) => (await store.searchText('small', q, { limit: 8, speakerTerms: speakers })).map((h) => [h.entry.id, h.bm25.toFixed(9)]);
@@ -185,12 +184,13 @@ describe("long-term text search: BM25 over the user's own entries", () => {
     }
   });
 
-  it("narrows a match to exactly the owner's rows, whatever words the ids share", async () => {
+  it("matches exactly the owner's rows, whatever words the ids share", async () => {
     // every word of every id is in 2,000 rows or more, and "a-b" and "b-a" hold the same words: a
     // clause of the id's words matched both users' rows, each tenant's search read the other's postings
     const users = ['a-b', 'b-a', 'a-1', 'b-1'];
-    const { matched } = await scoresAsReference('bm25-common-ids.db', 4400, (i) => users[i % 4]!, 'a-b');
-    assert.equal(matched, 1100, 'the clause matches the 1,100 rows of "a-b" and no other');
+    const { matched, holding } = await scoresAsReference('bm25-common-ids.db', 4400, (i) => users[i % 4]!, 'a-b');
+    assert.ok(holding > 50, `${holding} rows of "a-b" hold the word`);
+    assert.equal(matched, holding, 'the index holds them as "a-b"\'s and no other row so');
   });
 
   it("decides on a user's counts of the user's size now, not those from before it grew", async () => {
@@ -230,19 +230,23 @@ describe("long-term text search: BM25 over the user's own entries", () => {
       // 2,500: "everyday" is in every entry, common now
       add(1000, (i) => (i % 100 === 0 ? 'narwhal' : i % 15 === 0 ? 'sprout' : ''));
       await sameAsFresh('2,500 entries');
-      assert.deepEqual(decided(warm).phrases, ['{content name} : "narwhal"', '{content name} : "sprout"']);
+      const p = ownerPrefix('grows');
+      assert.deepEqual(decided(warm).phrases, [`{content name} : "${p}narwhal"`, `{content name} : "${p}sprout"`]);
       // 5,500: "sprout" is in 3,000 more, common too
       add(3000, () => 'sprout');
       await sameAsFresh('5,500 entries');
-      assert.deepEqual(decided(warm).phrases, ['{content name} : "narwhal"']);
+      assert.deepEqual(decided(warm).phrases, [`{content name} : "${p}narwhal"`]);
     } finally {
       db.close();
     }
   });
 
-  it('matches without the owner clause for a user holding half the table or more, scoring the same', async () => {
+  it('scores a user holding most of the table and one holding little alike, each matching its own rows', async () => {
     const userOf = (i: number) => (i % 4 === 0 ? 'user-few' : 'user-most');
-    assert.equal((await scoresAsReference('bm25-most.db', 400, userOf, 'user-most')).owner, null, 'three rows of four: no narrowing clause');
-    assert.deepEqual(await scoresAsReference('bm25-few.db', 400, userOf, 'user-few'), { owner: `owner_token : "${Buffer.from('user-few').toString('hex')}0"`, matched: 100 });
+    for (const user of ['user-most', 'user-few']) {
+      const { matched, holding } = await scoresAsReference(`bm25-${user}.db`, 400, userOf, user);
+      assert.ok(holding > 5, `${user}: ${holding} rows hold the word`);
+      assert.equal(matched, holding, user);
+    }
   });
 });

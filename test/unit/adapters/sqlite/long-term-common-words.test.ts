@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { openDatabase, type Db } from '../../../../src/adapters/sqlite/db.js';
 import { SqliteLongTermStore } from '../../../../src/adapters/sqlite/long-term.js';
+import { ownerPrefix } from '../../../../src/adapters/sqlite/owned-text.js';
 import { COMMON_TERM_DOCS, commonFrom } from '../../../../src/retrieval/query-terms.js';
 import { userEntry as entry } from '../../../helpers/entries.js';
 import { watchPhraseReads } from '../../../helpers/phrase-reads.js';
@@ -32,7 +33,8 @@ describe("a small user's common words", () => {
 
   const fresh = () => new SqliteLongTermStore(db, undefined, { textSearchThread: false });
   const scores = async (s: SqliteLongTermStore, user: string, query: string) => (await s.searchText(user, query, { limit: 10 })).map((h) => [h.entry.id, h.bm25.toFixed(9)]);
-  const readsOf = (word: string) => reads.filter((m) => m.includes(`"${word}"`)).length;
+  /** reads of the user's word (prefixed as the index holds it: owned-text.ts) */
+  const readsOf = (word: string, user = 'ann') => reads.filter((m) => m.includes(`"${ownerPrefix(user)}${word}"`)).length;
 
   it('reads a common word once, then leaves it unread while a rarer word matches, finding the same', async () => {
     reads.length = 0;
@@ -59,7 +61,7 @@ describe("a small user's common words", () => {
     fresh().upsertSync(Array.from({ length: 200 }, (_, i) => entry('cem', i, i % 40 === 0 ? `the harbour cafe, note ${i}` : `ferry times, note ${i}`)));
     reads.length = 0;
     const cem = await scores(store, 'cem', 'harbour ferry');
-    assert.equal(readsOf('harbour'), 1, "ann's common word is read for cem, for whom it is rare");
+    assert.equal(readsOf('harbour', 'cem'), 1, "ann's common word is read for cem, for whom it is rare");
     assert.deepEqual(cem, await scores(fresh(), 'cem', 'harbour ferry'));
   });
 
@@ -78,7 +80,7 @@ describe("a small user's common words", () => {
     fresh().upsertSync(Array.from({ length: n }, (_, i) => entry('dee', i, i % 50 === 0 ? `ferry harbour, note ${i}` : i % 2 === 0 ? `harbour and ferry ${i}` : `harbour light ${i}`)));
     reads.length = 0;
     await scores(store, 'dee', 'ferry harbour');
-    assert.ok(readsOf('harbour') >= 1 && commonFrom(n) < COMMON_TERM_DOCS);
+    assert.ok(readsOf('harbour', 'dee') >= 1 && commonFrom(n) < COMMON_TERM_DOCS);
     fresh().upsertSync(Array.from({ length: 20 }, (_, i) => entry('dee', n + i, `harbour ferry, late ${i}`)));
     assert.deepEqual(await scores(store, 'dee', 'ferry harbour'), await scores(fresh(), 'dee', 'ferry harbour'));
   });

@@ -19,7 +19,7 @@ describe('phrase statements of the text search', () => {
         return prepare(sql);
       }) as typeof db.prepare;
       const bm25 = new UserBm25(db);
-      const statement = (limit: number) => (bm25 as unknown as { phraseStatement(rowidsOnly: boolean, limit: number): unknown }).phraseStatement(true, limit);
+      const statement = (limit: number) => (bm25 as unknown as { phraseStatement(limit: number): unknown }).phraseStatement(limit);
       // a hundred user sizes in turn, then the first of them again while new sizes keep arriving
       for (let limit = 10; limit < 110; limit++) statement(limit);
       prepared = 0;
