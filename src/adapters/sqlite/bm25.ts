@@ -3,7 +3,7 @@ import type { Filterable } from '../../domain/filters.js';
 import type { Db } from './db.js';
 import { bm25Idf, withoutCommon } from '../../retrieval/query-terms.js';
 import { MatchRecords, type Match } from './match-records.js';
-import { LONG_ROW_TOKENS, repeatCount } from './repeats.js';
+import { countAfter, LONG_ROW_TOKENS, repeatPattern } from './repeats.js';
 
 // BM25 over one user's entries with that user's statistics only. FTS5's bm25() takes the row count,
 // the average length and each word's document frequency from the whole table, so one tenant's scores
@@ -70,6 +70,8 @@ export interface SearchPlan {
    * session read as one document (sessionScores). Absent: no session is scored.
    */
   sessions?: { limit: number; scores: Map<string, number> };
+  /** only the best `top` rows are returned (the caller's limit): none of the rest is sorted */
+  top?: number;
 }
 
 /** no bound: every rowid */
@@ -111,6 +113,32 @@ function varints(buf: Uint8Array): number[] {
 /** one word's part of a document's score: its idf, its frequency there, the document's length and the average */
 function termScore(idf: number, tf: number, length: number, avg: number): number {
   return (idf * tf * (K1 + 1)) / (tf + K1 * (1 - B + (B * length) / avg));
+}
+
+/** whether [rowid, score] `a` ranks before `b`: the higher score, ties the newer row (as the PostgreSQL store orders them) */
+const before = (a: readonly [number, number], b: readonly [number, number]) => a[1] > b[1] || (a[1] === b[1] && a[0] > b[0]);
+
+/**
+ * The best `top` of the scored rows, best first. Kept in order as they come, each placed by binary
+ * search: a message's search scores ~1,500 rows for the 8–50 a retrieval asks of it, and sorting them
+ * all was most of what ranking them cost.
+ */
+function best(scores: ReadonlyMap<number, number>, top: number): Array<[number, number]> {
+  const out: Array<[number, number]> = [];
+  if (top <= 0) return out;
+  for (const entry of scores) {
+    if (out.length === top && !before(entry, out[top - 1]!)) continue;
+    let lo = 0;
+    let hi = out.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >> 1;
+      if (before(out[mid]!, entry)) lo = mid + 1;
+      else hi = mid;
+    }
+    if (out.length === top) out.pop();
+    out.splice(lo, 0, entry);
+  }
+  return out;
 }
 
 export class UserBm25 {
@@ -230,9 +258,11 @@ export class UserBm25 {
       // an added word counts as much as the query asks (WeightedPhrase.boost)
       const idf = bm25Idf(docs, df) * p.boost;
       const tally = tallies?.[i];
+      // only a long row may hold a record (loadRecords)
+      const pattern = p.key !== null ? repeatPattern(p.key) : null;
       for (const [rowid, length, session] of hits) {
         const meets = !allowed || allowed.has(rowid);
-        const tf = meets ? ((p.key !== null ? repeatCount(this.rows.record(rowid), p.key) : null) ?? p.weight) : 0;
+        const tf = meets ? ((pattern !== null && length >= LONG_ROW_TOKENS ? countAfter(this.rows.record(rowid), pattern) : null) ?? p.weight) : 0;
         if (tally) {
           tally.set(session, (tally.get(session) ?? 0) + tf);
           sessionOf.set(rowid, session);
@@ -240,7 +270,7 @@ export class UserBm25 {
         if (meets) scores.set(rowid, (scores.get(rowid) ?? 0) + termScore(idf, tf, length, avgdl));
       }
     });
-    const ranked = [...scores].sort((a, b) => b[1] - a[1] || b[0] - a[0]);
+    const ranked = best(scores, plan.top ?? scores.size);
     if (plan.sessions && tallies) this.sessionScores(userId, bytes, phrases, tallies, ranked.slice(0, plan.sessions.limit).map(([rowid]) => sessionOf.get(rowid)!), plan.sessions.scores);
     return ranked;
   }

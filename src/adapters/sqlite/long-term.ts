@@ -264,7 +264,7 @@ export class SqliteLongTermStore implements LongTermStore {
     const span = this.sessionSpan(userId, o);
     if (span === 'none') return [];
     const sessions = o.bySession ? { limit: o.limit, scores: new Map<string, number>() } : undefined;
-    const hits = this.ownersOf(userId, this.bm25.score(userId, phrases, searchTest(o), { newest, span, common, commonKnown, sessions }), o.limit);
+    const hits = this.ownersOf(userId, this.bm25.score(userId, phrases, searchTest(o), { newest, span, common, commonKnown, sessions, top: o.limit }), o.limit);
     return sessions ? hits.map((h) => ({ ...h, session_bm25: sessions.scores.get(h.entry.session_id) ?? 0 })) : hits;
   }
 

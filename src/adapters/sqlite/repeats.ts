@@ -39,12 +39,20 @@ export function repeatsOf(content: string, name: string | null): string | null {
 
 /** A word's recorded count in a row's record (`repeatsOf`), or null when it is not recorded there. */
 export function repeatCount(record: string | null, key: string): number | null {
+  return countAfter(record, repeatPattern(key));
+}
+
+/** what precedes a word's count in a record: a search looks for each of its words in many rows */
+export const repeatPattern = (key: string): string => ` ${key}:`;
+
+/** the count recorded after `pattern` (repeatPattern) in a record, or null */
+export function countAfter(record: string | null, pattern: string): number | null {
   if (record === null) return null;
-  const at = record.indexOf(` ${key}:`);
+  const at = record.indexOf(pattern);
   if (at < 0) return null;
   // the digits read where they stand: no slice of a long record for each word of each matched row
   let n = 0;
-  for (let i = at + key.length + 2, c = record.charCodeAt(i); c >= 48 && c <= 57; c = record.charCodeAt(++i)) n = n * 10 + (c - 48);
+  for (let i = at + pattern.length, c = record.charCodeAt(i); c >= 48 && c <= 57; c = record.charCodeAt(++i)) n = n * 10 + (c - 48);
   return n;
 }
 
