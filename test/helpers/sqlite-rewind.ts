@@ -2,9 +2,10 @@ import { MIGRATIONS } from '../../src/adapters/sqlite/migrations.js';
 
 /**
  * SQL taking a file back to before migration 21: migration 16's text index (every tenant's words
- * together, the owner as one token of its own), rebuilt from the entries.
+ * together, the owner as one token of its own), rebuilt from the entries, and migration 20's count of
+ * changed entries (before 22).
  */
-export const BEFORE_OWNED_TEXT = MIGRATIONS.find((m) => m.version === 16)!.sql;
+export const BEFORE_OWNED_TEXT = `${MIGRATIONS.find((m) => m.version === 20)!.sql} ${MIGRATIONS.find((m) => m.version === 16)!.sql}`;
 
 /** SQL taking a file back to before migration 19: no count of changed entries. */
 export const BEFORE_ENTRY_CHANGES = `${BEFORE_OWNED_TEXT} DROP TRIGGER entry_changes_ad; DROP TRIGGER entry_changes_au; DROP TABLE entry_changes;`;

@@ -3,6 +3,7 @@ import type { Filterable } from '../../domain/filters.js';
 import type { Db } from './db.js';
 import { bm25Idf, withoutCommon } from '../../retrieval/query-terms.js';
 import { MatchRecords, type Match } from './match-records.js';
+import type { EntryRow } from './rows/entries.js';
 import { countAfter, LONG_ROW_TOKENS, repeatPattern } from './repeats.js';
 
 // BM25 over one user's entries with that user's statistics only. FTS5's bm25() takes the row count,
@@ -164,6 +165,11 @@ export class UserBm25 {
     // each by its id, whatever the planner guesses of a small table (CROSS JOIN keeps the order)
     this.sessionSizes = db.prepare('SELECT s.id, s.session_id, s.bytes FROM json_each(@ids) j CROSS JOIN session_sizes s ON s.id = j.value').raw();
     this.sessionCount = db.prepare('SELECT sessions FROM session_counts WHERE user_id = ?').pluck();
+  }
+
+  /** entries' rows by rowid, kept while no entry changes (MatchRecords.entryRows); for the rows a search in this snapshot returned */
+  entryRows(rowids: readonly number[], read: (rowids: readonly number[]) => ReadonlyMap<number, EntryRow>): Map<number, EntryRow> {
+    return this.rows.entryRows(rowids, read);
   }
 
   /** the user's entry count and total bytes (0, 0 for a user with none) */

@@ -291,7 +291,7 @@ export class SqliteLongTermStore implements LongTermStore {
     for (let at = 0; at < ranked.length && hits.length < limit; ) {
       const chunk = ranked.slice(at, at + Math.max(8, Math.ceil((limit - hits.length) * 1.25)));
       at += chunk.length;
-      const rows = this.rowsOf(chunk.map(([rowid]) => rowid));
+      const rows = this.bm25.entryRows(chunk.map(([rowid]) => rowid), (rowids) => this.rowsOf(rowids));
       for (const [rowid, r] of chunk) {
         const row = rows.get(rowid);
         if (!row || row.user_id !== userId) continue;

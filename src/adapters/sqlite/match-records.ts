@@ -1,6 +1,7 @@
 import type { Statement } from 'better-sqlite3';
 import type { Filterable } from '../../domain/filters.js';
 import type { Db } from './db.js';
+import type { EntryRow } from './rows/entries.js';
 
 // What a text search reads of each row a query word matches — its owner, length and session
 // (`entry_sizes`) and a long row's recorded repeats (`entry_repeats`) — kept in memory by each
@@ -27,6 +28,11 @@ const MAX_RECORD_CHARS = 8_000_000;
 /** rows whose attributes are kept (all users; ~150 bytes a row) */
 const MAX_ATTRIBUTE_ROWS = 200_000;
 
+/** characters of entries' rows kept (their text and name; see entryRows) */
+const MAX_ENTRY_CHARS = 8_000_000;
+/** what a kept entry's row counts against MAX_ENTRY_CHARS beyond its text and name (its ids and times) */
+const ENTRY_ROW_CHARS = 200;
+
 /** what a long row holding no record counts against MAX_RECORD_CHARS */
 const NO_RECORD_CHARS = 16;
 
@@ -37,6 +43,7 @@ export interface MatchRecordLimits {
   rows?: number;
   recordChars?: number;
   attributeRows?: number;
+  entryChars?: number;
 }
 
 export class MatchRecords {
@@ -56,6 +63,10 @@ export class MatchRecords {
   /** one string for the many rows holding the same session id, role or kind */
   private readonly shared = new Map<string, string>();
   private readonly metadataOf = new Map<string, Filterable['metadata']>();
+  /** the entries' rows a search returned (see entryRows) */
+  private readonly entries = new Map<number, EntryRow>();
+  private entryChars = 0;
+  private readonly maxEntryChars: number;
   private readonly maxRows: number;
   private readonly maxRecordChars: number;
   private readonly maxAttributeRows: number;
@@ -64,6 +75,7 @@ export class MatchRecords {
     this.maxRows = limits.rows ?? MAX_ROWS;
     this.maxRecordChars = limits.recordChars ?? MAX_RECORD_CHARS;
     this.maxAttributeRows = limits.attributeRows ?? MAX_ATTRIBUTE_ROWS;
+    this.maxEntryChars = limits.entryChars ?? MAX_ENTRY_CHARS;
     this.changes = db.prepare('SELECT n FROM entry_changes WHERE id = 1').pluck();
     this.sizes = db.prepare('SELECT z.rowid, z.bytes, z.session, z.user_id FROM entry_sizes z WHERE z.rowid IN (SELECT value FROM json_each(@rows))').raw();
     this.repeats = db.prepare('SELECT r.rowid, r.repeats FROM entry_repeats r WHERE r.rowid IN (SELECT value FROM json_each(@rows))').raw();
@@ -80,6 +92,38 @@ export class MatchRecords {
     this.records.clear();
     this.recordChars = 0;
     this.dropAttributes();
+    this.entries.clear();
+    this.entryChars = 0;
+  }
+
+  /**
+   * The entries' rows of these rowids, those not kept read by `read` and kept. A search returns much
+   * the same rows search after search, and a row read afresh holds a text string never seen before:
+   * what ranking derives from a text (retrieval/text-cache.ts) then hashed and compared every long
+   * reply character by character to find it again. Kept, the row's text is the very same string.
+   * Call after refresh, in the same snapshot.
+   */
+  entryRows(rowids: readonly number[], read: (rowids: readonly number[]) => ReadonlyMap<number, EntryRow>): Map<number, EntryRow> {
+    const out = new Map<number, EntryRow>();
+    const missing: number[] = [];
+    for (const rowid of rowids) {
+      const row = this.entries.get(rowid);
+      if (row) out.set(rowid, row);
+      else missing.push(rowid);
+    }
+    if (missing.length === 0) return out;
+    for (const [rowid, row] of read(missing)) {
+      out.set(rowid, row);
+      const chars = row.content.length + (row.name?.length ?? 0) + ENTRY_ROW_CHARS;
+      if (this.entryChars + chars > this.maxEntryChars) {
+        this.entries.clear();
+        this.entryChars = 0;
+        if (chars > this.maxEntryChars) continue;
+      }
+      this.entries.set(rowid, row);
+      this.entryChars += chars;
+    }
+    return out;
   }
 
   /** the user's rows among `lists` as matches, by rowid (a rowid that is not the user's is absent) */

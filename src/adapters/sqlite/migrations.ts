@@ -733,4 +733,17 @@ export const MIGRATIONS: ReadonlyArray<{ version: number; name: string; sql: str
       INSERT INTO entries_fts (rowid, content, name) SELECT rowid, ${OWNED_TEXT_FUNCTION}(user_id, content), ${OWNED_TEXT_FUNCTION}(user_id, coalesce(name, '')) FROM entries;
     `,
   },
+  {
+    version: 22,
+    name: "every update of an entry counted, for the entries' rows text search keeps (src/adapters/sqlite/match-records.ts)",
+    sql: `
+      -- A connection keeps the entries' rows its searches returned (their importance, pin, hash and
+      -- times too) while entry_changes stands: an update of any column adds one. Updates are edits and
+      -- repairs, rare beside the writes of new entries, which add nothing
+      DROP TRIGGER entry_changes_au;
+      CREATE TRIGGER entry_changes_au AFTER UPDATE ON entries BEGIN
+        UPDATE entry_changes SET n = n + 1 WHERE id = 1;
+      END;
+    `,
+  },
 ];

@@ -26,7 +26,7 @@ describe('what a text search keeps of matched rows', () => {
   let store: SqliteLongTermStore;
   /** another process's store: its own connection to the file */
   let writer: SqliteLongTermStore;
-  const reads = { sizes: 0, repeats: 0 };
+  const reads = { sizes: 0, repeats: 0, rows: 0 };
 
   before(() => {
     db = openDatabase(path);
@@ -39,7 +39,7 @@ describe('what a text search keeps of matched rows', () => {
     const prepare = db.prepare.bind(db);
     (db as { prepare: typeof db.prepare }).prepare = ((sql: string) => {
       const st = prepare(sql);
-      const kind = /FROM entry_sizes z WHERE z\.rowid IN \(SELECT value FROM json_each/.test(sql) ? 'sizes' : /FROM entry_repeats r WHERE r\.rowid IN/.test(sql) ? 'repeats' : null;
+      const kind = /FROM entry_sizes z WHERE z\.rowid IN \(SELECT value FROM json_each/.test(sql) ? 'sizes' : /FROM entry_repeats r WHERE r\.rowid IN/.test(sql) ? 'repeats' : /FROM entries WHERE rowid IN \(/.test(sql) ? 'rows' : null;
       if (kind === null) return st;
       const all = st.all.bind(st);
       st.all = ((...args: unknown[]) => {
@@ -60,16 +60,17 @@ describe('what a text search keeps of matched rows', () => {
   const fresh = () => new SqliteLongTermStore(openDatabase(path), undefined, { textSearchThread: false });
   const scores = async (s: SqliteLongTermStore, query = 'ferry harbour note') =>
     (await s.searchText('ann', query, { limit: 40, bySession: true })).map((h) => [h.entry.id, h.bm25.toFixed(9), h.session_bm25?.toFixed(9)]);
-  const reset = () => Object.assign(reads, { sizes: 0, repeats: 0 });
+  const reset = () => Object.assign(reads, { sizes: 0, repeats: 0, rows: 0 });
 
   it('reads each matched row once, then not again while no entry changes, finding the same', async () => {
     reset();
     const first = await scores(store);
     assert.ok(first.length > 20, JSON.stringify(first));
     assert.deepEqual([reads.sizes, reads.repeats], [1, 1], 'read once, for all the words');
+    assert.ok(reads.rows > 0, 'the entries returned read');
     reset();
     assert.deepEqual(await scores(store), first);
-    assert.deepEqual([reads.sizes, reads.repeats], [0, 0], 'nothing read again');
+    assert.deepEqual([reads.sizes, reads.repeats, reads.rows], [0, 0, 0], 'nothing read again, the entries returned included');
     assert.deepEqual(await scores(fresh()), first, 'as a store that never searched');
   });
 
@@ -104,6 +105,16 @@ describe('what a text search keeps of matched rows', () => {
     const now = await scores(store);
     assert.deepEqual(now, await scores(fresh()), "the new entry's length and no record, not the old one's");
     assert.ok(now.some(([id]) => id === 'ann-101'));
+  });
+
+  it("takes another connection's edit of an entry's importance or pin, and any other update of its row", async () => {
+    const found = async (s: SqliteLongTermStore) => (await s.searchText('ann', 'ferry harbour note', { limit: 40 })).find((h) => h.entry.id === 'ann-6')!.entry;
+    assert.equal((await found(store)).importance, 0.5);
+    await writer.update('ann', 'ann-6', { importance: 0.9, pinned: true });
+    const edited = await found(store);
+    assert.deepEqual([edited.importance, edited.pinned], [0.9, true], 'the entry as it is now, not as it was kept');
+    other.prepare("UPDATE entries SET updated_at = '2031-01-01T00:00:00.000Z', content_hash = 'h' WHERE user_id = 'ann' AND id = 'ann-6'").run();
+    assert.deepEqual([(await found(store)).updated_at, (await found(store)).content_hash], ['2031-01-01T00:00:00.000Z', 'h']);
   });
 
   it("takes another connection's change of an entry's metadata, role, kind or time, which a filtered search tests", async () => {

@@ -10,10 +10,11 @@ import { BEFORE_ENTRY_CHANGES } from '../../../helpers/sqlite-rewind.js';
 import { tmpDir } from '../../../helpers/tmp.js';
 
 /**
- * Migration 19: the count that what a connection keeps of matched rows (src/adapters/sqlite/match-records.ts)
- * is checked against. It moves with every write that could make a kept row wrong — a change of an
- * entry's text, name, owner or session, a delete, a VACUUM — and with nothing else, so a chat's inserts
- * and importance or pin edits keep what was read.
+ * Migrations 19 and 22: the count that what a connection keeps of matched rows
+ * (src/adapters/sqlite/match-records.ts) is checked against. It moves with every write that could make
+ * a kept row wrong — any update of an entry (its text, name, owner or session; since 22, as the rows a
+ * search returns are kept, its importance or pin too), a delete, a VACUUM — and not with an insert, so a
+ * chat's new turns keep what was read.
  */
 describe('SQLite migration 19: a count of changed and deleted entries', () => {
   it('is added to a file written before it and moves only with the writes that change a kept row', async () => {
@@ -32,7 +33,7 @@ describe('SQLite migration 19: a count of changed and deleted entries', () => {
         assert.equal(count() - n, by, what);
       };
       await moves('inserts', () => store.upsert([0, 1, 2, 3].map((i) => entry('ann', i, `the ferry, note ${i}`))), 0);
-      await moves('an importance and a pin', () => store.update('ann', 'ann-0', { importance: 0.9, pinned: true }), 0);
+      await moves('an importance and a pin', () => store.update('ann', 'ann-0', { importance: 0.9, pinned: true }), 1);
       await moves('a text', () => store.update('ann', 'ann-0', { content: 'the ferry at dawn' }), 1);
       await moves('a name', () => db.prepare("UPDATE entries SET name = 'Ann' WHERE id = 'ann-1'").run(), 1);
       await moves('a session', () => db.prepare("UPDATE entries SET session_id = 'elsewhere' WHERE id = 'ann-1'").run(), 1);
