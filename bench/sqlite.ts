@@ -2,7 +2,7 @@ import type { Services } from '../src/app.js';
 import type { Db } from '../src/adapters/sqlite/db.js';
 import type { SqliteStore } from '../src/adapters/sqlite/open.js';
 import { ownedText, ownerPrefix } from '../src/adapters/sqlite/owned-text.js';
-import { queryTerms } from '../src/retrieval/query-terms.js';
+import { ftsMatchExpression } from '../src/retrieval/query-terms.js';
 
 /** The SQLite store behind the services, for bench sections that measure the file itself (sync paths, bare SQL). */
 export function sqliteOf(services: Services): SqliteStore & { db: Db } {
@@ -10,13 +10,8 @@ export function sqliteOf(services: Services): SqliteStore & { db: Db } {
   return services.store as SqliteStore;
 }
 
-/**
- * The bare FTS5 query of a text's content words for one user: each word quoted and prefixed as the
- * SQLite index holds that user's words (owned-text.ts), ORed. Empty when no word is left.
- */
+/** The bare FTS5 query of a text's content words for one user, as the SQLite index holds that user's words (owned-text.ts). */
 export function bareFtsMatch(userId: string, text: string): string {
   const prefix = ownerPrefix(userId);
-  return queryTerms(text)
-    .map((t) => `"${ownedText(prefix, t).replace(/"/g, '""')}"`)
-    .join(' OR ');
+  return ftsMatchExpression(text, undefined, (word) => ownedText(prefix, word));
 }

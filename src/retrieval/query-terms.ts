@@ -244,10 +244,11 @@ export function holdsStems(text: string, n: number): boolean {
 
 /**
  * An FTS5 MATCH expression that ORs the query's content words, each as a quoted string so that user
- * text can never be read as FTS syntax (NEAR, OR, *, -, quotes). Empty when nothing is left.
+ * text can never be read as FTS syntax (NEAR, OR, *, -, quotes), each word as `indexed` gives it (as an
+ * index holds it: the SQLite store's prefixes its owner's). Empty when nothing is left.
  */
-export function ftsMatchExpression(text: string, max?: number): string {
+export function ftsMatchExpression(text: string, max?: number, indexed: (word: string) => string = (w) => w): string {
   return queryTerms(text, max)
-    .map((t) => `"${t.replace(/"/g, '""')}"`)
+    .map((t) => `"${indexed(t).replace(/"/g, '""')}"`)
     .join(' OR ');
 }

@@ -67,12 +67,10 @@ export interface SearchPlan {
    */
   commonKnown?: { isCommon: (match: string) => boolean; counted: (match: string, n: number) => void };
   /**
-   * When given, `scores` is filled with the BM25 of the session of each of the best `limit` rows, the
-   * session read as one document (sessionScores). Absent: no session is scored.
+   * When given, filled with the BM25 of the session of each row returned, the session read as one
+   * document (sessionScores). Absent: no session is scored.
    */
-  sessions?: { limit: number; scores: Map<string, number> };
-  /** only the best `top` rows are returned (the caller's limit): none of the rest is sorted */
-  top?: number;
+  sessions?: Map<string, number>;
 }
 
 /** no bound: every rowid */
@@ -185,9 +183,9 @@ export class UserBm25 {
   }
 
   /**
-   * [rowid, score] of the user's entries holding any of `phrases` (their words prefixed as the index
-   * holds the user's: owned-text.ts; entry_sizes.user_id decides a match's owner) and meeting `test`.
-   * With `plan.newest`, only the user's newest `rows` matches meeting `test` are scored, and `dfOf` gives a
+   * [rowid, score] of the best `limit` of the user's entries holding any of `phrases` (their words
+   * prefixed as the index holds the user's: owned-text.ts; entry_sizes.user_id decides a match's
+   * owner) and meeting `test`; none of the rest is sorted. With `plan.newest`, only the user's newest `rows` matches meeting `test` are scored, and `dfOf` gives a
    * phrase's document frequency over all of the user's rows; otherwise it is counted from the matches,
    * and with `plan.common` a content phrase matching that many rows or more is left out while another
    * phrase has matches (query-terms' withoutCommon), its matches read no further than that.
@@ -196,7 +194,7 @@ export class UserBm25 {
    * transaction, so that the user's statistics and matches are of one state of the file (the store's
    * searchTextSync holds one over its word counts and this).
    */
-  score(userId: string, given: readonly WeightedPhrase[], test: RowTest, plan: SearchPlan = {}): Array<[number, number]> {
+  score(userId: string, given: readonly WeightedPhrase[], test: RowTest, limit: number, plan: SearchPlan = {}): Array<[number, number]> {
     const { docs, bytes } = this.userStats(userId);
     this.rows.refresh();
     const { newest } = plan;
@@ -276,8 +274,8 @@ export class UserBm25 {
         if (meets) scores.set(rowid, (scores.get(rowid) ?? 0) + termScore(idf, tf, length, avgdl));
       }
     });
-    const ranked = best(scores, plan.top ?? scores.size);
-    if (plan.sessions && tallies) this.sessionScores(userId, bytes, phrases, tallies, ranked.slice(0, plan.sessions.limit).map(([rowid]) => sessionOf.get(rowid)!), plan.sessions.scores);
+    const ranked = best(scores, limit);
+    if (plan.sessions && tallies) this.sessionScores(userId, bytes, phrases, tallies, ranked.map(([rowid]) => sessionOf.get(rowid)!), plan.sessions);
     return ranked;
   }
 

@@ -263,9 +263,9 @@ export class SqliteLongTermStore implements LongTermStore {
     if (phrases.length === 0) return [];
     const span = this.sessionSpan(userId, o);
     if (span === 'none') return [];
-    const sessions = o.bySession ? { limit: o.limit, scores: new Map<string, number>() } : undefined;
-    const hits = this.ownersOf(userId, this.bm25.score(userId, phrases, searchTest(o), { newest, span, common, commonKnown, sessions, top: o.limit }), o.limit);
-    return sessions ? hits.map((h) => ({ ...h, session_bm25: sessions.scores.get(h.entry.session_id) ?? 0 })) : hits;
+    const sessions = o.bySession ? new Map<string, number>() : undefined;
+    const hits = this.ownersOf(userId, this.bm25.score(userId, phrases, searchTest(o), o.limit, { newest, span, common, commonKnown, sessions }), o.limit);
+    return sessions ? hits.map((h) => ({ ...h, session_bm25: sessions.get(h.entry.session_id) ?? 0 })) : hits;
   }
 
   /**

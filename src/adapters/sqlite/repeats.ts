@@ -37,15 +37,10 @@ export function repeatsOf(content: string, name: string | null): string | null {
   return out.length > 1 ? out : null;
 }
 
-/** A word's recorded count in a row's record (`repeatsOf`), or null when it is not recorded there. */
-export function repeatCount(record: string | null, key: string): number | null {
-  return countAfter(record, repeatPattern(key));
-}
-
-/** what precedes a word's count in a record: a search looks for each of its words in many rows */
+/** what precedes a word's count in a record (`repeatsOf`): a search builds it once for each of its words, which it looks up in many rows */
 export const repeatPattern = (key: string): string => ` ${key}:`;
 
-/** the count recorded after `pattern` (repeatPattern) in a record, or null */
+/** A word's recorded count in a row's record, found by the word's repeatPattern, or null when it is not recorded there. */
 export function countAfter(record: string | null, pattern: string): number | null {
   if (record === null) return null;
   const at = record.indexOf(pattern);

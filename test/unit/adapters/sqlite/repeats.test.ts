@@ -7,10 +7,12 @@ import { openDatabase, type Db } from '../../../../src/adapters/sqlite/db.js';
 import { SqliteLongTermStore } from '../../../../src/adapters/sqlite/long-term.js';
 import { SqliteArchiveStore } from '../../../../src/adapters/sqlite/archive-store.js';
 import { SqliteMaintenanceStore } from '../../../../src/adapters/sqlite/maintenance.js';
-import { LONG_ROW_TOKENS, repeatCount, repeatKey, repeatsOf } from '../../../../src/adapters/sqlite/repeats.js';
+import { countAfter, LONG_ROW_TOKENS, repeatKey, repeatPattern, repeatsOf } from '../../../../src/adapters/sqlite/repeats.js';
 import { BEFORE_OWNER_TOKEN } from '../../../helpers/sqlite-rewind.js';
 import { tmpDir } from '../../../helpers/tmp.js';
 
+/** a word's recorded count in a record, as the text search finds it */
+const countOf = (record: string | null, key: string) => countAfter(record, repeatPattern(key));
 const FILLER = Array.from({ length: LONG_ROW_TOKENS }, (_, i) => `word${i}`).join(' ');
 const entry = (user: string, i: number, content: string, name: string | null = null): MemoryEntry => {
   const at = new Date(Date.UTC(2024, 0, 1) + i * 60_000).toISOString();
@@ -26,14 +28,14 @@ describe('SQLite entry_repeats', () => {
   it('counts the words a long entry holds more than once, by their stem, a name word twice', () => {
     assert.equal(repeatsOf('ferry ferry lisbon', null), null, 'a short entry has no record');
     const r = repeatsOf(`Ferries ferry the FERRY harbour ${FILLER}`, 'Harbour');
-    assert.equal(repeatCount(r, 'ferry'), 3);
-    assert.equal(repeatCount(r, 'harbour'), 3, 'once in the content, once in the name (twice)');
-    assert.equal(repeatCount(r, 'word7'), null, 'a word held once is not recorded');
-    assert.equal(repeatCount(null, 'ferry'), null);
+    assert.equal(countOf(r, 'ferry'), 3);
+    assert.equal(countOf(r, 'harbour'), 3, 'once in the content, once in the name (twice)');
+    assert.equal(countOf(r, 'word7'), null, 'a word held once is not recorded');
+    assert.equal(countOf(null, 'ferry'), null);
     const many = repeatsOf(`${'ferry '.repeat(137)}harbour harbour`, null);
-    assert.equal(repeatCount(many, 'ferry'), 137, 'a count of several digits');
-    assert.equal(repeatCount(many, 'harbour'), 2, 'the last record');
-    assert.equal(repeatCount(' ferry:12 ferryman:5 ', 'ferryman'), 5, 'a word that ends another is not it');
+    assert.equal(countOf(many, 'ferry'), 137, 'a count of several digits');
+    assert.equal(countOf(many, 'harbour'), 2, 'the last record');
+    assert.equal(countOf(' ferry:12 ferryman:5 ', 'ferryman'), 5, 'a word that ends another is not it');
     assert.equal(repeatsOf(FILLER, null), null, 'a long entry that repeats nothing has no record');
   });
 
@@ -64,7 +66,7 @@ describe('SQLite entry_repeats', () => {
       const contents = await archives.contents({ user_id: 'ann', session_id: 's', last_at: entry('ann', 9, '').created_at }, 'arch');
       const summary: MemoryEntry = { ...entry('ann', 9, `archive archive ${FILLER}`), id: 'arch', kind: 'archive', role: 'system', covers: ['e1'] };
       assert.ok(await archives.replace(contents, summary, '2100-01-01T00:00:00.000Z'));
-      assert.ok(records(db).some(([id, r]) => id === 'arch' && repeatCount(r, repeatKey('archive')) === 2), JSON.stringify(records(db)));
+      assert.ok(records(db).some(([id, r]) => id === 'arch' && countOf(r, repeatKey('archive')) === 2), JSON.stringify(records(db)));
     } finally {
       db.close();
     }
