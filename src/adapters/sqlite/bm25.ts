@@ -4,6 +4,7 @@ import type { Db } from './db.js';
 import { bm25Idf, withoutCommon } from '../../retrieval/query-terms.js';
 import { MatchRecords, type Match } from './match-records.js';
 import type { EntryRow } from './rows/entries.js';
+import { KeptPostings } from './kept-postings.js';
 import { countAfter, LONG_ROW_TOKENS, repeatPattern } from './repeats.js';
 
 // BM25 over one user's entries with that user's statistics only. FTS5's bm25() takes the row count,
@@ -149,6 +150,17 @@ export class UserBm25 {
   private readonly phrase = new Map<number, Statement>();
   /** each matched row's owner, length, session and recorded repeats, kept while no entry changes */
   private readonly rows: MatchRecords;
+  /** each phrase's matches read by a search of the whole history, kept while no entry changes */
+  private readonly postings = new KeptPostings();
+  private readonly newestRow: Statement;
+  /**
+   * what searches derive from a phrase's matches, by the list of them: the same list search after
+   * search while it is kept (KeptPostings), its rows' owners, lengths, sessions and records fixed as
+   * long. The user's rows among them, and each one's recorded count of a word (NaN: none), by the
+   * word's record pattern: words searched alike ("network'" and "network") read one list and count
+   * apart.
+   */
+  private readonly derived = new WeakMap<readonly number[], { userId: string; matched: Match[]; counts: Map<string, Float64Array> }>();
   /** the ids and lengths of the given sessions (a JSON array of session_sizes ids) */
   private readonly sessionSizes: Statement;
   /** how many sessions a user's entries are in */
@@ -158,6 +170,7 @@ export class UserBm25 {
     this.stats = db.prepare('SELECT docs, bytes FROM text_stats WHERE user_id = ?').raw();
     this.averages = db.prepare('SELECT block FROM entries_fts_data WHERE id = ?').pluck();
     this.rows = new MatchRecords(db);
+    this.newestRow = db.prepare('SELECT coalesce(max(rowid), 0) FROM entries').pluck();
     // the index alone, newest first; the owner and conditions are tested on the rows kept (MatchRecords)
     this.walk = db.prepare('SELECT json_group_array(rowid ORDER BY rowid DESC) FROM (SELECT f.rowid FROM entries_fts f WHERE entries_fts MATCH @match AND f.rowid >= @from AND f.rowid <= @to ORDER BY f.rowid DESC LIMIT @n)').pluck();
     // each by its id, whatever the planner guesses of a small table (CROSS JOIN keeps the order)
@@ -196,7 +209,7 @@ export class UserBm25 {
    */
   score(userId: string, given: readonly WeightedPhrase[], test: RowTest, limit: number, plan: SearchPlan = {}): Array<[number, number]> {
     const { docs, bytes } = this.userStats(userId);
-    this.rows.refresh();
+    if (this.rows.refresh()) this.postings.clear();
     const { newest } = plan;
     const span = newest ? (plan.span ?? ALL_ROWIDS) : ALL_ROWIDS;
     if (docs === 0 || given.length === 0) return [];
@@ -213,12 +226,15 @@ export class UserBm25 {
     }
     // words searched alike (a query's "ab-cd" and "cd-ab": repeatKey tells them apart) are read once
     const reads = new Map<string, number[]>();
-    // a phrase's rowids alone, their records then taken from those kept (withSizes)
+    // a phrase's rowids alone, their records then taken from those kept (withSizes); over the whole
+    // history, those read by earlier searches are kept (KeptPostings)
+    const phrase = (p: WeightedPhrase, limit: number, from: number) => JSON.parse(this.phraseStatement(limit).get({ match: p.match, floor: from, to: span.to }) as string) as number[];
+    let newestRow: number | undefined;
     const read = (p: WeightedPhrase, limit: number): number[] => {
       const key = `${limit} ${p.match}`;
       let rows = reads.get(key);
       if (!rows) {
-        rows = JSON.parse(this.phraseStatement(limit).get({ match: p.match, floor, to: span.to }) as string) as number[];
+        rows = newest ? phrase(p, limit, floor) : this.postings.matches(key, (newestRow ??= this.newestRow.get() as number), limit, (after) => phrase(p, limit, after + 1));
         reads.set(key, rows);
       }
       return rows;
@@ -249,7 +265,10 @@ export class UserBm25 {
       allowed = new Set<number>();
       for (const rowid of rows) if (this.meets(rowid, test)) allowed.add(rowid);
     }
-    this.loadRecords(phrases, matched, allowed);
+    // a list kept between searches (KeptPostings) has its counts taken once, for every row, whatever
+    // the conditions; one read for this search alone, for the rows that meet them
+    const counted = !newest;
+    this.loadRecords(phrases, found as number[][], matched, counted ? null : allowed);
     const scores = new Map<number, number>();
     // asked for sessions: each phrase's frequency by session, counted in the same pass (a row outside
     // the conditions adds 0, and its session still holds the word), and each matched row's session
@@ -264,9 +283,15 @@ export class UserBm25 {
       const tally = tallies?.[i];
       // only a long row may hold a record (loadRecords)
       const pattern = p.key !== null ? repeatPattern(p.key) : null;
-      for (const [rowid, length, session] of hits) {
+      const counts = pattern !== null && counted ? this.countsOf(found[i]!, pattern) : null;
+      for (let j = 0; j < hits.length; j++) {
+        const [rowid, length, session] = hits[j]!;
         const meets = !allowed || allowed.has(rowid);
-        const tf = meets ? ((pattern !== null && length >= LONG_ROW_TOKENS ? countAfter(this.rows.record(rowid), pattern) : null) ?? p.weight) : 0;
+        let tf = 0;
+        if (meets) {
+          const recorded = counts ? counts[j]! : pattern !== null && length >= LONG_ROW_TOKENS ? (countAfter(this.rows.record(rowid), pattern) ?? NaN) : NaN;
+          tf = Number.isNaN(recorded) ? p.weight : recorded;
+        }
         if (tally) {
           tally.set(session, (tally.get(session) ?? 0) + tf);
           sessionOf.set(rowid, session);
@@ -344,10 +369,11 @@ export class UserBm25 {
    * instead, a long reply's record — hundreds of "word:count" — was copied out once per query word the
    * reply held: 1.3 of 4.5 ms a RealMem query.
    */
-  private loadRecords(phrases: readonly WeightedPhrase[], matched: ReadonlyArray<readonly Match[]>, allowed: ReadonlySet<number> | null): void {
+  private loadRecords(phrases: readonly WeightedPhrase[], found: ReadonlyArray<readonly number[]>, matched: ReadonlyArray<readonly Match[]>, allowed: ReadonlySet<number> | null): void {
     const long = new Set<number>();
     phrases.forEach((p, i) => {
-      if (p.key === null) return;
+      // counted already (countsOf): no record of its rows is read
+      if (p.key === null || this.derived.get(found[i]!)?.counts.has(repeatPattern(p.key))) return;
       for (const [rowid, length] of matched[i]!) if (length >= LONG_ROW_TOKENS && (!allowed || allowed.has(rowid))) long.add(rowid);
     });
     if (long.size > 0) this.rows.loadRecords(long);
@@ -379,15 +405,36 @@ export class UserBm25 {
 
   /** each phrase's rowids as matches (rowid, length, session), the user's rows only (entry_sizes decides), each row read once */
   private withSizes(userId: string, found: ReadonlyArray<readonly number[]>): Match[][] {
-    const mine = this.rows.matchesOf(userId, found);
+    const known = (list: readonly number[]) => {
+      const d = this.derived.get(list);
+      return d !== undefined && d.userId === userId ? d.matched : undefined;
+    };
+    const unknown = found.filter((list) => known(list) === undefined);
+    const mine = unknown.length > 0 ? this.rows.matchesOf(userId, unknown) : null;
     return found.map((list) => {
-      const out: Match[] = [];
+      const held = known(list);
+      if (held) return held;
+      const matched: Match[] = [];
       for (const rowid of list) {
-        const m = mine.get(rowid);
-        if (m !== undefined) out.push(m);
+        const m = mine!.get(rowid);
+        if (m !== undefined) matched.push(m);
       }
-      return out;
+      this.derived.set(list, { userId, matched, counts: new Map() });
+      return matched;
     });
+  }
+
+  /** each of a list's matches' recorded count of the word (`pattern`: repeatPattern), NaN where none is; counted once a list, its records loaded (loadRecords) */
+  private countsOf(list: readonly number[], pattern: string): Float64Array {
+    const d = this.derived.get(list)!;
+    let counts = d.counts.get(pattern);
+    if (counts) return counts;
+    counts = new Float64Array(d.matched.length).fill(Number.NaN);
+    d.matched.forEach(([rowid, length], j) => {
+      if (length >= LONG_ROW_TOKENS) counts![j] = countAfter(this.rows.record(rowid), pattern) ?? Number.NaN;
+    });
+    d.counts.set(pattern, counts);
+    return counts;
   }
 
 }

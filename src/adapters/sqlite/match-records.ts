@@ -82,10 +82,10 @@ export class MatchRecords {
     this.readAttributes = db.prepare('SELECT z.rowid, z.session_id, z.role, z.kind, z.created_at, z.metadata FROM json_each(@rows) j CROSS JOIN entry_sizes z ON z.rowid = j.value').raw();
   }
 
-  /** Drops everything kept when an entry changed or went since it was read. Call in the search's transaction, first. */
-  refresh(): void {
+  /** Drops everything kept when an entry changed or went since it was read; true when it did. Call in the search's transaction, first. */
+  refresh(): boolean {
     const n = this.changes.get() as number;
-    if (n === this.version) return;
+    if (n === this.version) return false;
     this.version = n;
     this.byUser.clear();
     this.rows = 0;
@@ -94,6 +94,7 @@ export class MatchRecords {
     this.dropAttributes();
     this.entries.clear();
     this.entryChars = 0;
+    return true;
   }
 
   /**

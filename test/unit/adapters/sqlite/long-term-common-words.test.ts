@@ -41,10 +41,12 @@ describe("a small user's common words", () => {
     const first = await scores(store, 'ann', 'ferry harbour');
     assert.equal(readsOf('harbour'), 1, 'read to learn that it is common');
     assert.ok(first.length > 0 && first.length <= 10);
+    // another user's entry: every word the first search read is read again past it (kept-postings.ts)
+    fresh().upsertSync([entry('zed', 0, 'the ferry and the harbour')]);
     reads.length = 0;
     assert.deepEqual(await scores(store, 'ann', 'ferry harbour lantern'), first, 'the same hits and scores');
     assert.equal(readsOf('harbour'), 0, 'known common: not read');
-    assert.equal(readsOf('ferry'), 1, 'a rarer word is read every time');
+    assert.equal(readsOf('ferry'), 1, 'a rarer word is read');
     assert.deepEqual(await scores(fresh(), 'ann', 'ferry harbour'), first, 'as a store that never searched');
   });
 

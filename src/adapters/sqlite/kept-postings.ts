@@ -1,0 +1,47 @@
+// The rowids each query word matched, kept by a connection between searches. A chat's messages repeat
+// their words, and the words a message's feedback search adds (retrieval/feedback.ts) come from the same
+// few sessions message after message; read afresh, each was one FTS5 query and its JSON array again.
+// Kept, a word's list is read again only past the newest row it was read through: an insert takes a
+// rowid above every row there is, so a list read through row R misses nothing at or below R. An entry
+// whose text, owner or session changes, or that goes, moves `entry_changes`, and MatchRecords.refresh
+// then has everything here dropped (clear), in the same snapshot as the search reads.
+
+/** rowids kept in all (8 bytes each): past it everything is dropped and read again */
+const MAX_ROWIDS = 1_000_000;
+
+interface Kept {
+  rowids: number[];
+  /** the newest rowid of the table when the list was read */
+  through: number;
+}
+
+export class KeptPostings {
+  private readonly lists = new Map<string, Kept>();
+  private held = 0;
+
+  constructor(private readonly maxRowids = MAX_ROWIDS) {}
+
+  clear(): void {
+    this.lists.clear();
+    this.held = 0;
+  }
+
+  /**
+   * The ascending rowids of `key`'s matches, the first `limit` (0: all), as of `newest` (the table's
+   * newest rowid in the caller's snapshot). `read(after)` reads the matches above rowid `after`,
+   * ascending, at most `limit` (0: all).
+   */
+  matches(key: string, newest: number, limit: number, read: (after: number) => number[]): number[] {
+    const kept = this.lists.get(key);
+    if (kept && (kept.through >= newest || (limit > 0 && kept.rowids.length >= limit))) return kept.rowids;
+    const more = read(kept?.through ?? 0);
+    let rowids = kept && more.length > 0 ? kept.rowids.concat(more) : (kept?.rowids ?? more);
+    if (limit > 0 && rowids.length > limit) rowids = rowids.slice(0, limit);
+    const grows = rowids.length - (kept?.rowids.length ?? 0);
+    if (this.held + grows > this.maxRowids) this.clear();
+    if (rowids.length > this.maxRowids) return rowids;
+    this.held += rowids.length - (this.lists.get(key)?.rowids.length ?? 0);
+    this.lists.set(key, { rowids, through: newest });
+    return rowids;
+  }
+}

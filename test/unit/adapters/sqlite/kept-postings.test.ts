@@ -1,0 +1,97 @@
+import assert from 'node:assert/strict';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { openDatabase, type Db } from '../../../../src/adapters/sqlite/db.js';
+import { KeptPostings } from '../../../../src/adapters/sqlite/kept-postings.js';
+import { SqliteLongTermStore } from '../../../../src/adapters/sqlite/long-term.js';
+import { userEntry as entry } from '../../../helpers/entries.js';
+import { watchPhraseReads } from '../../../helpers/phrase-reads.js';
+import { tmpDir } from '../../../helpers/tmp.js';
+
+/**
+ * A query word's matches are kept by the connection between searches (src/adapters/sqlite/kept-postings.ts):
+ * read again only past the newest row they were read through, and all again once an entry changes or
+ * goes. Each search must find what a store that never searched finds; what is read is counted at the
+ * statement (the rowids each read returned).
+ */
+describe('the matches kept between searches', () => {
+  let db: Db;
+  let store: SqliteLongTermStore;
+  const reads: Array<{ match: string; rowids: number }> = [];
+
+  before(() => {
+    db = openDatabase(join(tmpDir(), 'kept-postings.db'));
+    watchPhraseReads(db, (match, rowids) => reads.push({ match, rowids }));
+    store = new SqliteLongTermStore(db, undefined, { textSearchThread: false });
+    store.upsertSync(Array.from({ length: 40 }, (_, i) => entry('ann', i, i % 4 === 0 ? `the ferry to Porto, note ${i}` : `a quiet walk, note ${i}`)));
+  });
+  after(() => db.close());
+
+  const fresh = () => new SqliteLongTermStore(db, undefined, { textSearchThread: false });
+  const found = async (s: SqliteLongTermStore, query: string) => (await s.searchText('ann', query, { limit: 50 })).map((h) => [h.entry.id, h.bm25.toFixed(9)]);
+  const rowidsRead = () => reads.reduce((n, r) => n + r.rowids, 0);
+
+  it('reads nothing again while nothing is written', async () => {
+    const first = await found(store, 'ferry');
+    assert.equal(first.length, 10);
+    reads.length = 0;
+    assert.deepEqual(await found(store, 'ferry'), first);
+    assert.equal(reads.length, 0, 'no phrase read');
+  });
+
+  it('after an insert, reads only past the rows kept, and finds the new one', async () => {
+    await found(store, 'ferry');
+    store.upsertSync([entry('ann', 100, 'the night ferry was late'), entry('bob', 0, 'a ferry of his own')]);
+    reads.length = 0;
+    const now = await found(store, 'ferry');
+    const read = rowidsRead();
+    assert.ok(reads.length > 0 && read <= 2, `only the new matches read: ${read} rowids`);
+    assert.ok(now.some(([id]) => id === 'ann-100'), 'the new entry is found');
+    assert.deepEqual(now, await found(fresh(), 'ferry'), 'as a store that never searched');
+  });
+
+  it('after an edit or a delete, reads everything again and never finds what went', async () => {
+    await found(store, 'ferry');
+    await store.delete('ann', ['ann-4']);
+    await store.update('ann', 'ann-8', { content: 'a quiet walk, note 8' });
+    reads.length = 0;
+    const now = await found(store, 'ferry');
+    assert.ok(rowidsRead() >= now.length, 'read afresh');
+    assert.ok(!now.some(([id]) => id === 'ann-4' || id === 'ann-8'), 'neither the deleted nor the edited entry');
+    assert.deepEqual(now, await found(fresh(), 'ferry'));
+  });
+
+  it("counts each word of one list apart: \"network'\" reads the list of \"network\" and is not recorded as it", async () => {
+    const long = (i: number) => `${'the network was slow again that day and '.repeat(3)}${Array.from({ length: 130 }, (_, k) => `filler${i}w${k}`).join(' ')}`;
+    store.upsertSync([entry('ann', 200, long(200)), entry('ann', 201, `a network note ${'plain words here '.repeat(40)}`)]);
+    const scores = async (s: SqliteLongTermStore, query: string) => (await s.searchText('ann', query, { limit: 5 })).map((h) => [h.entry.id, h.bm25.toFixed(9)]);
+    const plain = await scores(store, 'network');
+    const apostrophe = await scores(store, "network'");
+    assert.deepEqual(apostrophe, await scores(fresh(), "network'"), 'as a store that never searched');
+    assert.notDeepEqual(apostrophe, plain, 'the recorded count of "network" is not taken for it');
+  });
+
+  it('keeps the first `limit` matches of a limited read, and grows a short one past its newest row', () => {
+    const kept = new KeptPostings();
+    const rows = [3, 5, 9];
+    const calls: number[] = [];
+    const read = (after: number) => (calls.push(after), rows.filter((r) => r > after));
+    assert.deepEqual(kept.matches('w', 9, 2, read), [3, 5], 'the first two');
+    assert.deepEqual(kept.matches('w', 12, 2, read), [3, 5], 'full: a newer row cannot be among the first two');
+    assert.deepEqual(kept.matches('all', 9, 0, read), [3, 5, 9]);
+    rows.push(11);
+    assert.deepEqual(kept.matches('all', 11, 0, read), [3, 5, 9, 11]);
+    assert.deepEqual(calls, [0, 0, 9], 'read past row 9 once the table grew past it');
+  });
+
+  it('drops everything kept past its bound', () => {
+    const kept = new KeptPostings(4);
+    const calls: string[] = [];
+    const read = (key: string) => () => (calls.push(key), [1, 2, 3]);
+    kept.matches('a', 3, 0, read('a'));
+    kept.matches('b', 3, 0, read('b'));
+    kept.matches('b', 3, 0, read('b'));
+    kept.matches('a', 3, 0, read('a'));
+    assert.deepEqual(calls, ['a', 'b', 'a'], "b's list pushed a's out; b stayed");
+  });
+});
