@@ -6,7 +6,11 @@
 // whose text, owner or session changes, or that goes, moves `entry_changes`, and MatchRecords.refresh
 // then has everything here dropped (clear), in the same snapshot as the search reads.
 
-/** rowids kept in all (8 bytes each): past it everything is dropped and read again */
+/**
+ * rowids kept in all (8 bytes each): past it everything is dropped and read again. What UserBm25
+ * derives of each list lives as long: a reference to each of the user's matches (8 bytes) and, for
+ * each word counted, 8 bytes a row — about twice as much again in all
+ */
 const MAX_ROWIDS = 1_000_000;
 
 interface Kept {
