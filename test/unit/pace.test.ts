@@ -102,22 +102,27 @@ describe('pace: the slices long jobs share', () => {
     assert.ok(sliceSpent() < SLICE_MS, 'and a new slice');
   });
 
+  /**
+   * The turns room() takes once a slice is spent, right after `seen` (a request answered, a connection
+   * arrived). Either is recent for a slice only: a process descheduled between it and room() tries again.
+   */
+  const turnsRightAfter = async (seen: () => void) => {
+    let turns = 0;
+    for (let tries = 0; turns < PAUSE_TURNS && tries < 20; tries++) {
+      await sliceAfter(SLICE_MS);
+      seen();
+      turns = await turnsDuring(() => room());
+    }
+    return turns;
+  };
+
   it('pauses for a request answered a moment ago, whose client may come back', async () => {
-    await sliceAfter(SLICE_MS);
-    answering()();
-    assert.ok((await turnsDuring(() => room())) >= PAUSE_TURNS);
+    assert.ok((await turnsRightAfter(() => answering()())) >= PAUSE_TURNS);
   });
 
   // its request is not read yet: that takes turns, each of which waited behind a slice
   it('pauses for a connection that has just arrived', async () => {
-    // an arrival is recent for a slice: a process descheduled between it and room() tries again
-    let turns = 0;
-    for (let tries = 0; turns < PAUSE_TURNS && tries < 20; tries++) {
-      await sliceAfter(SLICE_MS);
-      arriving();
-      turns = await turnsDuring(() => room());
-    }
-    assert.ok(turns >= PAUSE_TURNS);
+    assert.ok((await turnsRightAfter(arriving)) >= PAUSE_TURNS);
   });
 
   it('gives a turn at least: one inside a young slice, a pause once it is spent and a request waits', () => whileAnswering(async () => {
