@@ -12,6 +12,7 @@ import { Memory } from '../memory/memory.js';
 import { CommandFailed } from '../cli/context.js';
 import { onShutdown } from '../lifecycle/shutdown.js';
 import { prepareTokenizer } from './build.js';
+import { warmUp } from './warm-up.js';
 
 /** what the primary lends its HTTP processes, and how it reports those backends */
 interface Lent {
@@ -51,8 +52,13 @@ async function listen(services: Services, connections?: ConnectionShare): Promis
   });
 }
 
-function wireServe(config: Config, log: Logger): Promise<Services> {
+/** what a process answering HTTP does before it listens, so that its first requests do not wait for it */
+async function prepareToAnswer(log: Logger): Promise<void> {
   prepareTokenizer(log);
+  await warmUp(log).catch((err: unknown) => log.warn({ err: (err as Error).message }, 'the retrieval warm-up failed; the first retrieves compile their code'));
+}
+
+function wireServe(config: Config, log: Logger): Promise<Services> {
   // with Redis the workers are separate `neuralcleave worker` processes unless serve_runs_workers
   return wire(config, { logger: log, scheduleArchival: true, ...(config.serve_runs_workers ? { runWorkers: true } : {}) });
 }
@@ -106,6 +112,7 @@ function listeningLine(addr: { address: string; port: number; family?: string; a
 
 /** Today's shape: the API, the queue, the workers and the short-term tier in one process. */
 async function serveOne(config: Config, log: Logger): Promise<void> {
+  await prepareToAnswer(log);
   const services = await wireServe(config, log);
   const server = await listen(services);
   const addr = server.address() as AddressInfo;
@@ -127,6 +134,8 @@ async function serveOne(config: Config, log: Logger): Promise<void> {
  * SIGTERM stops the workers first (their requests finish), then the primary's jobs.
  */
 async function servePrimary(config: Config, log: Logger, processes: number): Promise<void> {
+  // its jobs count tokens (compaction, archival); it answers no HTTP, so nothing else is warmed
+  prepareTokenizer(log);
   const services = await wireServe(config, log);
   const lent: SharedPart[] = [];
   const { queue, short_term } = services.backends();
@@ -224,7 +233,7 @@ async function serveWorker(config: Config, parent: Logger): Promise<void> {
       : {}),
   };
   // the primary reconciles, schedules archival and watches erasures: once for the service
-  prepareTokenizer(log);
+  await prepareToAnswer(log);
   const services = await wire(config, { logger: log, runWorkers: false, reconcile: false, shared });
   const warmed = await warmBeforeListening(services);
   const connections = new ConnectionShare((m) => {

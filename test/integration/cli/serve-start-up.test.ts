@@ -4,18 +4,22 @@ import { join } from 'node:path';
 import { startCli, stop } from '../../helpers/cli.js';
 import { tmpDir } from '../../helpers/tmp.js';
 
-// issue 25: the first request that counted tokens (a /chat's prompt budget) built cl100k's rank table,
-// 100–300 ms of synchronous work with every other request waiting; serve builds it before it listens
+// issue 25: what serve prepares before it listens. The first request that counted tokens (a /chat's
+// prompt budget) built cl100k's rank table, 100–300 ms of synchronous work with every other request
+// waiting; serve builds it before it listens
 describe('serve', () => {
-  const dir = tmpDir('nc-serve-tokenizer-');
+  const dir = tmpDir('nc-serve-start-up-');
 
-  it('has the token counter ready before it listens', async () => {
+  it('has the token counter ready and its retrieval warmed up before it listens', async () => {
     const env = { NEURALCLEAVE_SQLITE_PATH: join(dir, 'nc.db'), NEURALCLEAVE_EMBEDDING_MODEL: 'hash', NEURALCLEAVE_LOG_LEVEL: 'debug', NEURALCLEAVE_PORT: '0' };
     const serve = await startCli(['serve', '--processes', '1'], env, /listening on/);
     try {
       const out = serve.output();
       const ready = out.indexOf('token counter ready');
       assert.ok(ready >= 0 && ready < out.indexOf('listening on'), out.slice(0, 2000));
+      // issue 25: a fresh process's first retrieve compiled its code, ~60–70 ms of the ~110 it held the loop
+      const warmed = out.indexOf('retrieval warmed up on a scratch store');
+      assert.ok(warmed >= 0 && warmed < out.indexOf('listening on'), out.slice(0, 2000));
     } finally {
       await stop(serve.child);
     }
@@ -32,6 +36,8 @@ describe('serve', () => {
       const loaded = out.split('semantic index loaded before listening').length - 1;
       assert.equal(loaded, 2, out.slice(0, 3000));
       assert.ok(out.lastIndexOf('semantic index loaded before listening') < listening, out.slice(0, 3000));
+      // each HTTP process warms its own code; the primary answers no request and does not
+      assert.equal(out.split('retrieval warmed up on a scratch store').length - 1, 2, out.slice(0, 3000));
     } finally {
       await stop(serve.child);
     }
