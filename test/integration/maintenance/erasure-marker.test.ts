@@ -1,27 +1,13 @@
 import assert from 'node:assert/strict';
-import { Writable } from 'node:stream';
 import { describe, it } from 'node:test';
 import pg from 'pg';
-import pino from 'pino';
 import type { Memory } from '../../../src/memory/memory.js';
 import { createDatabase } from '../../helpers/postgres.js';
 import { keysHolding } from '../../helpers/redis-scan.js';
 import { startRedis } from '../../helpers/redis.js';
-import { testMemory } from '../../helpers/services.js';
+import { capturingLogger, testMemory } from '../../helpers/services.js';
 import { until } from '../../helpers/until.js';
 import { fileBytes } from './helpers.js';
-
-/** Every line the service logs, at debug level (more than any deployment logs). */
-function capturedLogger(): { logger: pino.Logger; text: () => string } {
-  const lines: string[] = [];
-  const sink = new Writable({
-    write(chunk: Buffer, _enc, done) {
-      lines.push(chunk.toString('utf8'));
-      done();
-    },
-  });
-  return { logger: pino({ level: 'debug' }, sink), text: () => lines.join('') };
-}
 
 /** Every live row of every table of the database's public schema, each cast to text. */
 async function postgresRows(url: string): Promise<string> {
@@ -72,7 +58,7 @@ for (const shape of ['sqlite', 'postgres'] as const) {
         const db = shape === 'postgres' ? await createDatabase() : null;
         let memory: Memory | null = null;
         try {
-          const captured = capturedLogger();
+          const captured = capturingLogger('debug');
           const made = await testMemory(
             { redis_url: redis.url, redis_prefix: `marker-${shape}`, log_level: 'debug', reconcile_interval_s: 3600, ...(db ? { database_url: db.url } : {}) },
             { runWorkers: true, logger: captured.logger, ...(workers === 'all' ? {} : { workerQueues: ['persist'] as const }) },

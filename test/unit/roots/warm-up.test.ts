@@ -1,26 +1,12 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readdirSync } from 'node:fs';
-import { Writable } from 'node:stream';
-import { pino } from 'pino';
-import type { Logger } from '../../../src/logger.js';
 import { warmUp } from '../../../src/roots/warm-up.js';
+import { capturingLogger } from '../../helpers/services.js';
 import { tmpDir } from '../../helpers/tmp.js';
 
-/** a debug-level logger whose lines are kept */
-function keptLogger(): { log: Logger; lines: () => Array<Record<string, unknown>> } {
-  const out: string[] = [];
-  const stream = new Writable({
-    write(chunk: Buffer, _enc, done) {
-      out.push(...chunk.toString().split('\n').filter(Boolean));
-      done();
-    },
-  });
-  return { log: pino<never>({ level: 'debug' }, stream), lines: () => out.map((l) => JSON.parse(l) as Record<string, unknown>) };
-}
-
 test('the warm-up writes a conversation and retrieves from it: every retrieve finds memories', async () => {
-  const { log } = keptLogger();
+  const { logger: log } = capturingLogger('debug');
   const ran = await warmUp(log);
   assert.equal(ran.turns, 6);
   // 3 rounds × 2 queries × (plain, created_before), each asking for 8: a path that returned nothing
@@ -32,7 +18,7 @@ test('the warm-up touches no file and logs one line at debug, without the conver
   const dir = tmpDir();
   const cwd = process.cwd();
   process.chdir(dir); // the default sqlite_path is relative: a store opened on it would appear here
-  const { log, lines } = keptLogger();
+  const { logger: log, lines } = capturingLogger('debug');
   try {
     await warmUp(log);
   } finally {

@@ -1,24 +1,11 @@
 import assert from 'node:assert/strict';
-import { Writable } from 'node:stream';
 import { after, describe, it } from 'node:test';
-import pino from 'pino';
 import { healthReport } from '../../../../src/health.js';
 import type { Memory } from '../../../../src/memory/memory.js';
 import { startFakeQdrant } from '../../../helpers/fake-qdrant.js';
 import { freePort } from '../../../helpers/redis.js';
-import { testMemory } from '../../../helpers/services.js';
+import { capturingLogger, testMemory } from '../../../helpers/services.js';
 
-/** a logger whose lines the test can read */
-function capturingLogger(): { logger: pino.Logger; lines: () => Array<{ level: number; msg: string }> } {
-  const out: string[] = [];
-  const stream = new Writable({
-    write(chunk: Buffer, _enc, done) {
-      out.push(...chunk.toString().split('\n').filter(Boolean));
-      done();
-    },
-  });
-  return { logger: pino({ level: 'warn' }, stream), lines: () => out.map((l) => JSON.parse(l) as { level: number; msg: string }) };
-}
 const warnings = (lines: Array<{ level: number; msg: string }>) => lines.filter((l) => l.level === 40);
 
 const FACTS = [
@@ -34,7 +21,7 @@ async function remember(memory: Memory, user: string): Promise<void> {
 
 describe('semantic tier fallback (docs/architecture.md, deployment and backends)', () => {
   it('qdrant_url unset: the embedded index, reported ok, and no warning', async () => {
-    const log = capturingLogger();
+    const log = capturingLogger('warn');
     const { services } = await testMemory({}, { logger: log.logger });
     after(() => services.close());
     assert.equal(services.vectors.backend, 'embedded');
@@ -45,7 +32,7 @@ describe('semantic tier fallback (docs/architecture.md, deployment and backends)
 
   it('a closed port at start: the embedded index, one warning, and backends() says fallback and why', async () => {
     const port = await freePort();
-    const log = capturingLogger();
+    const log = capturingLogger('warn');
     const { memory, services } = await testMemory({ qdrant_url: `http://127.0.0.1:${port}` }, { logger: log.logger });
     after(() => services.close());
     assert.equal(services.vectors.backend, 'embedded');
