@@ -405,15 +405,14 @@ export class UserBm25 {
 
   /** each phrase's rowids as matches (rowid, length, session), the user's rows only (entry_sizes decides), each row read once */
   private withSizes(userId: string, found: ReadonlyArray<readonly number[]>): Match[][] {
-    const known = (list: readonly number[]) => {
+    const held = found.map((list) => {
       const d = this.derived.get(list);
       return d !== undefined && d.userId === userId ? d.matched : undefined;
-    };
-    const unknown = found.filter((list) => known(list) === undefined);
+    });
+    const unknown = found.filter((_, i) => held[i] === undefined);
     const mine = unknown.length > 0 ? this.rows.matchesOf(userId, unknown) : null;
-    return found.map((list) => {
-      const held = known(list);
-      if (held) return held;
+    return found.map((list, i) => {
+      if (held[i]) return held[i];
       const matched: Match[] = [];
       for (const rowid of list) {
         const m = mine!.get(rowid);
