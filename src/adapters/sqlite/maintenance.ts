@@ -7,6 +7,7 @@ import { isBusy } from './errors.js';
 import { MIGRATIONS } from './migrations.js';
 import { EntryRepeats } from './repeats.js';
 import { rowToTurn, TURN_COLUMNS, type TurnRow } from './rows/turns.js';
+import { openRowids } from './turn-log.js';
 
 const SAMPLE = 5;
 const PROBE_BUSY_MS = 1000;
@@ -174,11 +175,8 @@ export class SqliteMaintenanceStore implements MaintenanceStore {
   /** turns accepted before `acceptedBefore` whose embed or persist job has not completed */
   async unfinished(acceptedBefore: number): Promise<Found[]> {
     return this.db
-      .prepare(
-        `SELECT user_id, id, session_id FROM turns
-         WHERE (embedded_with IS NULL OR persisted_at IS NULL) AND accepted_at < ? ORDER BY rowid`,
-      )
-      .all(acceptedBefore) as Found[];
+      .prepare(`SELECT user_id, id, session_id FROM turns WHERE rowid IN (${openRowids('any')}) ORDER BY rowid`)
+      .all({ before: acceptedBefore - 1, after: 0 }) as Found[];
   }
 
   /** groups of entries of one user with equal text under different ids (kept by design; listed for the operator) */
