@@ -1,5 +1,6 @@
 import type { MemoryEntry } from '../../domain/entry.js';
 import { fingerprintOf, type ArchiveRun, type ArchiveStore, type RunOutcome, type RunTrigger, type SessionContents, type SessionRef } from '../../ports/archive-store.js';
+import { giveTurn } from '../../pace.js';
 import type { Db } from './db.js';
 import { EntryRepeats } from './repeats.js';
 import { eachInSteps, STEP_MS } from './steps.js';
@@ -8,6 +9,31 @@ import { ENTRY_COLUMNS, ENTRY_VALUES, entryParams, rowToEntry, type EntryRow } f
 import { rowToTurn, TURN_COLUMNS, type TurnRow } from './rows/turns.js';
 const PROTECTED = `(SELECT id FROM turns WHERE user_id = @user_id AND session_id = @session_id AND pinned = 1
                     UNION SELECT id FROM entries WHERE user_id = @user_id AND session_id = @session_id AND pinned = 1)`;
+
+/** sessions of each table read at a time by `candidates` */
+const GROUPS_PAGE = 500;
+
+const groupsAfter = (table: 'turns' | 'entries') =>
+  `SELECT user_id, session_id, max(created_at) AS last_at FROM ${table} WHERE (user_id, session_id) > (@user_id, @session_id)
+   GROUP BY user_id, session_id ORDER BY user_id, session_id LIMIT @limit`;
+
+/** SQLite's order of text (BINARY: UTF-8 bytes, which JS's UTF-16 comparison differs from past U+FFFF), user first */
+function inIndexOrder(a: Pick<SessionRef, 'user_id' | 'session_id'>, b: Pick<SessionRef, 'user_id' | 'session_id'>): number {
+  return Buffer.compare(Buffer.from(a.user_id), Buffer.from(b.user_id)) || Buffer.compare(Buffer.from(a.session_id), Buffer.from(b.session_id));
+}
+
+/** each session of the pages once, with its latest time in either table, in index order */
+function latestOf(pages: ReadonlyArray<readonly SessionRef[]>): SessionRef[] {
+  const byKey = new Map<string, SessionRef>();
+  for (const page of pages) {
+    for (const ref of page) {
+      const key = `${ref.user_id}\u0000${ref.session_id}`;
+      const held = byKey.get(key);
+      if (!held || ref.last_at > held.last_at) byKey.set(key, ref);
+    }
+  }
+  return [...byKey.values()].sort(inIndexOrder);
+}
 
 /**
  * The archive store on the shared SQLite file (archive jobs run on the host that holds it). Statements
@@ -29,20 +55,14 @@ export class SqliteArchiveStore implements ArchiveStore {
     this.stepMs = options.stepMs ?? STEP_MS;
     this.repeats = new EntryRepeats(db);
     this.s = {
-      candidates: db.prepare(
-        `WITH activity AS (
-           SELECT user_id, session_id, max(created_at) AS last_at FROM (
-             SELECT user_id, session_id, created_at FROM turns
-             UNION ALL SELECT user_id, session_id, created_at FROM entries
-           ) GROUP BY user_id, session_id
-         )
-         SELECT a.user_id, a.session_id, a.last_at FROM activity a
-         WHERE a.last_at < @cutoff AND (@user_id IS NULL OR a.user_id = @user_id) AND (
-           EXISTS (SELECT 1 FROM turns t WHERE t.user_id = a.user_id AND t.session_id = a.session_id AND t.pinned = 0)
-           OR EXISTS (SELECT 1 FROM entries e WHERE e.user_id = a.user_id AND e.session_id = a.session_id AND e.pinned = 0
-                        AND e.kind IN ('turn', 'summary')))
-         ORDER BY a.user_id, a.session_id`,
-      ),
+      // a page of (user, session) groups after a cursor, from the table's (user_id, session_id,
+      // created_at) index in its order: a range of the index, no sort, stopped at the page's end
+      turnGroups: db.prepare(groupsAfter('turns')),
+      entryGroups: db.prepare(groupsAfter('entries')),
+      archivable: db.prepare(
+        `SELECT EXISTS (SELECT 1 FROM turns WHERE user_id = @user_id AND session_id = @session_id AND pinned = 0)
+           OR EXISTS (SELECT 1 FROM entries WHERE user_id = @user_id AND session_id = @session_id AND pinned = 0 AND kind IN ('turn', 'summary'))`,
+      ).pluck(),
       lastAt: db.prepare(
         `SELECT max(created_at) AS last_at FROM (
            SELECT created_at FROM turns WHERE user_id = @user_id AND session_id = @session_id
@@ -89,9 +109,30 @@ export class SqliteArchiveStore implements ArchiveStore {
     };
   }
 
-  /** Sessions whose last turn is older than `cutoff` and that still hold something to archive. */
+  /**
+   * Sessions whose last turn is older than `cutoff` and that still hold something to archive, by user
+   * and session. Each table's sessions are read GROUPS_PAGE at a time and merged, the event loop given
+   * a turn between pages: one statement over both tables held it 105 ms on 100k turns with nothing to
+   * archive, 180–310 ms with 11k sessions old enough.
+   */
   async candidates(cutoff: string, userId?: string): Promise<SessionRef[]> {
-    return this.s.candidates.all({ cutoff, user_id: userId ?? null }) as SessionRef[];
+    const out: SessionRef[] = [];
+    // ids are never empty: (user, '') comes before every session of the user
+    let after = { user_id: userId ?? '', session_id: '' };
+    for (;;) {
+      const page = { ...after, limit: GROUPS_PAGE };
+      const pages = [this.s.turnGroups.all(page) as SessionRef[], this.s.entryGroups.all(page) as SessionRef[]];
+      // past the end of a full page, the other table's sessions may be missing from it: the next page's
+      const until = pages.filter((p) => p.length === GROUPS_PAGE).map((p) => p.at(-1)!).sort(inIndexOrder)[0];
+      for (const ref of latestOf(pages)) {
+        if (until && inIndexOrder(ref, until) > 0) break;
+        if (userId !== undefined && ref.user_id !== userId) return out;
+        if (ref.last_at < cutoff && this.s.archivable.get({ user_id: ref.user_id, session_id: ref.session_id })) out.push(ref);
+      }
+      if (!until) return out;
+      after = { user_id: until.user_id, session_id: until.session_id };
+      await giveTurn();
+    }
   }
 
   async contents(ref: SessionRef, previousId: string): Promise<SessionContents> {
