@@ -202,6 +202,7 @@ export class SqliteLongTermStore implements LongTermStore {
       deleteSession: db.prepare('DELETE FROM entries WHERE user_id = ? AND session_id = ? RETURNING id'),
       count: db.prepare('SELECT count(*) AS n FROM entries'),
       countUser: db.prepare('SELECT count(*) AS n FROM entries WHERE user_id = ?'),
+      userFrom: db.prepare('SELECT 1 FROM text_stats WHERE docs >= ? LIMIT 1').pluck(),
       scan: db.prepare(`SELECT ${COLUMNS}, rowid FROM entries WHERE rowid > ? ORDER BY rowid LIMIT ?`),
     };
   }
@@ -503,6 +504,17 @@ export class SqliteLongTermStore implements LongTermStore {
   async mergeTextIndex(): Promise<TextIndexMerge> {
     // an in-memory database has no other connection to merge it on
     return onFile(this.db) ? mergeTextIndexOnThread(this.db.name) : mergeTextIndexSync(this.db);
+  }
+
+  /**
+   * For a process about to answer retrieves: starts the text-search thread when some user holds
+   * enough entries for their searches to use it (threadFrom), and resolves once it can answer or after
+   * `timeoutMs` (TextSearchThread.warm); whether it is up. Otherwise it starts at the first such
+   * search, as before.
+   */
+  async warm(timeoutMs: number): Promise<boolean> {
+    if (!this.thread || (this.threadFrom > 0 && !this.s.userFrom.get(this.threadFrom))) return false;
+    return this.thread.warm(timeoutMs);
   }
 
   /** Ends the text-search thread (the database itself is closed by its owner). */

@@ -20,3 +20,5 @@ port.on('message', (call: TextSearchCall) => {
   port.postMessage(reply);
 });
 Atomics.store(up, 0, 1);
+// a warm() waiting for it (TextSearchThread.warm)
+Atomics.notify(up, 0);

@@ -161,4 +161,23 @@ describe('the text-search thread\'s connection', () => {
       db.close();
     }
   });
+
+  it("warm() starts the thread before any search when a user is big enough for it, so that user's first search is the thread's", async () => {
+    const db = openDatabase(join(tmpDir(), 'thread-warm.db'));
+    const big = new SqliteLongTermStore(db, undefined, { threadFrom: 50 });
+    big.upsertSync(Array.from({ length: 60 }, (_, i) => entry(i, 'u', `harbour locker ${i}`)));
+    assert.equal(await big.warm(10_000), true);
+    const thread = threadOf(big);
+    assert.equal(thread.answered, 0);
+    assert.deepEqual((await big.searchText('u', 'harbour', { limit: 3 })).length, 3);
+    assert.equal(thread.answered, 1, "the first search was the thread's, not the caller's");
+    await big.close();
+
+    // no user holds threadFrom entries: no thread is started, and the first search is the caller's
+    const small = new SqliteLongTermStore(db, undefined, { threadFrom: 100 });
+    assert.equal(await small.warm(10_000), false);
+    assert.equal((small as unknown as { thread: { worker: unknown } }).thread.worker, null, 'no thread started');
+    await small.close();
+    db.close();
+  });
 });
