@@ -66,9 +66,8 @@ class VectorRows {
       // by the rowid's b-tree from where the last page ended (`+embedder`: through vectors_filter, each
       // page read every row of the embedder and sorted them)
       ofEmbedder: db.prepare('SELECT rowid, id, user_id, session_id, vector, part, created_at FROM vectors WHERE rowid > @after AND +embedder = @embedder AND dim = @dim ORDER BY rowid LIMIT @rows').raw(),
-      // covered by the (embedder, user_id) index: no table reads
-      // a page of (user, session) counts after a cursor, from vectors_filter in its order: a range of the
-      // index, stopped at the page's end
+      // a page of (user, session) counts after a cursor, covered by vectors_filter and read in its order:
+      // a range of the index, no table reads, stopped at the page's end
       sessionsOf: db.prepare(
         `SELECT user_id, session_id, count(*) AS n FROM vectors WHERE embedder = @embedder AND (user_id, session_id) > (@user_id, @session_id)
          GROUP BY user_id, session_id ORDER BY user_id, session_id LIMIT @limit`,

@@ -64,10 +64,10 @@ export class TextSearchThread {
   }
 
   /**
-   * Starts the thread now rather than at the first search, and resolves once it can answer, after
-   * `timeoutMs`, or at once when it cannot start; whether it is up. Started by a big user's first search, the thread
-   * was not up for that search, which ran on the caller's thread on a cold connection (100k turns of
-   * one user: 86 ms of event loop at a fresh serve's first retrieve).
+   * Starts the thread now rather than at the first search; resolves once it can answer (true), after
+   * `timeoutMs`, or at once when it cannot start. Started by a big user's first search, the thread was
+   * not up for that search, which ran on the caller's thread on a cold connection (100k turns of one
+   * user: 86 ms of event loop at a fresh serve's first retrieve).
    */
   async warm(timeoutMs: number): Promise<boolean> {
     if (!this.worker && !this.failed) this.start();
