@@ -1,7 +1,6 @@
 import type { Logger } from '../../logger.js';
 import type { DurableStore } from '../../ports/durable-store.js';
 import { SqliteArchiveStore } from './archive-store.js';
-import { WalCheckpoints } from './checkpoints.js';
 import { openDatabase, type Db } from './db.js';
 import { SqliteErasureStore } from './erasure.js';
 import { mappingErrors, sqliteError } from './errors.js';
@@ -23,8 +22,6 @@ export interface SqliteStore extends DurableStore {
   readonly longTerm: SqliteLongTermStore;
   /** the batcher the turn log and long-term store commit through (the embedded vector index may join it) */
   readonly writes: TransactionBatcher;
-  /** the write-ahead log's checkpoints, off the event loop (null for an in-memory database) */
-  readonly checkpoints: WalCheckpoints | null;
 }
 
 /**
@@ -39,8 +36,6 @@ export async function openSqliteStore(path: string, log?: Logger): Promise<Sqlit
   } catch (err) {
     throw sqliteError(err, path);
   }
-  // a file's log is checkpointed off the event loop (an in-memory database has none)
-  const checkpoints = path === ':memory:' ? null : new WalCheckpoints(db, path, log);
   const writes = new TransactionBatcher(db);
   const turnLog = new SqliteTurnLog(db, writes);
   const longTerm = new SqliteLongTermStore(db, writes);
@@ -52,7 +47,6 @@ export async function openSqliteStore(path: string, log?: Logger): Promise<Sqlit
     path,
     where: path,
     writes,
-    checkpoints,
     turnLog: mappingErrors(turnLog, path),
     longTerm: mappingErrors(longTerm, path),
     archives: mappingErrors(new SqliteArchiveStore(db), path),
@@ -62,9 +56,8 @@ export async function openSqliteStore(path: string, log?: Logger): Promise<Sqlit
     async close() {
       if (closed) return;
       closed = true;
-      // the long-term store's text-search thread and the checkpoints' hold connections of their own
+      // the long-term store's text-search thread holds a connection of its own
       await longTerm.close();
-      await checkpoints?.stop();
       db.close();
     },
   };
