@@ -316,10 +316,14 @@ async function measure(report: Report, label: string, corpus: Corpus, queriesPer
     const users = new Set(corpus.sessions.map((s) => s.user)).size;
     process.stdout.write(`${label}: seeded ${turns} turns of ${users} users in ${((performance.now() - t0) / 1000).toFixed(1)} s\n`);
     const qs = sample(corpus.queries, queriesPerKind);
+    /** one pass of every kind over the sampled queries, in process */
+    const warmEveryKind = async () => {
+      for (const kind of Object.keys(KINDS)) for (const q of qs) await memory.retrieve(bodyOf(q, kind));
+    };
     // warm-up, as the server's below: a pass of every kind, since each meets texts and statements of
     // its own first (a created_before query's older turns); timed after a pass of plain alone, a kind
     // compared its first pass with plain's second
-    for (const kind of Object.keys(KINDS)) for (const q of qs) await memory.retrieve(bodyOf(q, kind));
+    await warmEveryKind();
     /** every sampled query asked with the kind's filter, in process: p50, p99 and CPU (ms) a retrieve */
     const timedKind = async (kind: string) => {
       const c0 = ownCpuMs();
@@ -328,18 +332,14 @@ async function measure(report: Report, label: string, corpus: Corpus, queriesPer
     };
     // the store as the daily archival run leaves it: its text index merged (docs/architecture.md,
     // maintenance). First the plain and metadata retrieves on the index as seeding left it, for the row
-    // comparing the two; each state warmed by a pass of both kinds before it is timed (a kind's first
-    // pass prepares its statements; the merge writes the index's pages anew)
+    // comparing the two; each state warmed by a pass of every kind before it is timed (the one above
+    // for this state: a kind's first pass prepares its statements; the merge writes the index's pages anew)
     const kindsCompared = ['plain', 'metadata'];
-    const warmKinds = async () => {
-      for (const kind of kindsCompared) for (const q of qs) await memory.retrieve(bodyOf(q, kind));
-    };
-    await warmKinds();
     const seeded: Record<string, { p50: number; p99: number; cpu: number }> = {};
     for (const kind of kindsCompared) seeded[kind] = await timedKind(kind);
     const merge = await services.longTerm.mergeTextIndex();
     process.stdout.write(`${label}: text index merged, ${merge.parts_before} → ${merge.parts_after} segments in ${merge.ms.toFixed(0)} ms\n`);
-    for (const kind of Object.keys(KINDS)) for (const q of qs) await memory.retrieve(bodyOf(q, kind));
+    await warmEveryKind();
 
     const inProcess: Record<string, { p50: number; p99: number; cpu: number }> = {};
     const ipCpu0 = ownCpuMs();
