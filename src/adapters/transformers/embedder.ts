@@ -62,25 +62,25 @@ export class TransformersEmbedder implements Embedder {
    */
   static async load(model: string, options: TransformersOptions): Promise<TransformersEmbedder> {
     const local = options.modelDir !== undefined;
-    if (local) {
-      // said plainly here; transformers.js would name its own settings instead
-      const folder = join(resolve(options.modelDir!), model);
-      if (!existsSync(folder)) {
-        throw new EmbedderLoadError(model, `model folder ${folder} not found (model_dir must hold <model id>/ with ${MODEL_FILES.join(', ')})`);
-      }
+    const folder = local ? join(resolve(options.modelDir!), model) : undefined;
+    // said plainly here; transformers.js would name its own settings instead
+    if (folder !== undefined && !existsSync(folder)) {
+      throw new EmbedderLoadError(model, `model folder ${folder} not found (model_dir must hold <model id>/ with ${MODEL_FILES.join(', ')})`);
     }
     let pipe: FeaturePipeline;
     try {
       const tf = await import('@huggingface/transformers');
       // transformers.js keeps these settings module-wide; they are set on every load so that one
-      // load's folder or host never leaks into the next
+      // load's host never leaks into the next
       tf.env.allowLocalModels = local;
       tf.env.allowRemoteModels = !local;
-      if (local) tf.env.localModelPath = resolve(options.modelDir!);
       tf.env.cacheDir = resolve(options.cacheDir);
       tf.env.remoteHost = options.remoteHost ?? DEFAULT_MODEL_HUB;
       tf.env.fetch = fetchWithIdleTimeout(options.loadTimeoutMs);
-      pipe = (await tf.pipeline('feature-extraction', model, {
+      // a local model goes by its folder, not its id: transformers.js keys its in-flight reads and
+      // memoised configs by the id alone and resolves it against a module-wide folder, so two loads
+      // of one id from two folders in one process would read each other's files
+      pipe = (await tf.pipeline('feature-extraction', folder ?? model, {
         // 'fp32' selects onnx/model.onnx (the quantized variants carry a suffix)
         dtype: 'fp32',
         device: 'cpu',

@@ -1,5 +1,6 @@
 // The real @huggingface/transformers + onnxruntime-node path, offline, on the generated tiny model.
 import assert from 'node:assert/strict';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { BatchingEmbedder } from '../../../../src/embedding/batching.js';
@@ -43,7 +44,7 @@ describe('TransformersEmbedder on the generated tiny BERT model', () => {
 
   it("pools like the library's own feature-extraction pipeline (mean over the mask, normalized)", async () => {
     const tf = await import('@huggingface/transformers');
-    const reference = await tf.pipeline('feature-extraction', modelId, { dtype: 'fp32', local_files_only: true });
+    const reference = await tf.pipeline('feature-extraction', join(modelDir, modelId), { dtype: 'fp32', local_files_only: true });
     try {
       const texts = ['pizza', 'my sister lives in berlin', 'a much longer sentence about my favorite coffee and the books I read on sunday'];
       const expected = await reference(texts, { pooling: 'mean', normalize: true });
@@ -100,6 +101,23 @@ describe('TransformersEmbedder on the generated tiny BERT model', () => {
     } finally {
       await other.close();
     }
+  });
+
+  // transformers.js resolves a model id against one module-wide folder and shares in-flight reads
+  // by id: before loads went by folder, the good one here read the broken one's tokenizer.json
+  it('keeps two loads of one model id from two folders apart, even at once', async () => {
+    const good = join(dir, 'same-id-good');
+    const broken = join(dir, 'same-id-broken');
+    const sameId = writeTinyModel(good, { modelId: 'test/same-id', hidden: 32 });
+    writeTinyModel(broken, { modelId: sameId, hidden: 16 });
+    writeFileSync(join(broken, sameId, 'tokenizer.json'), '{"model": ');
+    const options = (modelDir: string) => ({ modelDir, cacheDir: join(dir, 'cache'), loadTimeoutMs: 5000 });
+    const [fromGood, fromBroken] = await Promise.allSettled([TransformersEmbedder.load(sameId, options(good)), TransformersEmbedder.load(sameId, options(broken))]);
+    assert.equal(fromGood.status, 'fulfilled', String((fromGood as PromiseRejectedResult).reason));
+    assert.equal(fromGood.value.id, 'test/same-id@32');
+    await fromGood.value.close();
+    assert.equal(fromBroken.status, 'rejected');
+    assert.match(String(fromBroken.reason), /JSON/);
   });
 
   it('releases its session on close: closing twice is fine, embedding after close is refused', async () => {
