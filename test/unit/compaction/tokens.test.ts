@@ -1,4 +1,6 @@
 import assert from 'node:assert/strict';
+import crypto from 'node:crypto';
+import { syncBuiltinESMExports } from 'node:module';
 import { describe, it } from 'node:test';
 import { setImmediate as setImmediateP } from 'node:timers/promises';
 import { Tiktoken } from 'js-tiktoken/lite';
@@ -153,6 +155,36 @@ describe('TokenCounter (cl100k_base, offline)', () => {
     const first = tokens.count(long);
     assert.equal(tokens.count(long), first);
     assert.equal(first, new TokenCounter().count(long));
+  });
+
+  // a compaction sums one session several times: each sum digested every long turn again
+  it('counts a long text seen lately again without reading it through a digest, up to a bound', (t) => {
+    const digests = t.mock.method(crypto, 'createHash');
+    syncBuiltinESMExports();
+    try {
+      const counter = new TokenCounter();
+      const rnd = mulberry32(11);
+      const words = ['the', 'budget', 'we', 'set', 'for', 'March', 'was', '1,200', 'euros', 'and', 'rent', 'took', 'half', 'of', 'it.'];
+      const prose = () => Array.from({ length: 6_000 }, () => words[Math.floor(rnd() * words.length)]).join(' ').slice(0, 32_000);
+      const turns = Array.from({ length: 30 }, () => ({ content: prose(), name: null }));
+      const total = counter.session(turns);
+      const digested = digests.mock.callCount();
+      assert.ok(digested >= 30, 'a first count of a long text remembers it by digest');
+      assert.equal(counter.session(turns), total);
+      // the same texts read again, as other strings (a session read from the store again)
+      assert.equal(counter.session(turns.map((x) => ({ content: (` ${x.content}`).slice(1), name: null }))), total);
+      assert.equal(digests.mock.callCount(), digested);
+      // texts past the bound (2,000,000 characters) push the oldest out: counted again by digest, the same
+      const more = Array.from({ length: 70 }, () => ({ content: prose(), name: null }));
+      counter.session(more);
+      const expected = new TokenCounter().count(turns[0]!.content);
+      const before = digests.mock.callCount();
+      assert.equal(counter.count(turns[0]!.content), expected);
+      assert.equal(digests.mock.callCount(), before + 1);
+    } finally {
+      digests.mock.restore();
+      syncBuiltinESMExports();
+    }
   });
 
   it('bounds a session from above by its UTF-8 bytes, whatever the script', () => {
