@@ -52,11 +52,11 @@ export class TokenCounter {
 
   /** tokens of a text; special-token markers in user text count as plain text, never throw */
   count(text: string): number {
-    const hit = this.cached(text);
-    if (hit !== undefined) return hit;
+    const known = this.cached(text);
+    if (typeof known === 'number') return known;
     let n = 0;
     for (const [piece] of piecesOf(text)) n += this.piece(piece);
-    this.remember(text, n);
+    this.remember(text, n, known.key);
     return n;
   }
 
@@ -68,7 +68,7 @@ export class TokenCounter {
    */
   async countSoon(text: string): Promise<number> {
     const known = this.cached(text);
-    if (known !== undefined) return known;
+    if (typeof known === 'number') return known;
     await ranksSoon();
     let n = 0;
     let walked = 0;
@@ -83,15 +83,15 @@ export class TokenCounter {
       await room();
       n += await soon(this.merged(piece, true));
     }
-    this.remember(text, n);
+    this.remember(text, n, known.key);
     return n;
   }
 
-  private remember(text: string, n: number): void {
+  /** files a count under the key `cached` gave for the text */
+  private remember(text: string, n: number, key: string): void {
     if (this.cache.size >= CACHE_SIZE) this.cache.delete(this.cache.keys().next().value!);
-    if (text.length <= 64) return void this.cache.set(text, n);
-    this.cache.set(digest(text), n);
-    this.rememberRecent(text, n);
+    this.cache.set(key, n);
+    if (key !== text) this.rememberRecent(text, n);
   }
 
   private rememberRecent(text: string, n: number): void {
@@ -186,7 +186,7 @@ export class TokenCounter {
    */
   private *cut(text: string, maxTokens: number, sliced: boolean): Generator<void, string, void> {
     const known = this.cached(text);
-    if (known !== undefined && known <= maxTokens) return text;
+    if (typeof known === 'number' && known <= maxTokens) return text;
     let left = Math.max(0, maxTokens);
     for (const [piece, start] of piecesOf(text)) {
       const short = piece.length <= 64;
@@ -207,19 +207,26 @@ export class TokenCounter {
       }
       return cutAt(text, start, bytes, starts, left);
     }
-    // walked whole: its count is known, and a later count or cut of it reads it back
-    this.remember(text, Math.max(0, maxTokens) - left);
+    // walked whole: its count is known, and a later count or cut of it reads it back (a count known
+    // already was under maxTokens and returned above)
+    if (typeof known !== 'number') this.remember(text, Math.max(0, maxTokens) - left, known.key);
     return text;
   }
 
 
-  private cached(text: string): number | undefined {
+  /**
+   * A text's count when known; else the key to `remember` it under (the text when short, else its
+   * digest), so that a text counted for the first time is digested once.
+   */
+  private cached(text: string): number | { key: string } {
     if (text.length === 0) return 0;
-    if (text.length <= 64) return this.cache.get(text);
+    if (text.length <= 64) return this.cache.get(text) ?? { key: text };
     const recent = this.recent.get(text);
     if (recent !== undefined) return recent;
-    const n = this.cache.get(digest(text));
-    if (n !== undefined) this.rememberRecent(text, n);
+    const key = digest(text);
+    const n = this.cache.get(key);
+    if (n === undefined) return { key };
+    this.rememberRecent(text, n);
     return n;
   }
 }
