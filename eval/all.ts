@@ -1,7 +1,8 @@
 // Every quality figure in one run: `npm run eval -- --all [--data DIR]`. The generated set (hash
 // embedder), LoCoMo dev with both role conventions (speaker_b sent as `assistant`, and both speakers as
 // `user`) and RealMem dev (as is, every turn sent as the user's, and asked under the held-out protocol of
-// issue 24: see eval/realmem/run.ts), each beside its keyword baseline, with the ablation (each signal
+// issue 24: see eval/realmem/run.ts), each beside its keyword baseline; LoCoMo and RealMem asked at top_k
+// 20 and also at the default top_k (what a client that does not set it gets), with the ablation (each signal
 // switched off in turn) on LoCoMo and RealMem. Prints one table and writes eval/out/all.json. The datasets are read
 // from where they lie (DIR/locomo-dev.json, DIR/realmem-dev/; default ../shared/data beside the checkout).
 import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
@@ -10,9 +11,10 @@ import { ConfigSchema } from '../src/config/schema.js';
 import { SIGNALS, type Signal } from '../src/retrieval/rank.js';
 import { baselineRankings } from './baselines.js';
 import { DEFAULT_DATASET, QUESTION_TYPES, generateDataset } from './dataset.js';
-import { BASELINES as LOCOMO_BASELINES, COMBINED as LOCOMO_COMBINED, evaluateLocomo, type LocomoResult } from './locomo/run.js';
+import { DEFAULT_TOP_K } from '../src/retrieval/request.js';
+import { BASELINES as LOCOMO_BASELINES, COMBINED as LOCOMO_COMBINED, COMBINED_DEFAULT_K as LOCOMO_COMBINED_DEFAULT_K, evaluateLocomo, type LocomoResult } from './locomo/run.js';
 import { round } from './metrics.js';
-import { BM25 as REALMEM_BM25, BM25_UNFILTERED, COMBINED as REALMEM_COMBINED, COMBINED_UNFILTERED, evaluateRealmem, type RealmemResult } from './realmem/run.js';
+import { BM25 as REALMEM_BM25, BM25_UNFILTERED, COMBINED as REALMEM_COMBINED, COMBINED_DEFAULT_K as REALMEM_COMBINED_DEFAULT_K, COMBINED_UNFILTERED, evaluateRealmem, type RealmemResult } from './realmem/run.js';
 import { BM25_BASELINE, buildResults, type Results } from './report.js';
 import { runService } from './service-run.js';
 
@@ -58,8 +60,8 @@ function generatedRow(r: Results): Row {
   };
 }
 
-function locomoRow(name: string, r: LocomoResult): Row {
-  const c = r.systems[LOCOMO_COMBINED]!;
+function locomoRow(name: string, r: LocomoResult, service = LOCOMO_COMBINED): Row {
+  const c = r.systems[service]!;
   const b = r.systems[LOCOMO_BASELINES.said]!;
   return {
     dataset: name,
@@ -124,6 +126,8 @@ export async function runAll(o: AllOptions): Promise<void> {
     locomoRow('LoCoMo dev, both as user', locomoU),
     realmemRow('RealMem dev', realmem),
     realmemRow('RealMem dev, every turn as user', realmemU),
+    locomoRow(`LoCoMo dev, speaker_b as assistant, asked at the default top_k ${DEFAULT_TOP_K}`, locomoB, LOCOMO_COMBINED_DEFAULT_K),
+    realmemRow(`RealMem dev, asked at the default top_k ${DEFAULT_TOP_K}`, realmem, REALMEM_COMBINED_DEFAULT_K),
     realmemRow('RealMem dev, asked unfiltered (the held-out protocol of issue 24)', realmem, COMBINED_UNFILTERED, BM25_UNFILTERED),
   ];
   const ablation: Ablation = {};

@@ -5,6 +5,7 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { SIGNALS, type Signal } from '../../src/retrieval/rank.js';
+import { DEFAULT_TOP_K } from '../../src/retrieval/request.js';
 import { KeywordBaselines } from '../baselines.js';
 import { KS, round, scoreRanking, summarize, type QuestionScore, type Summary } from '../metrics.js';
 import { servicePasses, type Rankings } from '../passes.js';
@@ -24,6 +25,8 @@ export interface LocomoSystem {
 }
 
 export const COMBINED = 'combined (hash)';
+/** the same questions asked at the default top_k, as a client that does not set it asks (the others ask for DEPTH and score their first k) */
+export const COMBINED_DEFAULT_K = `combined (hash), asked at the default top_k ${DEFAULT_TOP_K}`;
 export const BASELINES = {
   content: 'BM25 over content',
   said: 'BM25 over speaker + content',
@@ -138,8 +141,8 @@ export async function evaluateLocomo(
     `${file} (${o.roles}): ${dataset.conversations.length} conversations, ${dataset.turns.length} turns, ${dataset.questions.length} questions; evidence ids normalised ${repairs.normalised.length}, dropped ${repairs.dropped.length}, questions left without evidence ${repairs.questionsWithoutEvidence}`,
   );
   const nowOf = new Map(dataset.conversations.map((c) => [c.user_id, Date.parse(c.now)]));
-  const service = await servicePasses(dataset.turns, dataset.questions, { name: `locomo-${o.roles}`, depth: DEPTH, ablate: o.ablate, nowOf: (u) => nowOf.get(u), databaseUrl: o.databaseUrl, progress: o.progress });
-  const systems: Record<string, LocomoSystem> = { [COMBINED]: score(dataset, service.combined) };
+  const service = await servicePasses(dataset.turns, dataset.questions, { name: `locomo-${o.roles}`, depth: DEPTH, ablate: o.ablate, variants: { defaultK: { questions: dataset.questions, depth: DEFAULT_TOP_K } }, nowOf: (u) => nowOf.get(u), databaseUrl: o.databaseUrl, progress: o.progress });
+  const systems: Record<string, LocomoSystem> = { [COMBINED]: score(dataset, service.combined), [COMBINED_DEFAULT_K]: score(dataset, service.variants.defaultK!) };
   for (const [name, r] of Object.entries(baselineRankings(dataset))) systems[name] = score(dataset, r);
   const ablation = Object.fromEntries(Object.entries(service.ablation).map(([s, r]) => [s, score(dataset, r)]));
   const lexical = [BASELINES.content, BASELINES.said, BASELINES.like];

@@ -8,6 +8,7 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { SIGNALS, type Signal } from '../../src/retrieval/rank.js';
+import { DEFAULT_TOP_K } from '../../src/retrieval/request.js';
 import { KeywordBaselines } from '../baselines.js';
 import { round } from '../metrics.js';
 import { servicePasses, type Rankings } from '../passes.js';
@@ -16,6 +17,8 @@ import { readRealmem, type RealmemDataset, type RealmemQuestion } from './datase
 export const REALMEM_KS = [5, 8, 20] as const;
 const DEPTH = Math.max(...REALMEM_KS);
 export const COMBINED = 'combined (hash)';
+/** the same questions asked at the default top_k, as a client that does not set it asks (the others ask for 20 and score their first 8) */
+export const COMBINED_DEFAULT_K = `combined (hash), asked at the default top_k ${DEFAULT_TOP_K}`;
 export const BM25 = 'BM25 over turns';
 /**
  * The same BM25 with each user's own statistics (a table per persona): FTS5's bm25() counts words over
@@ -156,7 +159,7 @@ export async function evaluateRealmem(
     name: 'realmem',
     depth: DEPTH,
     ablate: o.ablate,
-    variants: { unfiltered: { questions: unfiltered, depth: UNFILTERED_DEPTH } },
+    variants: { unfiltered: { questions: unfiltered, depth: UNFILTERED_DEPTH }, defaultK: { questions, depth: DEFAULT_TOP_K } },
     // a deployment holding such conversations accepts their longest turn (the default is 32,000 characters)
     config: { max_turn_chars: Math.max(32_000, dataset.longestTurn) },
     databaseUrl: o.databaseUrl,
@@ -166,6 +169,7 @@ export async function evaluateRealmem(
     [COMBINED]: score(dataset, service.combined),
     [BM25]: score(dataset, bm25Rankings(dataset)),
     [BM25_OWN]: score(dataset, bm25Rankings(dataset, true)),
+    [COMBINED_DEFAULT_K]: score(dataset, service.variants.defaultK!),
     [COMBINED_UNFILTERED]: score(dataset, withoutLater(dataset, service.variants.unfiltered!)),
     [BM25_UNFILTERED]: score(dataset, withoutLater(dataset, bm25Unfiltered(dataset))),
   };

@@ -4,12 +4,13 @@ import { DEFAULT_USER, SessionIdSchema, UserIdSchema, wellFormed } from '../doma
 
 export const MAX_TOP_K = 100;
 export const MAX_QUERY_CHARS = 4000;
+export const DEFAULT_TOP_K = 8;
 
 export const RetrieveRequestSchema = z.strictObject({
   query: wellFormed(z.string().trim().min(1, 'must not be empty').max(MAX_QUERY_CHARS)),
   user_id: UserIdSchema.default(DEFAULT_USER),
   session_id: SessionIdSchema.optional(),
-  top_k: z.number().int().min(1).max(MAX_TOP_K).default(8),
+  top_k: z.number().int().min(1).max(MAX_TOP_K).default(DEFAULT_TOP_K),
   /**
    * Results scoring below it are dropped (fewer than top_k may come back). The score lies in [0, 1]:
    * 0.70 × relevance (1 = first in every ranked list that answered) plus at most 0.12 of priors (tier,

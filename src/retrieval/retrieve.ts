@@ -68,7 +68,15 @@ export interface RetrieverDeps {
 }
 
 /** how many candidates each tier contributes, relative to top_k, before fusion */
-const CANDIDATES_PER_RESULT = 3;
+export const CANDIDATES_PER_RESULT = 3;
+/**
+ * the top_k the long-term text list is read for at least, so that its candidates are the same whether
+ * a retrieve asks for 8 results or 20: the overlap list and a message's feedback words rank that whole
+ * list, and a shallower one missed memories they would put first. Asked at the default top_k 8, R@8
+ * RealMem dev 0.686 → 0.699, LoCoMo dev 0.750 → 0.754 (the semantic list as deep too: 0.702 and
+ * 0.758, for three times the added CPU; docs/bench-report.md, "Round 35")
+ */
+export const TEXT_TOP_K_MIN = 20;
 /** the newest turns of the session are always candidates, relevant to the query or not */
 const ALWAYS_RECENT = 2;
 /** how long a retrieval waits for an embedder still loading before it skips the semantic tier */
@@ -113,6 +121,7 @@ export class Retriever {
     const { deps } = this;
     throwIfAbandoned(signal);
     const pool = req.top_k * CANDIDATES_PER_RESULT;
+    const textPool = Math.max(req.top_k, TEXT_TOP_K_MIN) * CANDIDATES_PER_RESULT;
     const period = parseTimeRange(req.query, now);
     const asked = withoutTimeExpression(req.query, period);
     const withoutFrame = (t: string) => (this.signals.question_frame ? withoutWords(t, [...QUESTION_FRAME]) : t);
@@ -134,7 +143,7 @@ export class Retriever {
     const [st, sem, lt] = await Promise.all([
       withBudget(() => this.shortTerm(req, terms), deps.budgets.short_term, [] as Candidate[], signal),
       withBudget((tier) => this.semantic(req, about.trim() === '' ? text : about, pool, tier), deps.budgets.semantic, null as Candidate[] | null, signal),
-      withBudget((tier) => this.longTerm(req, { text: changes.length > 0 ? `${text} ${changes.join(' ')}` : text, uncovered: period && this.signals.uncovered_period ? withoutFrame(req.query) : null }, speakers, period, pool, bySession, tier), deps.budgets.long_term, { text: [], period: [] } as LongTermLists, signal),
+      withBudget((tier) => this.longTerm(req, { text: changes.length > 0 ? `${text} ${changes.join(' ')}` : text, uncovered: period && this.signals.uncovered_period ? withoutFrame(req.query) : null }, speakers, period, textPool, bySession, tier), deps.budgets.long_term, { text: [], period: [] } as LongTermLists, signal),
     ]);
     // nobody waits for the answer: no tier is reported (an abandoned tier is no timeout), nothing ranked
     throwIfAbandoned(signal);

@@ -5,25 +5,27 @@ import { createMemory } from '../../../src/index.js';
 import { matchesFilter, RetrieveFiltersSchema, type RecordFilterInput } from '../../../src/domain/filters.js';
 import type { Role } from '../../../src/domain/turn.js';
 import { ValidationError } from '../../../src/errors.js';
+import { CANDIDATES_PER_RESULT, TEXT_TOP_K_MIN } from '../../../src/retrieval/retrieve.js';
 import { testMemory } from '../../helpers/services.js';
 import { tmpDir } from '../../helpers/tmp.js';
 
 const TOP_K = 3;
-/** the retriever asks each tier for 3 × top_k candidates */
-const POOL = TOP_K * 3;
+/** the retriever asks the semantic tier for 3 × top_k candidates, the long-term text search for a top_k of 20 at least */
+const POOL = TOP_K * CANDIDATES_PER_RESULT;
+const TEXT_POOL = Math.max(TOP_K, TEXT_TOP_K_MIN) * CANDIDATES_PER_RESULT;
 
 /**
- * 24 turns that match the query best and that no filter below admits, and 12 that each filter
- * selects from: a tier that cut to its pool before filtering would find none of the 12.
+ * More turns than either pool that match the query best and that no filter below admits, and 12 that
+ * each filter selects from: a tier that cut to its pool before filtering would find none of the 12.
  */
 function turns() {
-  const filler = Array.from({ length: 24 }, (_, j) => ({
+  const filler = Array.from({ length: TEXT_POOL + 12 }, (_, j) => ({
     user_id: 'fran',
     session_id: j % 2 === 0 ? 'now' : 'old2',
     role: 'user' as Role,
     content: `harbour ferry timetable, the harbour ferry again, filler ${j}`,
     importance: 0.9,
-    created_at: `2026-02-${String(1 + j).padStart(2, '0')}T10:00:00Z`,
+    created_at: new Date(Date.UTC(2026, 1, 1, 10) + j * 3_600_000).toISOString(),
     metadata: { source: 'chat' },
   }));
   const targets = Array.from({ length: 12 }, (_, i) => ({
@@ -69,8 +71,10 @@ describe('retrieve filters, through every tier (library, hash embedder, one proc
       const inSession = matching.filter((t) => t.session_id === 'now').length;
       assert.equal(r.tiers.short_term.count, inSession, `${name}: short-term candidates`);
       assert.equal(r.tiers.semantic.count, Math.min(POOL, matching.length), `${name}: semantic candidates`);
-      assert.equal(r.tiers.long_term.count, Math.min(POOL, matching.length), `${name}: long-term candidates`);
-      assert.ok(r.results.every((res) => res.explain.ranks.semantic !== undefined && res.explain.ranks.long_term !== undefined), `${name}: found by both the semantic and the long-term tier`);
+      assert.equal(r.tiers.long_term.count, Math.min(TEXT_POOL, matching.length), `${name}: long-term candidates`);
+      // the long-term list holds every matching turn, so every result is in it; the semantic list, 9 deep, found some of them
+      assert.ok(r.results.every((res) => res.explain.ranks.long_term !== undefined), `${name}: found by the long-term tier`);
+      assert.ok(r.results.some((res) => res.explain.ranks.semantic !== undefined), `${name}: found by the semantic tier too`);
     }
     await memory.close();
   });
