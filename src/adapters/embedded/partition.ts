@@ -8,6 +8,12 @@ const MIN_CAPACITY = 8;
 /** rows scanned before the first threshold is known, then per kernel call (the threshold rises between calls) */
 const FIRST_CHUNK = 512;
 const CHUNK = 8192;
+/**
+ * rows of one zone: the earliest and latest time of each zone's rows are kept, and a search of a time
+ * skips the zones that hold none of it (rows are appended as turns come, so a zone holds a stretch of
+ * a conversation)
+ */
+const ZONE = 512;
 
 /** A helper thread to share big scans with, and from how many rows a scan is shared. */
 export interface ScanSplit {
@@ -58,6 +64,13 @@ export class Partition implements PartitionShape {
   private rowids = new Float64Array(0);
   private sessions = new Int32Array(0);
   private created = new Float64Array(0);
+  /**
+   * per zone, bounds on its rows' times: widened by every time put in it, never narrowed (a row that
+   * moves out on a removal leaves them wider than they need be until the next load), so a zone
+   * skipped holds no row of the time
+   */
+  private zoneFrom = new Float64Array(0);
+  private zoneTo = new Float64Array(0);
   private readonly slots = new Map<string, number>();
   private readonly sessionNumbers = new Map<string, number>();
   /** rows held of each session, by session number */
@@ -107,6 +120,7 @@ export class Partition implements PartitionShape {
     this.arena.f32[this.scalesBlock / 4 + slot] = scale;
     this.rowids[slot] = rowid;
     this.created[slot] = createdMs;
+    this.widenZone(slot, createdMs);
     const session = this.sessionNumber(sessionId);
     if (!added) this.sessionRows[this.sessions[slot]!]!--;
     this.sessionRows[session] = (this.sessionRows[session] ?? 0) + 1;
@@ -141,6 +155,7 @@ export class Partition implements PartitionShape {
       this.rowids[slot] = this.rowids[last]!;
       this.sessions[slot] = this.sessions[last]!;
       this.created[slot] = this.created[last]!;
+      this.widenZone(slot, this.created[slot]!);
       this.slots.set(moved, slot);
     }
     this.ids.length = this.n;
@@ -216,27 +231,54 @@ export class Partition implements PartitionShape {
 
   /**
    * Some rows — one session's (`session` ≥ 0), those of a time (`span`) and/or those whose rowid is
-   * `allowed` (a retrieval filter): all dot products from the kernel, the tests and threshold in JS.
+   * `allowed` (a retrieval filter): the kernel scores and thresholds as in scanAll, over the zones
+   * that hold rows of the time only, and the rows it hands back are tested here. The threshold rises
+   * only with rows that pass, so a row is kept exactly when it passes and beats the k-th best passing
+   * row before it. (Scoring every row, then testing every row in JS, cost 100k-vector users most of
+   * a filtered search.)
    */
   private scanSome(q16: number, out: number, top: TopK, session: number, allowed: ReadonlySet<number> | undefined, span: CreatedSpan | undefined): void {
     const a = this.arena;
-    a.kernels.dotI8(q16, this.block, this.n, this.stride, out);
-    const dots = a.i32;
-    const scales = a.f32;
-    const base = out / 4;
-    const sc = this.scalesBlock / 4;
     const { sessions, rowids, created } = this;
     const from = span?.from ?? -Infinity;
     const before = span?.before ?? Infinity;
-    for (let i = 0; i < this.n; i++) {
-      if (session >= 0 && sessions[i] !== session) continue;
-      if (created[i]! < from || created[i]! >= before) continue;
-      // float32 like the kernel's own scores, so both paths rank identically
-      const s = Math.fround(dots[base + i]! * scales[sc + i]!);
-      // the score first: most rows fall below the k-th best, and a Set lookup costs more than a
-      // multiply (a broad filter's 50k rowids: the lookups were a third of the filtered search)
-      if (s > top.floor && (!allowed || allowed.has(rowids[i]!))) top.push(i, s);
+    for (const [start, end] of this.zonesOf(from, before)) {
+      for (let at = start; at < end; ) {
+        const count = Math.min(top.size < top.k ? FIRST_CHUNK : CHUNK, end - at);
+        const found = a.kernels.scanTop(q16, this.block + at * this.stride, this.scalesBlock + at * 4, count, this.stride, top.floor, out);
+        const i32 = a.i32;
+        const f32 = a.f32;
+        for (let c = 0, o = out / 4; c < found; c++, o += 2) {
+          const i = at + i32[o]!;
+          if (session >= 0 && sessions[i] !== session) continue;
+          if (created[i]! < from || created[i]! >= before) continue;
+          // the Set last: a lookup costs more than the tests above
+          if (allowed && !allowed.has(rowids[i]!)) continue;
+          top.push(i, f32[o + 1]!);
+        }
+        at += count;
+      }
     }
+  }
+
+  /** the stretches of rows [start, end) whose zones may hold a row created in [from, before) */
+  private zonesOf(from: number, before: number): Array<[number, number]> {
+    if (from === -Infinity && before === Infinity) return [[0, this.n]];
+    const out: Array<[number, number]> = [];
+    for (let z = 0, start = 0; start < this.n; z++, start += ZONE) {
+      if (this.zoneTo[z]! < from || this.zoneFrom[z]! >= before) continue;
+      const end = Math.min(this.n, start + ZONE);
+      const last = out[out.length - 1];
+      if (last && last[1] === start) last[1] = end;
+      else out.push([start, end]);
+    }
+    return out;
+  }
+
+  private widenZone(slot: number, createdMs: number): void {
+    const z = Math.floor(slot / ZONE);
+    if (createdMs < this.zoneFrom[z]!) this.zoneFrom[z] = createdMs;
+    if (createdMs > this.zoneTo[z]!) this.zoneTo[z] = createdMs;
   }
 
   /** How many rows belong to these sessions (an upper bound on what a session_ids filter allows). */
@@ -267,6 +309,8 @@ export class Partition implements PartitionShape {
     }
     this.cap = 0;
     this.n = 0;
+    this.zoneFrom = new Float64Array(0);
+    this.zoneTo = new Float64Array(0);
   }
 
   private sessionNumber(sessionId: string): number {
@@ -293,6 +337,11 @@ export class Partition implements PartitionShape {
     this.rowids = grown(this.rowids, new Float64Array(cap), this.n);
     this.sessions = grown(this.sessions, new Int32Array(cap), this.n);
     this.created = grown(this.created, new Float64Array(cap), this.n);
+    const zones = Math.ceil(cap / ZONE);
+    if (zones > this.zoneFrom.length) {
+      this.zoneFrom = grown(this.zoneFrom, new Float64Array(zones).fill(Infinity), this.zoneFrom.length);
+      this.zoneTo = grown(this.zoneTo, new Float64Array(zones).fill(-Infinity), this.zoneTo.length);
+    }
     this.cap = cap;
   }
 }

@@ -241,6 +241,24 @@ describe('embedded index: a filtered search', () => {
     for (const x of [a, b]) x.db.close();
   });
 
+  it('finds a row of the time asked where a deletion moved it: a zone of early rows that took in a late one is searched for late times', async () => {
+    // rows are held in the order written and each zone of them keeps the times it holds, so that a
+    // search of a time skips the zones holding none of it; a deletion moves the user's last row into
+    // the hole it leaves, here the latest rows into the zone of the earliest
+    const { points, near } = corpus(2000, 61);
+    const a = open();
+    await a.ix.upsert(TAG, points);
+    const q = near(1900);
+    await a.ix.search(TAG, q, { user_id: 'u' }, 8); // load
+    await a.ix.delete('u', points.slice(0, 300).map((p) => p.id));
+    const allowed = async (input: RecordFilterInput) => new Set((await a.ix.search(TAG, q, { user_id: 'u', where: RetrieveFiltersSchema.parse(input) }, 10_000)).map((h) => h.id));
+    const want = (from: number, before: number) => new Set(points.filter((p) => (p.part ?? 0) === 0 && p.payload.created_at >= at(from) && p.payload.created_at < at(before) && !points.slice(0, 300).includes(p)).map((p) => p.id));
+    assert.deepEqual(await allowed({ created_after: at(1700) }), want(1700, 10_000), 'the latest rows, wherever they are held now');
+    assert.deepEqual(await allowed({ created_before: at(600) }), want(0, 600), 'the earliest left');
+    assert.deepEqual(await allowed({ created_after: at(900), created_before: at(1100) }), want(900, 1100), 'a stretch between');
+    a.db.close();
+  });
+
   it('a broad filter reads about the rows a plain search reads, and lists none (100k-vector users: the listing was most of the search)', async () => {
     const { points, near } = corpus(5000, 41, 'u', false);
     const a = open();
