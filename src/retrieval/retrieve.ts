@@ -73,8 +73,8 @@ export const CANDIDATES_PER_RESULT = 3;
  * the top_k the long-term text list is read for at least, so that its candidates are the same whether
  * a retrieve asks for 8 results or 20: the overlap list and a message's feedback words rank that whole
  * list, and a shallower one missed memories they would put first. Asked at the default top_k 8, R@8
- * RealMem dev 0.686 → 0.699, LoCoMo dev 0.750 → 0.754 (the semantic list as deep too: 0.702 and
- * 0.758, for three times the added CPU; docs/bench-report.md, "Round 35")
+ * RealMem dev 0.686 → 0.705, LoCoMo dev 0.750 → 0.754 (docs/evaluation.md, "Asked at the default
+ * top_k": the semantic list as deep too gained +0.003 and +0.004 for three times the CPU)
  */
 export const TEXT_TOP_K_MIN = 20;
 /** the newest turns of the session are always candidates, relevant to the query or not */
@@ -260,16 +260,19 @@ export class Retriever {
   private async longTerm(req: RetrieveRequest, query: { text: string; uncovered: string | null }, speakerTerms: string[], period: TimeRange | null, k: number, bySession: boolean, signal?: AbortSignal): Promise<LongTermLists> {
     const { longTerm } = this.deps;
     const where = req.filters;
-    const search = (text: string, range: { createdFrom?: string; createdBefore?: string } = {}, expansion?: ListOptions['expansion']) =>
-      longTerm.searchText(req.user_id, text, { limit: k, speakerTerms, ...range, where, ...(bySession ? { bySession } : {}), ...(expansion ? { expansion } : {}), ...(signal ? { signal } : {}) });
+    const search = (text: string, range: { createdFrom?: string; createdBefore?: string } = {}, expansion?: ListOptions['expansion'], limit = k) =>
+      longTerm.searchText(req.user_id, text, { limit, speakerTerms, ...range, where, ...(bySession ? { bySession } : {}), ...(expansion ? { expansion } : {}), ...(signal ? { signal } : {}) });
     // the period's entries first: a period holding none has no matches to search for
     const inPeriod = period ? await longTerm.recent(req.user_id, { limit: PERIOD_SCAN, createdFrom: period.from, createdBefore: period.to, where }) : [];
     const covered = period && inPeriod.length > 0 ? { createdFrom: period.from, createdBefore: period.to } : null;
     const asked = period && !covered && query.uncovered !== null ? query.uncovered : query.text;
     const [found, inPeriodHits] = await Promise.all([search(asked), covered ? search(query.text, covered) : []]);
-    // a message is searched once more, for the words of the sessions it found best (feedbackWords)
+    // a message is searched once more, for the words of the sessions it found best (feedbackWords),
+    // as deep as its top_k asks: what it finds is summed into the first search's hits, and reading it
+    // as deep as the first gained nothing for its cost (asked at top_k 8: RealMem dev R@8 0.699 read
+    // 60 deep, 0.705 read 24 deep, within the noise, for half the CPU the deeper first search adds)
     const expansion = bySession && this.signals.feedback ? feedbackWords(found, queryTerms(asked).length) : [];
-    const hits = expansion.length > 0 ? withAddedWords(found, await search('', {}, expansion), k) : found;
+    const hits = expansion.length > 0 ? withAddedWords(found, await search('', {}, expansion, req.top_k * CANDIDATES_PER_RESULT), k) : found;
     const periodList: Candidate[] = inPeriodHits.map(({ entry, bm25 }) => entryCandidate(entry, { bm25: round(bm25) }));
     const seen = new Set(periodList.map((c) => c.id));
     const rest = inPeriod.filter((e) => !seen.has(e.id));
