@@ -234,8 +234,8 @@ export class Partition implements PartitionShape {
    * `allowed` (a retrieval filter): the kernel scores and thresholds as in scanAll, over the zones
    * that hold rows of the time only, and the rows it hands back are tested here. The threshold rises
    * only with rows that pass, so a row is kept exactly when it passes and beats the k-th best passing
-   * row before it. (Scoring every row, then testing every row in JS, cost 100k-vector users most of
-   * a filtered search.)
+   * row before it. (Scoring every row, then testing each in JS, made a time-filtered search of 100k
+   * vectors ~1.6× a plain one.)
    */
   private scanSome(q16: number, out: number, top: TopK, session: number, allowed: ReadonlySet<number> | undefined, span: CreatedSpan | undefined): void {
     const a = this.arena;
