@@ -183,8 +183,7 @@ export class Partition implements PartitionShape {
       return { rowids, ids };
     }
     const top = new TopK(r);
-    if (every) this.scanAll(q16Offset, outOffset, top);
-    else this.scanSome(q16Offset, outOffset, top, session, allowed, span);
+    this.scan(q16Offset, outOffset, top, session, allowed, span);
     for (let i = 0; i < top.size; i++) {
       const slot = top.items[i]!;
       rowids.push(this.rowids[slot]!);
@@ -195,7 +194,7 @@ export class Partition implements PartitionShape {
 
   /**
    * Every row, shared with the helper thread (split-scan.ts) when the partition is big enough and the
-   * helper is up: the same r rows as scanAll, best first. Null: scan on this thread alone.
+   * helper is up: the same r rows as `scan`, best first. Null: scan on this thread alone.
    */
   private splitScan(q16: number, out: number, r: number): number[] | null {
     const split = this.split;
@@ -213,31 +212,16 @@ export class Partition implements PartitionShape {
   }
 
   /**
-   * Every row: the kernel scores and thresholds in one pass and hands back only the rows above the
-   * current k-th best, so JS touches a few hundred rows, not all of them. A row is kept exactly when
-   * it beats the k-th best seen before it, as a row-by-row loop would.
+   * The rows a search may rank — all of them, or one session's (`session` ≥ 0), those of a time
+   * (`span`) and/or those whose rowid is `allowed` (a retrieval filter). The kernel scores and
+   * thresholds in one pass and hands back only the rows above the current k-th best, so JS touches a
+   * few hundred rows, not all of them; those are tested here, and a time's scan reads only the zones
+   * that hold rows of it. The threshold rises only with rows that pass, so a row is kept exactly when
+   * it passes and beats the k-th best passing row before it, as a row-by-row loop would. (A filtered
+   * scan that scored every row, then tested each in JS, made a time-filtered search of 100k vectors
+   * ~1.6× a plain one.)
    */
-  private scanAll(q16: number, out: number, top: TopK): void {
-    const a = this.arena;
-    for (let from = 0; from < this.n; ) {
-      const count = Math.min(from === 0 ? FIRST_CHUNK : CHUNK, this.n - from);
-      const found = a.kernels.scanTop(q16, this.block + from * this.stride, this.scalesBlock + from * 4, count, this.stride, top.floor, out);
-      const i32 = a.i32;
-      const f32 = a.f32;
-      for (let c = 0, at = out / 4; c < found; c++, at += 2) top.push(from + i32[at]!, f32[at + 1]!);
-      from += count;
-    }
-  }
-
-  /**
-   * Some rows — one session's (`session` ≥ 0), those of a time (`span`) and/or those whose rowid is
-   * `allowed` (a retrieval filter): the kernel scores and thresholds as in scanAll, over the zones
-   * that hold rows of the time only, and the rows it hands back are tested here. The threshold rises
-   * only with rows that pass, so a row is kept exactly when it passes and beats the k-th best passing
-   * row before it. (Scoring every row, then testing each in JS, made a time-filtered search of 100k
-   * vectors ~1.6× a plain one.)
-   */
-  private scanSome(q16: number, out: number, top: TopK, session: number, allowed: ReadonlySet<number> | undefined, span: CreatedSpan | undefined): void {
+  private scan(q16: number, out: number, top: TopK, session: number, allowed: ReadonlySet<number> | undefined, span: CreatedSpan | undefined): void {
     const a = this.arena;
     const { sessions, rowids, created } = this;
     const from = span?.from ?? -Infinity;
