@@ -73,9 +73,9 @@ export const CANDIDATES_PER_RESULT = 3;
  * the top_k the long-term text search is read for at least, so that it finds the same candidates
  * whether a retrieve asks for 8 results or 20 (a message's second search aside: see longTerm): the
  * overlap list and a message's feedback words rank all of them, and a shallower search missed
- * memories they would put first. Asked at the default top_k 8, R@8
- * RealMem dev 0.686 → 0.705, LoCoMo dev 0.750 → 0.754 (docs/evaluation.md, "Asked at the default
- * top_k": the semantic list as deep too gained +0.003 and +0.004 for three times the CPU)
+ * memories they would put first. Asked at the default top_k 8, R@8 RealMem dev 0.686 → 0.705,
+ * LoCoMo dev 0.750 → 0.754 (docs/evaluation.md, "Asked at the default top_k": the semantic list as
+ * deep too gained +0.003 and +0.004 for three times the CPU)
  */
 export const TEXT_TOP_K_MIN = 20;
 /** the newest turns of the session are always candidates, relevant to the query or not */
