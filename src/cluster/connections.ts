@@ -1,5 +1,6 @@
 import type { Worker } from 'node:cluster';
 import type { Socket } from 'node:net';
+import { sendToWorker } from './ipc.js';
 
 /**
  * Keep-alive connections spread over the HTTP processes of `serve --processes N`.
@@ -145,7 +146,7 @@ export class ConnectionTally {
   constructor() {
     this.broadcast = coalesced(REPORT_MS, () => {
       const m = this.total();
-      for (const w of this.counts.keys()) if (w.isConnected()) w.send(m);
+      for (const w of this.counts.keys()) sendToWorker(w, m);
     });
   }
 

@@ -1,3 +1,4 @@
+import type { Serializable } from 'node:child_process';
 import type { Worker } from 'node:cluster';
 import { ERROR_CATALOG, NeuralCleaveError, type ErrorCode, type ErrorDetail } from '../errors.js';
 import type { Logger } from '../logger.js';
@@ -46,6 +47,24 @@ interface Batch<T> {
   items: T[];
 }
 
+/**
+ * Sends to an HTTP process unless it is gone. One that has just exited still counts as connected until
+ * the primary reads the end of its channel, and the write to it fails (EPIPE): without a callback that
+ * failure is an 'error' event on the Worker, which nothing handles, and it ended the primary — every
+ * other process with it — when an HTTP process died (or stopped, at SIGTERM) while the primary answered
+ * it or told it the connection counts. Its callers are gone with it, so the failure is dropped.
+ */
+export function sendToWorker(worker: Worker, message: unknown): void {
+  if (worker.isConnected()) worker.send(message as Serializable, undefined, undefined, dropped);
+}
+
+/** Sends to the primary unless it is gone; the same failure as sendToWorker's, from the other side. */
+export function sendToPrimary(channel: NodeJS.Process, message: unknown): void {
+  if (channel.connected && channel.send) channel.send(message, undefined, undefined, dropped);
+}
+
+const dropped = (): void => {};
+
 function isBatch<T>(m: unknown): m is Batch<T> {
   return typeof m === 'object' && m !== null && (m as { nc?: unknown }).nc === 'batch' && Array.isArray((m as { items?: unknown }).items);
 }
@@ -80,10 +99,7 @@ class Outbox<T> {
 
 /** The primary's side: answers a worker's calls on `targets` (only the methods listed for each). */
 export function answerCalls(worker: Worker, targets: Record<string, { object: object; methods: readonly string[] }>, log: Logger): void {
-  const replies = new Outbox<ReplyMessage>((batch) => {
-    // the worker may have exited meanwhile: its callers are gone too
-    if (worker.isConnected()) worker.send(batch);
-  });
+  const replies = new Outbox<ReplyMessage>((batch) => sendToWorker(worker, batch));
   worker.on('message', (m: unknown) => {
     if (!isBatch<CallMessage>(m)) return;
     for (const call of m.items) answer(call);

@@ -3,7 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { wire, type Services, type SharedBackends } from './library.js';
 import { startServer } from '../api/server.js';
 import { ConnectionShare, ConnectionTally } from '../cluster/connections.js';
-import { answerCalls, PrimaryCalls } from '../cluster/ipc.js';
+import { answerCalls, PrimaryCalls, sendToPrimary } from '../cluster/ipc.js';
 import { QUEUE_METHODS, SHORT_TERM_METHODS, sharedQueue, sharedShortTerm, type SharedPart } from '../cluster/shared.js';
 import type { BackendReport } from '../backends.js';
 import type { Config } from '../config/schema.js';
@@ -253,9 +253,7 @@ async function serveWorker(config: Config, parent: Logger): Promise<void> {
   await prepareToAnswer(log);
   const services = await wire(config, { logger: log, runWorkers: false, reconcile: false, shared });
   const [warmed] = await Promise.all([warmBeforeListening(services), warmTextSearch(services)]);
-  const connections = new ConnectionShare((m) => {
-    if (process.connected) process.send!(m);
-  });
+  const connections = new ConnectionShare((m) => sendToPrimary(process, m));
   connections.listen(process);
   const server = await listen(services, connections).catch((err: unknown) => {
     // the IPC channel would keep this process up: without it, it exits with the reason (exit 1)

@@ -7,6 +7,7 @@ import { EventEmitter } from 'node:events';
 import type { Worker } from 'node:cluster';
 import type { Socket } from 'node:net';
 import { describe, it } from 'node:test';
+import { brokenPipe, uncaughtDuring } from '../../helpers/broken-pipe.js';
 import { BALANCE_MS, ConnectionShare, ConnectionTally, REPORT_MS, SKEW_MS, SLACK, type CountMessage, type TotalMessage } from '../../../src/cluster/connections.js';
 
 const socket = () => new EventEmitter() as unknown as Socket;
@@ -112,5 +113,16 @@ describe('the primary\'s tally', () => {
     for (const { heard } of workers) assert.deepEqual(heard, [{ nc: 'connections-total', total: 18, processes: 2 }]);
     workers[0]!.w.emit('exit');
     assert.deepEqual(tally.total(), { nc: 'connections-total', total: 2, processes: 1 });
+  });
+
+  it('a process that exited before the primary saw it gets no total, and the primary stays up', async () => {
+    const gone = brokenPipe({ isConnected: () => true });
+    const failures = await uncaughtDuring(async () => {
+      const tally = new ConnectionTally();
+      tally.watch(gone as unknown as Worker);
+      gone.emit('message', { nc: 'connections', open: 3 });
+      await wait(REPORT_MS * 2);
+    });
+    assert.deepEqual(failures.map((e) => e.message), []);
   });
 });

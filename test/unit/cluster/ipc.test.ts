@@ -1,9 +1,12 @@
 import assert from 'node:assert/strict';
+import cluster, { type Worker } from 'node:cluster';
 import { EventEmitter } from 'node:events';
-import type { Worker } from 'node:cluster';
+import { readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
 import { describe, it } from 'node:test';
+import { brokenPipe, uncaughtDuring } from '../../helpers/broken-pipe.js';
 import pino from 'pino';
-import { answerCalls, PrimaryCalls } from '../../../src/cluster/ipc.js';
+import { answerCalls, PrimaryCalls, sendToPrimary } from '../../../src/cluster/ipc.js';
 import { ContentConflictError, NeuralCleaveError } from '../../../src/errors.js';
 
 /** Both ends of a cluster IPC channel in one process: messages are structured-cloned and delivered on a later turn, counted. */
@@ -67,5 +70,53 @@ describe('cluster IPC calls', () => {
     const waiting = calls.call('turns', 'accept', [[]]);
     setImmediate(() => (workerEnd as unknown as EventEmitter).emit('disconnect'));
     await assert.rejects(waiting, /primary process is gone/);
+  });
+});
+
+/** whether a child process has exited and not yet been reaped: its exit is not yet seen by this one */
+function exitedUnseen(pid: number): boolean {
+  try {
+    return readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.startsWith('Z');
+  } catch {
+    return false;
+  }
+}
+
+describe('cluster IPC with a process that is gone (Linux: /proc)', () => {
+  it('the primary answers a call from a process that exited after making it, and stays up', { timeout: 30_000 }, async () => {
+    const failures = await uncaughtDuring(async () => {
+      cluster.setupPrimary({ exec: fileURLToPath(new URL('../../fixtures/exiting-worker.ts', import.meta.url)), execArgv: ['--import', 'tsx'], serialization: 'advanced', silent: true });
+      const worker = cluster.fork();
+      const exited = new Promise((r) => worker.once('exit', r));
+      const answered = new Promise<void>((resolve) => {
+        const slow = {
+          // the call is answered once its process has exited but before this one has seen it exit, so the
+          // channel still reads as connected: the moment a stopping or crashing HTTP process meets a reply
+          answer() {
+            const until = Date.now() + 20_000;
+            while (!exitedUnseen(worker.process.pid!) && Date.now() < until);
+            // the kernel may close its end of the channel a moment after it shows the process as exited
+            const closed = Date.now() + 100;
+            while (Date.now() < closed);
+            setImmediate(resolve);
+            return 'late';
+          },
+        };
+        answerCalls(worker, { slow: { object: slow, methods: ['answer'] } }, pino({ level: 'silent' }));
+      });
+      await answered;
+      assert.equal(await exited, 0);
+      await new Promise((r) => setTimeout(r, 50));
+    });
+    assert.deepEqual(failures.map((e) => e.message), [], 'the reply to the exited process failed quietly');
+  });
+
+  it('an HTTP process whose primary is gone drops what it tells it, and stays up to finish its requests', async () => {
+    const channel = brokenPipe({ connected: true });
+    const failures = await uncaughtDuring(async () => {
+      sendToPrimary(channel as unknown as NodeJS.Process, { nc: 'connections', open: 1 });
+      await new Promise((r) => setImmediate(r));
+    });
+    assert.deepEqual(failures.map((e) => e.message), []);
   });
 });
