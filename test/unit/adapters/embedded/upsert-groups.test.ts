@@ -64,4 +64,24 @@ describe('embedded index: an upsert of many vectors in groups', () => {
     const found = await ix.search(tag, point('ann', 7, 0).vector, { user_id: 'ann' }, 30);
     assert.equal(found.length, 30);
   });
+
+  it('puts a flush\'s vectors into memory an entry at a time, the event loop turning between', async () => {
+    // sliceMs 0: a turn of the event loop before every vector, so the turns counted do not depend on the machine's speed
+    const ix = new EmbeddedVectorIndex(openDatabase(join(tmpDir(), 'apply-slices.db')), { sliceMs: 0 });
+    await ix.upsert(tag, [point('bob', 0, 0)]);
+    await ix.search(tag, point('bob', 0, 0).vector, { user_id: 'bob' }, 1);
+    const points = Array.from({ length: 40 }, (_, n) => entry('ann', n, 9)).flat();
+    const counter = countTurns();
+    await ix.upsert(tag, points);
+    // a search waits for what this process wrote to be in memory
+    const found = await ix.search(tag, point('ann', 7, 0).vector, { user_id: 'ann' }, 40);
+    const turns = counter.stop();
+    assert.ok(turns >= 40, `the event loop turned ${turns} times while 40 entries of 10 vectors were put into memory`);
+    assert.equal(found.length, 40);
+    // an entry written again with fewer passages: its others are gone from memory too
+    await ix.upsert(tag, entry('ann', 3, 0));
+    const again = await ix.search(tag, point('ann', 3, 5).vector, { user_id: 'ann' }, 400);
+    assert.equal(again.length, 40);
+    assert.equal(again.find((h) => h.id === 'ann-3')!.part, 0);
+  });
 });
