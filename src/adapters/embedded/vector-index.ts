@@ -28,7 +28,10 @@ export interface EmbeddedVectorIndexOptions {
    * ranking instead of listing what the filter allows (default 4,096; below it the listing is cheap)
    */
   probeFrom?: number;
-  /** how long a flush's vectors are put into memory before the event loop gets a turn (default SLICE_MS; 0: a vector a turn) */
+  /**
+   * how long a flush's vectors, or a catch-up's entries, are put into memory before the event loop
+   * gets a turn (default SLICE_MS; 0: a vector, or an entry, a turn)
+   */
   sliceMs?: number;
 }
 
@@ -445,10 +448,15 @@ export class EmbeddedVectorIndex implements VectorIndex {
           return true;
         });
         // the entries as they are now, every part: later changes to them only repeat this. Each is
-        // dropped and put back whole, so a part deleted meanwhile (an edit to a shorter text) goes too
-        const rows = await this.store.current(reread);
+        // dropped and put back whole, so a part deleted meanwhile (an edit to a shorter text) goes
+        // too. Read and put an entry at a time in the process's slices: another process's write of 30
+        // turns of 32,000 characters (~1,800 passages) held an HTTP process of `serve --processes 2`
+        // for its whole catch-up; no search sees the steps between (each waits for the lane)
         for (const c of reread) this.loaded.get(c.embedder)?.remove(c.user_id, c.id);
-        for (const r of rows) this.loaded.get(r.embedder)?.put(r.id, r.user_id, r.session_id, r.rowid, r.vector, r.part, r.created_ms);
+        for (const c of reread) {
+          await room(this.sliceMs);
+          for (const r of await this.store.current([c])) this.loaded.get(r.embedder)?.put(r.id, r.user_id, r.session_id, r.rowid, r.vector, r.part, r.created_ms);
+        }
         if (changes.length > 0) this.cursor = changes[changes.length - 1]!.seq;
         if (changes.length < CHANGES_PAGE) break;
       }

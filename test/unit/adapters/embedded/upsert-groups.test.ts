@@ -84,4 +84,18 @@ describe('embedded index: an upsert of many vectors in groups', () => {
     assert.equal(again.length, 40);
     assert.equal(again.find((h) => h.id === 'ann-3')!.part, 0);
   });
+
+  it('catches up with another process\'s write an entry at a time, the event loop turning between', async () => {
+    const file = join(tmpDir(), 'catch-up-slices.db');
+    const writer = new EmbeddedVectorIndex(openDatabase(file));
+    const reader = new EmbeddedVectorIndex(openDatabase(file), { sliceMs: 0 });
+    await writer.upsert(tag, [point('bob', 0, 0)]);
+    await reader.search(tag, point('bob', 0, 0).vector, { user_id: 'bob' }, 1);
+    await writer.upsert(tag, Array.from({ length: 40 }, (_, n) => entry('ann', n, 9)).flat());
+    const counter = countTurns();
+    const found = await reader.search(tag, point('ann', 7, 0).vector, { user_id: 'ann' }, 40);
+    const turns = counter.stop();
+    assert.ok(turns >= 40, `the event loop turned ${turns} times while 40 entries of 10 vectors were caught up with`);
+    assert.equal(found.length, 40);
+  });
 });
