@@ -108,14 +108,14 @@ export function pruneWhere(c: PruneCriteria): { where: string; params: Record<st
 /** an entry read with `.raw()` */
 const entryOf = (values: unknown[]): MemoryEntry => rowToEntry(entryRowOf(values));
 
+// a substring search reads the user's entries a page at a time, newest first (searchSubstring): a page
+// is the rows from the key (@c, @r) exclusive, to the page's last key (@lc, @lr) inclusive
+const AFTER_KEY = 'created_at <= @c AND (created_at < @c OR rowid < @r)';
 // SQLite cannot narrow an index by a condition inside an OR: a session is a condition of a statement
 // of its own (see statement), not an `@session_id IS NULL OR …` (a session of a user of 100k entries:
 // 184 ms to list, 0.1 ms through the session's index), and a bound left out of a period is the widest
 // one (a named period was found by walking the user's entries from the newest: 6-14 ms). `from`: the
 // table, and the index a session's read must take
-// a substring search reads the user's entries a page at a time, newest first (searchSubstring): a page
-// is the rows from the key (@c, @r) exclusive, to the page's last key (@lc, @lr) inclusive
-const AFTER_KEY = 'created_at <= @c AND (created_at < @c OR rowid < @r)';
 const likeSql = (from: string, conditions: string) =>
   `SELECT ${COLUMNS} FROM ${from}
    WHERE user_id = @user_id AND ${AFTER_KEY} AND created_at >= @lc AND (created_at > @lc OR rowid >= @lr)

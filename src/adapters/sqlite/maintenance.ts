@@ -71,8 +71,10 @@ async function bestOfPages<T>(keys: (after: string) => string[], stats: (keys: s
   }
 }
 
-const newestUser = (a: UserSummary, b: UserSummary) => (b.last_at ?? '').localeCompare(a.last_at ?? '') || (a.user_id < b.user_id ? -1 : a.user_id > b.user_id ? 1 : 0);
-const newestSession = (a: SessionStats, b: SessionStats) => b.last_at.localeCompare(a.last_at) || (a.session_id < b.session_id ? -1 : a.session_id > b.session_id ? 1 : 0);
+/** as SQLite orders ids and ISO times (plain comparison, not the locale's order); a null first */
+const byText = (a: string | null, b: string | null): number => (a === b ? 0 : a === null ? -1 : b === null ? 1 : a < b ? -1 : 1);
+const newestUser = (a: UserSummary, b: UserSummary) => byText(b.last_at, a.last_at) || byText(a.user_id, b.user_id);
+const newestSession = (a: SessionStats, b: SessionStats) => byText(b.last_at, a.last_at) || byText(a.session_id, b.session_id);
 
 /**
  * Doctor, health and the inspector over the SQLite file: its description, the counts, and the
