@@ -94,6 +94,14 @@ const CASES: Array<{ name: string; filter: RecordFilter }> = FILTERS.map(([name,
 
 const shown = (hits: VectorHit[]) => hits.map((h) => [h.id, h.part, h.score, h.payload.user_id]);
 
+/** every entry of user u the filter allows (k above the user's rows: the answer is the allowed set, whatever the scan's order) */
+const allowedBy = (ix: EmbeddedVectorIndex, q: Float32Array) => async (input: RecordFilterInput) =>
+  new Set((await ix.search(TAG, q, { user_id: 'u', where: RetrieveFiltersSchema.parse(input) }, 10_000)).map((h) => h.id));
+
+/** the entries of `points` created in [minute `from`, minute `before`) */
+const createdIn = (points: readonly VectorPoint[], from: number, before: number) =>
+  new Set(points.filter((p) => (p.part ?? 0) === 0 && p.payload.created_at >= at(from) && p.payload.created_at < at(before)).map((p) => p.id));
+
 /** every filter case, k of 1 and 24, each query: `a` and `b` answer the same, field for field */
 async function sameAnswers(a: EmbeddedVectorIndex, b: EmbeddedVectorIndex, queries: Float32Array[], user: string, label: string): Promise<number> {
   let hits = 0;
@@ -220,9 +228,8 @@ describe('embedded index: a filtered search', () => {
     const q = near(2500);
     await a.ix.search(TAG, q, { user_id: 'u' }, 8); // load
     a.store.reset();
-    /** every entry the filter allows (k above the user's rows: the answer is the allowed set, whatever the scan's order) */
-    const allowed = async (input: RecordFilterInput) => new Set((await a.ix.search(TAG, q, { user_id: 'u', where: RetrieveFiltersSchema.parse(input) }, 10_000)).map((h) => h.id));
-    const want = (from: number, before: number) => new Set(points.filter((p) => (p.part ?? 0) === 0 && p.payload.created_at >= at(from) && p.payload.created_at < at(before)).map((p) => p.id));
+    const allowed = allowedBy(a.ix, q);
+    const want = (from: number, before: number) => createdIn(points, from, before);
     for (let m = 100; m <= 5000; m += 700) {
       assert.deepEqual(await allowed({ created_before: at(m) }), want(0, m), `before minute ${m}`);
       assert.deepEqual(await allowed({ created_after: at(m) }), want(m, 10_000), `from minute ${m}`);
@@ -251,8 +258,9 @@ describe('embedded index: a filtered search', () => {
     const q = near(1900);
     await a.ix.search(TAG, q, { user_id: 'u' }, 8); // load
     await a.ix.delete('u', points.slice(0, 300).map((p) => p.id));
-    const allowed = async (input: RecordFilterInput) => new Set((await a.ix.search(TAG, q, { user_id: 'u', where: RetrieveFiltersSchema.parse(input) }, 10_000)).map((h) => h.id));
-    const want = (from: number, before: number) => new Set(points.filter((p) => (p.part ?? 0) === 0 && p.payload.created_at >= at(from) && p.payload.created_at < at(before) && !points.slice(0, 300).includes(p)).map((p) => p.id));
+    const allowed = allowedBy(a.ix, q);
+    const left = points.slice(300);
+    const want = (from: number, before: number) => createdIn(left, from, before);
     assert.deepEqual(await allowed({ created_after: at(1700) }), want(1700, 10_000), 'the latest rows, wherever they are held now');
     assert.deepEqual(await allowed({ created_before: at(600) }), want(0, 600), 'the earliest left');
     assert.deepEqual(await allowed({ created_after: at(900), created_before: at(1100) }), want(900, 1100), 'a stretch between');
