@@ -1,19 +1,10 @@
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
+import { childrenOf } from '../helpers/children.js';
 import { stop } from '../helpers/cli.js';
 import { tmpDir } from '../helpers/tmp.js';
 import { Fleet, TurnStream, assertIntact, assertStoredOnce, expectedFrom, faultEnv, pendingIn, retry, turnsIn, until } from './helpers.js';
-
-/** The HTTP processes of a serve: its children (from /proc, Linux). */
-function childrenOf(pid: number): number[] {
-  try {
-    return readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8').trim().split(/\s+/).filter(Boolean).map(Number);
-  } catch {
-    return [];
-  }
-}
 
 /**
  * docs/architecture.md, `serve --processes N`: one HTTP process of two is SIGKILLed while clients

@@ -3,6 +3,7 @@ import type { ChildProcess } from 'node:child_process';
 import { Agent, request } from 'node:http';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
+import { childrenOf } from '../../helpers/children.js';
 import { startCli, stop } from '../../helpers/cli.js';
 import { readDb } from '../../helpers/read-db.js';
 import { tmpDir } from '../../helpers/tmp.js';
@@ -25,16 +26,6 @@ function alive(pid: number): boolean {
     return true;
   } catch {
     return false;
-  }
-}
-
-/** The HTTP processes of a serve: its children (from /proc, Linux). */
-async function childrenOf(pid: number): Promise<number[]> {
-  const { readFileSync } = await import('node:fs');
-  try {
-    return readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8').trim().split(/\s+/).filter(Boolean).map(Number);
-  } catch {
-    return [];
   }
 }
 
@@ -61,7 +52,7 @@ describe('serve --processes 2 (node:cluster, no Redis)', () => {
     const serve = await startCli(['serve', '--processes', '2'], env('shared.db'), /listening on (http:\/\/\S+)/, 60_000);
     children.add(serve.child);
     const base = serve.match[1]!;
-    const workers = await childrenOf(serve.child.pid!);
+    const workers = childrenOf(serve.child.pid!);
     assert.equal(workers.length, 2, 'two HTTP processes');
 
     const turns = Array.from({ length: 40 }, (_, i) => ({ id: `t${i}`, user_id: 'ann', role: 'user', content: `note ${i}: my locker number is ${1000 + i} at the north gate` }));
@@ -97,7 +88,7 @@ describe('serve --processes 2 (node:cluster, no Redis)', () => {
     const serve = await startCli(['serve', '--processes', '2'], env('spread.db'), /listening on (http:\/\/\S+)/, 60_000);
     children.add(serve.child);
     const { hostname, port } = new URL(serve.match[1]!);
-    const workers = await childrenOf(serve.child.pid!);
+    const workers = childrenOf(serve.child.pid!);
     const agent = new Agent({ keepAlive: true, maxSockets: 16 });
     const retrieve = () =>
       new Promise<number>((resolve, reject) => {
@@ -155,7 +146,7 @@ describe('serve --processes 2 (node:cluster, no Redis)', () => {
     const serve = await startCli(['serve', '--processes', '2'], env('killed.db'), /listening on (http:\/\/\S+)/, 60_000);
     children.add(serve.child);
     const base = serve.match[1]!;
-    const workers = await childrenOf(serve.child.pid!);
+    const workers = childrenOf(serve.child.pid!);
     for (let i = 0; i < 10; i++) assert.equal((await post(base, '/sessions/s/turns', { id: `k${i}`, user_id: 'ann', role: 'user', content: `kept turn ${i} about the harbour` })).status, 202);
     await stop(serve.child, 'SIGKILL');
     await until('the HTTP processes to exit', () => workers.every((p) => !alive(p)), 10_000, 50);
