@@ -10,6 +10,7 @@ import type { TextHit } from '../../../src/ports/long-term.js';
 import { FEEDBACK_SESSIONS, FEEDBACK_SHARE, FEEDBACK_WORDS, feedbackWords, withAddedWords } from '../../../src/retrieval/feedback.js';
 import { bm25Idf, isContentWord, words as wordsOf } from '../../../src/retrieval/query-terms.js';
 import { ALL_SIGNALS } from '../../../src/retrieval/rank.js';
+import { settle } from '../../../src/retrieval/word-ids.js';
 import { memoryOfTurns, recordingRetriever } from '../../helpers/recording-retriever.js';
 
 const hit = (session_id: string, content: string, session_bm25?: number): TextHit => ({
@@ -50,7 +51,7 @@ describe('feedbackWords', () => {
     for (const w of many.slice(0, 10)) assert.ok(weightOf(words, w) > 0, `${w}, held three times, is kept`);
   });
 
-  it('keeps the words every weight of the formula would keep, though it looks up the idf of few', () => {
+  it('keeps the words every weight of the formula would keep', () => {
     // the formula over every word of the best sessions, each idf counted: what the words must be
     const exhaustive = (hits: readonly TextHit[], queryWords: number) => {
       const counts = (h: TextHit) => {
@@ -87,6 +88,15 @@ describe('feedbackWords', () => {
       assert.deepEqual(got.map((w) => w.word), want.map((w) => w.word), `round ${round}`);
       got.forEach((w, i) => assert.ok(Math.abs(w.weight - want[i]!.weight) < 1e-9, `round ${round}: ${w.word}`));
     }
+  });
+
+  it('reads no word counts taken under an earlier table of word ids', () => {
+    const trip = [hit('trip', 'ferry ferry hotel plan', 4), hit('trip', 'hotel deposit plan', 4), hit('other', 'plan dentist', 2)];
+    const first = feedbackWords(trip, 4);
+    // the table starts afresh, and other words take the ids the trip's words had
+    settle(0);
+    feedbackWords([hit('zoo', 'zebra giraffe lion tiger otter penguin', 3)], 2);
+    assert.deepEqual(feedbackWords(trip, 4), first);
   });
 });
 
