@@ -2,6 +2,7 @@ import type { Passage } from '../domain/entry.js';
 import { passagesOf } from '../embedding/passages.js';
 import { contentStem, wordsAt } from './query-terms.js';
 import { factOf, type TextFact } from './text-cache.js';
+import { sharedWord } from './word-ids.js';
 
 /** a turn longer than this is reported with the passage that matched, and quoted by it */
 export const LONG_TURN_CHARS = 1_000;
@@ -11,10 +12,15 @@ export const PASSAGE_CHARS = 600;
 /** what matchedPassage has read of texts to index their words, in characters (tests count work with it) */
 export const passageWork = { chars: 0 };
 
-/** where each content word of a text stands: its stem's start and end offsets, in text order, two numbers a word */
+/**
+ * where each content word of a text stands: stem `i` (slots) at places[starts[i]] to places[starts[i + 1]],
+ * each a start and an end offset, in text order (flat arrays: an array per stem of every long turn kept
+ * was an object per stem for the garbage collector to visit)
+ */
 interface WordIndex {
-  places: ReadonlyMap<string, readonly number[]>;
-  offsets: number;
+  slots: ReadonlyMap<string, number>;
+  starts: Int32Array;
+  places: Int32Array;
 }
 
 /**
@@ -25,19 +31,29 @@ const WORD_INDEX: TextFact<WordIndex> = {
   name: 'word index',
   compute: (text) => {
     passageWork.chars += text.length;
-    const places = new Map<string, number[]>();
+    const found = new Map<string, number[]>();
     let offsets = 0;
     for (const { word, at, end } of wordsAt(text)) {
       const s = contentStem(word);
       if (s === null) continue;
-      const p = places.get(s);
+      const p = found.get(s);
       if (p) p.push(at, end);
-      else places.set(s, [at, end]);
+      else found.set(s, [at, end]);
       offsets += 2;
     }
-    return { places, offsets };
+    const slots = new Map<string, number>();
+    const starts = new Int32Array(found.size + 1);
+    const places = new Int32Array(offsets);
+    let i = 0;
+    for (const [s, p] of found) {
+      slots.set(sharedWord(s), i);
+      places.set(p, starts[i]!);
+      starts[i + 1] = starts[i]! + p.length;
+      i++;
+    }
+    return { slots, starts, places };
   },
-  size: (index) => index.offsets,
+  size: (index) => index.places.length,
 };
 
 /**
@@ -50,11 +66,12 @@ const WORD_INDEX: TextFact<WordIndex> = {
  */
 export function matchedPassage(content: string, queryStems: ReadonlySet<string>): Passage | null {
   if (content.length <= LONG_TURN_CHARS || queryStems.size === 0) return null;
-  const { places } = factOf(content, WORD_INDEX);
+  const { slots, starts, places } = factOf(content, WORD_INDEX);
   const hits: Array<{ at: number; end: number; stem: string }> = [];
   for (const stem of queryStems) {
-    const p = places.get(stem);
-    if (p) for (let i = 0; i < p.length; i += 2) hits.push({ at: p[i]!, end: p[i + 1]!, stem });
+    const i = slots.get(stem);
+    if (i === undefined) continue;
+    for (let k = starts[i]!; k < starts[i + 1]!; k += 2) hits.push({ at: places[k]!, end: places[k + 1]!, stem });
   }
   if (hits.length === 0) return null;
   // in text order, as a scan finds them: words never overlap, so their starts differ

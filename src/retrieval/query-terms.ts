@@ -1,4 +1,5 @@
 import { factOf, type TextFact } from './text-cache.js';
+import { sharedWord } from './word-ids.js';
 
 /**
  * Words that carry no retrieval signal. Dropping them keeps FTS queries fast (a term present in most
@@ -203,7 +204,7 @@ const STEMS: TextFact<readonly string[]> = {
     const out = new Set<string>();
     for (const w of words(text)) {
       const s = contentStem(w);
-      if (s !== null) out.add(s);
+      if (s !== null) out.add(sharedWord(s));
     }
     return [...out];
   },

@@ -51,3 +51,21 @@ export function settle(limit = WORD_IDS): number {
   }
   return generation;
 }
+
+/** words kept by sharedWord before its table starts afresh */
+export const SHARED_WORDS = 200_000;
+const strings = new Map<string, string>();
+
+/**
+ * One string for every copy of a word. What is kept per text (its stems, where its words stand) held
+ * its own copy of each word: ~5,000 real turns' facts held ~500,000 strings of a few thousand words,
+ * each an object the garbage collector visits. Past SHARED_WORDS the table starts afresh: a copy is
+ * still the word.
+ */
+export function sharedWord(word: string): string {
+  const kept = strings.get(word);
+  if (kept !== undefined) return kept;
+  if (strings.size >= SHARED_WORDS) strings.clear();
+  strings.set(word, word);
+  return word;
+}
