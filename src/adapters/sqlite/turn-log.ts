@@ -10,14 +10,17 @@ import { underAlias } from './rows/columns.js';
 import { rowToTurn, TURN_COLUMNS as COLUMNS, TURN_VALUES, turnParams, turnRowOf, type TurnRow } from './rows/turns.js';
 
 /**
- * One side of a turn's neighbours (`cmp` '<': before it) as a JSON array of rowids: the `limit` turns of
- * its session nearest to anchor `a`, by time and then acceptance order (a row value, so that the
- * index's range is used).
+ * The rowid of the turn `offset` places from anchor `a` in its session (`cmp` '<': before it), nearest
+ * first, by time and then acceptance order (a row value, so that the index's range is used); null when
+ * there is none.
  */
-function neighbourSide(cmp: '<' | '>', order: 'ASC' | 'DESC', limit: string): string {
-  return `(SELECT json_group_array(r) FROM (SELECT b.rowid AS r FROM turns b WHERE b.user_id = a.user_id AND b.session_id = a.session_id
-    AND (b.created_at, b.rowid) ${cmp} (a.created_at, a.rowid) ORDER BY b.created_at ${order}, b.rowid ${order} LIMIT ${limit}))`;
+function neighbourAt(cmp: '<' | '>', order: 'ASC' | 'DESC', offset: number): string {
+  return `(SELECT b.rowid FROM turns b WHERE b.user_id = a.user_id AND b.session_id = a.session_id
+    AND (b.created_at, b.rowid) ${cmp} (a.created_at, a.rowid) ORDER BY b.created_at ${order}, b.rowid ${order} LIMIT 1 OFFSET ${offset})`;
 }
+
+/** the most turns read on either side of an anchor (neighbours: one subquery each) */
+const MAX_NEIGHBOURS = 16;
 
 /**
  * The rowids of turns whose job is open, accepted at or before @before and after @after, read from
@@ -52,6 +55,8 @@ function sameTurn(held: Pick<Turn, 'session_id' | 'role' | 'name' | 'content'>, 
  */
 export class SqliteTurnLog implements TurnLog {
   private readonly s;
+  /** neighbourIds statements by how many turns they read before and after each anchor */
+  private readonly neighbourIds = new Map<string, Statement>();
 
   constructor(
     private readonly db: Db,
@@ -78,14 +83,6 @@ export class SqliteTurnLog implements TurnLog {
            (SELECT count(*) FROM turns WHERE persisted_at IS NULL) AS pending_persist`,
       ),
       session: db.prepare(`SELECT ${COLUMNS} FROM turns WHERE user_id = ? AND session_id = ? ORDER BY created_at, rowid`),
-      // every hit's neighbours in two statements, their rowids and then their rows (after a lookup of
-      // whether any anchor is held, see neighbours): three statements a hit (its anchor, the turns
-      // before, those after) were a third of a templated retrieve's CPU (8 hits: 0.61 of 2.25 ms), one
-      // statement joining the rows to each side 0.27 ms
-      neighbourIds: db
-        .prepare(`SELECT a.id, a.session_id, ${neighbourSide('<', 'DESC', '@before')}, ${neighbourSide('>', 'ASC', '@after')}
-          FROM json_each(@ids) j CROSS JOIN turns a ON a.user_id = @user_id AND a.id = j.value`)
-        .raw(),
       anyHeld: db.prepare('SELECT 1 FROM json_each(@ids) j CROSS JOIN turns a ON a.user_id = @user_id AND a.id = j.value LIMIT 1').pluck(),
       byRowids: db.prepare(`SELECT t.rowid, ${underAlias(COLUMNS, 't')} FROM json_each(?) j CROSS JOIN turns t ON t.rowid = j.value`).raw(),
       updateContent: db.prepare('UPDATE turns SET content = ?, content_hash = ?, embedded_with = NULL WHERE user_id = ? AND id = ?'),
@@ -210,17 +207,45 @@ export class SqliteTurnLog implements TurnLog {
     return (this.s.session.all(userId, sessionId) as TurnRow[]).map(rowToTurn);
   }
 
+  /**
+   * Every anchor's neighbours' rowids in one statement, a scalar subquery each (nearest first before
+   * the anchor, then after it), their rows in a second (after a lookup of whether any anchor is held):
+   * three statements a hit (its anchor, the turns before, those after) were a third of a templated
+   * retrieve's CPU (8 hits: 0.61 of 2.25 ms), one statement joining the rows to each side 0.27 ms, each
+   * side as a JSON array of rowids 86 µs, a subquery each 36 µs (docs/bench-report.md, round 37).
+   */
+  private neighbourIdsOf(before: number, after: number): Statement {
+    const key = `${before} ${after}`;
+    let st = this.neighbourIds.get(key);
+    if (!st) {
+      const sides = [
+        ...Array.from({ length: before }, (_, i) => neighbourAt('<', 'DESC', i)),
+        ...Array.from({ length: after }, (_, i) => neighbourAt('>', 'ASC', i)),
+      ];
+      st = this.db.prepare(`SELECT a.id, a.session_id, ${sides.join(', ')} FROM json_each(@ids) j CROSS JOIN turns a ON a.user_id = @user_id AND a.id = j.value`).raw();
+      this.neighbourIds.set(key, st);
+    }
+    return st;
+  }
+
   /** The turns just before (oldest first) and just after each of the user's turns `ids` in its session; a turn unknown has none. */
   async neighbours(userId: string, ids: readonly string[], before = 1, after = 1): Promise<Map<string, Around>> {
+    for (const [name, n] of [['before', before], ['after', after]] as const) {
+      if (!Number.isInteger(n) || n < 0 || n > MAX_NEIGHBOURS) throw new RangeError(`neighbours: ${name} must be an integer from 0 to ${MAX_NEIGHBOURS}, not ${n}`);
+    }
     const out = new Map<string, Around>();
     if (ids.length === 0) return out;
     const held = JSON.stringify([...new Set(ids)]);
     // the statement reading both sides costs ~30 µs even when it finds no anchor (hits of entries whose
     // turns are gone from the log, as in the templated retrieve bench): the anchors are looked up first
     if (!this.s.anyHeld.get({ user_id: userId, ids: held })) return out;
-    const sides = (this.s.neighbourIds.all({ user_id: userId, ids: held, before, after }) as Array<[string, string, string, string]>).map(
-      ([id, session, b, a]) => ({ id, session, before: JSON.parse(b) as number[], after: JSON.parse(a) as number[] }),
-    );
+    const present = (xs: unknown[]) => xs.filter((x): x is number => x !== null);
+    const sides = (this.neighbourIdsOf(before, after).all({ user_id: userId, ids: held }) as unknown[][]).map((r) => ({
+      id: r[0] as string,
+      session: r[1] as string,
+      before: present(r.slice(2, 2 + before)),
+      after: present(r.slice(2 + before)),
+    }));
     const wanted = sides.flatMap((s) => [...s.before, ...s.after]);
     const rows = new Map(wanted.length === 0 ? [] : (this.s.byRowids.all(JSON.stringify(wanted)) as unknown[][]).map((v) => [v[0] as number, turnRowOf(v, 1)]));
     // each row checked against its anchor's session, not read in one transaction with it (a
