@@ -11,7 +11,7 @@ import { UserBm25, type RowTest, type RowidSpan, type SearchPlan, type WeightedP
 import { EntryRepeats, NAME_WEIGHT, repeatKey } from './repeats.js';
 import { TransactionBatcher } from './transaction-batcher.js';
 import { eachInSteps, STEP_MS } from './steps.js';
-import { pause, sliceSpent } from '../../pace.js';
+import { room } from '../../pace.js';
 import { contentHash } from '../../domain/hash.js';
 import { ENTRY_COLUMNS as COLUMNS, ENTRY_VALUES, entryParams, entryRowOf, rowToEntry, type EntryRow } from './rows/entries.js';
 import { ownedText, ownerPrefix } from './owned-text.js';
@@ -150,7 +150,10 @@ export interface SqliteLongTermOptions {
    * all threads, 3.0–3.8 ms through the thread against 1.9 on the caller's thread).
    */
   threadFrom?: number;
-  /** how long each transaction of a prune deletes, or a substring search reads, before it waits as long (default STEP_MS; 0: a row or a page each) */
+  /**
+   * how long each transaction of a prune deletes before it waits as long, or a substring search reads
+   * before it makes room for requests (src/pace.ts, room) (default STEP_MS; 0: a row or a page each)
+   */
   stepMs?: number;
   /** entries a substring search tests at a time (default SUBSTRING_PAGE) */
   substringPage?: number;
@@ -446,15 +449,16 @@ export class SqliteLongTermStore implements LongTermStore {
     const match = this.statement(this.s.like, likeSql, o);
     const pageEnd = o.sessionId === undefined ? this.s.pageEnd : this.s.sessionPageEnd;
     const at = { user_id: userId, session_id: o.sessionId ?? null };
+    const pattern = likePattern(q);
     let key = FIRST_KEY;
     for (;;) {
       o.signal?.throwIfAborted();
       const end = pageEnd.get({ ...at, ...key, offset: this.substringPage - 1 }) as [string, number] | undefined;
-      const rows = match.all({ ...at, ...key, lc: end?.[0] ?? '', lr: end?.[1] ?? 0, pattern: likePattern(q), limit: o.limit - out.length });
+      const rows = match.all({ ...at, ...key, lc: end?.[0] ?? '', lr: end?.[1] ?? 0, pattern, limit: o.limit - out.length });
       for (const row of rows as unknown[][]) out.push(entryOf(row));
       if (!end || out.length >= o.limit) return out;
       key = { c: end[0], r: end[1] };
-      if (sliceSpent() >= this.stepMs) await pause(this.stepMs);
+      await room(this.stepMs);
     }
   }
 

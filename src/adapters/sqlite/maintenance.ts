@@ -8,7 +8,7 @@ import { MIGRATIONS } from './migrations.js';
 import { EntryRepeats } from './repeats.js';
 import { rowToTurn, TURN_COLUMNS, type TurnRow } from './rows/turns.js';
 import { openRowids } from './turn-log.js';
-import { pause, SLICE_MS, sliceSpent } from '../../pace.js';
+import { room, SLICE_MS } from '../../pace.js';
 
 const SAMPLE = 5;
 const PROBE_BUSY_MS = 1000;
@@ -57,7 +57,7 @@ const SESSION_STATS = `
 /**
  * The best `limit` of every group's counts by `before`, read a page of GROUP_PAGE groups at a time:
  * `keys(after)` names the next page's groups after the last one read ('' at first), `stats(keys)`
- * counts them. Pauses between pages once the process's slice has run `stepMs`.
+ * counts them. Between pages, room for requests once the process's slice has run `stepMs` (src/pace.ts).
  */
 async function bestOfPages<T>(keys: (after: string) => string[], stats: (keys: string[]) => T[], before: (a: T, b: T) => number, limit: number, stepMs: number): Promise<T[]> {
   let best: T[] = [];
@@ -67,7 +67,7 @@ async function bestOfPages<T>(keys: (after: string) => string[], stats: (keys: s
     best = [...best, ...stats(page)].sort(before).slice(0, limit);
     if (page.length < GROUP_PAGE) return best;
     after = page[page.length - 1]!;
-    if (sliceSpent() >= stepMs) await pause(stepMs);
+    await room(stepMs);
   }
 }
 
@@ -87,7 +87,7 @@ export class SqliteMaintenanceStore implements MaintenanceStore {
     private readonly db: Db,
     /** the file's path as configured (`:memory:` for an in-memory database) */
     private readonly path: string,
-    /** how long the inspector's counts read before they pause as long (default SLICE_MS; 0: a page each) */
+    /** how long the inspector's counts read before they make room for requests (src/pace.ts, room) (default SLICE_MS; 0: a page each) */
     private readonly stepMs = SLICE_MS,
   ) {}
 
