@@ -313,6 +313,28 @@ export function longTermContract(name: string, make: () => Promise<LongTermStore
       assert.equal(await s.get(u, e.id), null);
     });
 
+    it('persistTurn of one long text for two users at once indexes each under its own user, and a turn not written leaves nothing behind', async () => {
+      const { store: s, turns } = await withTurnLog();
+      const [a, b, c] = [uid(), uid(), uid()];
+      // over 4,000 characters (what the SQLite store prepares before its write), a rare pair at its end
+      const long = `${'We compared the ferry timetable with the bus routes along the coast again. '.repeat(70)}Then the quokka from Zanzibar.`;
+      const [ea, eb, ec] = [a, b, c].map((u) => entry(u, long));
+      const logged = (e: MemoryEntry): Turn => ({ id: e.id, user_id: e.user_id, session_id: e.session_id, role: e.role, name: null, content: e.content, content_hash: e.content_hash, created_at: e.created_at, importance: null, pinned: false, metadata: null });
+      // c's turn is not logged: its write is refused after its text was prepared
+      await turns.append(logged(ea!));
+      await turns.append(logged(eb!));
+      assert.deepEqual(await Promise.all([s.persistTurn(ec!), s.persistTurn(ea!), s.persistTurn(eb!)]), [false, true, true]);
+      for (const [u, e] of [[a, ea!], [b, eb!]] as const) {
+        const hits = await s.searchText(u, 'zanzibar quokka', { limit: 5 });
+        assert.deepEqual(hits.map((h) => h.entry.id), [e.id], `${u} finds its own copy by the words at its end, and only that`);
+      }
+      assert.deepEqual(await s.searchText(c, 'zanzibar quokka', { limit: 5 }), [], 'the refused write indexed nothing');
+      // the same text written later for c, whose prepared copy was never used
+      await s.upsert([ec!]);
+      assert.deepEqual((await s.searchText(c, 'zanzibar quokka', { limit: 5 })).map((h) => h.entry.id), [ec!.id]);
+      assert.deepEqual((await s.searchText(a, 'zanzibar quokka', { limit: 5 })).map((h) => h.entry.id), [ea!.id], "a's search does not reach c's copy");
+    });
+
     it('applies a retrieval filter in searchText, searchSubstring and recent, before the limit', async () => {
       const s = await make();
       const u = uid();

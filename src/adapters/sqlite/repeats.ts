@@ -61,10 +61,9 @@ export class EntryRepeats {
     this.textOf = db.prepare('SELECT rowid, content, name FROM entries WHERE user_id = ? AND id = ?').raw();
   }
 
-  /** after an insert of the entry at `rowid` */
-  inserted(rowid: number | bigint, content: string, name: string | null): void {
-    const r = repeatsOf(content, name);
-    if (r !== null) this.put.run(rowid, r);
+  /** after an insert of the entry at `rowid`; `record`: its repeatsOf, when counted before the write */
+  inserted(rowid: number | bigint, content: string, name: string | null, record = repeatsOf(content, name)): void {
+    if (record !== null) this.put.run(rowid, record);
   }
 
   /** after an update of an entry's text (a changed text's trigger dropped its old record) */
