@@ -76,6 +76,11 @@ export function prepareOwnedText(userId: string, text: string): void {
   }
 }
 
+/** the prepared texts kept now, and their characters (tests, stats) */
+export function preparedOwnedTexts(): { texts: number; chars: number } {
+  return { texts: prepared.size, chars: preparedChars };
+}
+
 /** the owned text of `text` for `userId`, prepared (and taken) or computed now */
 function ownedTextOf(userId: string, text: string): string {
   if (text.length >= PREPARED_FROM_CHARS) {
