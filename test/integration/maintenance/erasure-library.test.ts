@@ -43,6 +43,25 @@ describe('Memory: clearSession, clearAll, forget, export/import', () => {
     await memory.close();
   });
 
+  it("another process's forget and clear leave nothing of theirs in this one's vector index, neither in its answers nor in its memory", async () => {
+    const a = await testMemory();
+    // a second process on the same file (a serve beside the CLI): it reads, A writes and erases
+    const b = await testMemory({ sqlite_path: a.services.config.sqlite_path }, { runWorkers: false, reconcile: false });
+    await a.memory.addTurns([turn('ann', 'a', 'Ann keeps bees on the roof'), turn('ann', 'b', 'Ann sold the bees in May'), turn('bob', 'c', 'Bob keeps bees too')]);
+    await a.memory.idle();
+    const texts = async (user: string) => (await b.memory.retrieve({ user_id: user, query: 'bees on the roof', top_k: 8 })).results.map((r) => r.content);
+    const held = () => (b.services.vectors as unknown as { stats(): Array<{ vectors: number }> }).stats()[0]!.vectors;
+    assert.equal((await texts('ann')).length, 2, 'read (and loaded into memory) before the erasures');
+    assert.equal(held(), 3);
+    await a.memory.clearSession('ann', 'b');
+    assert.deepEqual(await texts('ann'), ['Ann keeps bees on the roof']);
+    await a.memory.forget('ann');
+    assert.deepEqual(await texts('ann'), [], 'nothing of ann in any tier');
+    assert.equal(held(), 1, "only bob's vector is left in memory");
+    assert.deepEqual(await texts('bob'), ['Bob keeps bees too']);
+    await Promise.all([a.memory.close(), b.memory.close()]);
+  });
+
   it('clearAll erases every user', async () => {
     const { memory, services: s } = await testMemory();
     await memory.addTurns([turn('ann', 'a', 'Ann one'), turn('bob', 'b', 'Bob one')]);
