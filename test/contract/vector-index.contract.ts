@@ -165,6 +165,25 @@ export function vectorIndexContract(name: string, make: () => Promise<VectorInde
       await ix.close();
     });
 
+    it("a search returns each row as it is now: another instance's edit and delete (another process on the same store), and its own, of rows it had just returned", async () => {
+      const [ix, other] = [await make(), await make()];
+      const u = uid();
+      const [kept, gone] = [pid('kept'), pid('gone')];
+      const said = (id: string, content: string, v: Float32Array): VectorPoint => ({ id, vector: v, payload: payload(u, 's', content) });
+      await ix.upsert(A, [said(kept, 'first', axis(0)), said(gone, 'second', axis(0, 0.3))]);
+      const texts = async () => (await ix.search(A, axis(0), { user_id: u }, 5)).map((h) => [h.id, h.payload.content]);
+      assert.deepEqual(await texts(), [[kept, 'first'], [gone, 'second']]);
+      // the same vector, another text: only the row's payload tells the edit
+      await other.upsert(A, [said(kept, 'edited elsewhere', axis(0))]);
+      await other.delete(u, [gone]);
+      assert.deepEqual(await texts(), [[kept, 'edited elsewhere']], "the other instance's edit and delete");
+      await ix.upsert(A, [said(kept, 'edited here', axis(0))]);
+      assert.deepEqual(await texts(), [[kept, 'edited here']], 'its own edit');
+      await other.upsert(A, [said(gone, 'written again', axis(0, 0.3))]);
+      assert.deepEqual(await texts(), [[kept, 'edited here'], [gone, 'written again']], 'a deleted id written again');
+      await Promise.all([ix.close(), other.close()]);
+    });
+
     it('deleting an entry removes every passage under every embedder; deleteWhere counts entries', async () => {
       const ix = await make();
       const u = uid();

@@ -1,4 +1,5 @@
 import { Arena } from './arena.js';
+import { CandidateRows } from './candidate-rows.js';
 import { Partition, type CreatedSpan, type PartitionShape, type ScanSplit } from './partition.js';
 import { quantizeInto, strideFor } from './quantize.js';
 import { scanThread } from './scan-thread.js';
@@ -15,10 +16,12 @@ const keyOf = (userId: string, id: string): string => `${userId}\u0000${id}`;
 /**
  * The in-memory side of one embedder's vectors: a partition per user, in one arena. It knows ids,
  * users, sessions and SQLite rowids, not payloads; those stay in the file and are read for the few
- * rows a search returns.
+ * rows a search returns, and the rows of recent searches' candidates are kept (`candidates`) while
+ * nothing is removed from here.
  */
 export class EmbedderIndex {
   readonly stride: number;
+  readonly candidates: CandidateRows;
   private arena = new Arena();
   private partitions = new Map<string, Partition>();
   private where = new Map<string, Partition>();
@@ -32,8 +35,10 @@ export class EmbedderIndex {
     readonly id: string,
     readonly dim: number,
     split: { minRows: number } | false = { minRows: SPLIT_MIN_ROWS },
+    candidates = new CandidateRows(),
   ) {
     this.stride = strideFor(dim);
+    this.candidates = candidates;
     this.split = split ? { thread: scanThread(), minRows: split.minRows } : null;
   }
 
@@ -62,6 +67,7 @@ export class EmbedderIndex {
     const key = keyOf(userId, id);
     const p = this.where.get(key);
     if (!p) return;
+    this.candidates.drop();
     this.rows -= p.remove(id);
     this.where.delete(key);
     if (p.n === 0) {
@@ -76,6 +82,7 @@ export class EmbedderIndex {
     this.partitions = new Map();
     this.where = new Map();
     this.rows = 0;
+    this.candidates.drop();
   }
 
   /**

@@ -223,7 +223,7 @@ export class EmbeddedVectorIndex implements VectorIndex {
           signal?.throwIfAborted();
         }
         const { rowids, ids } = index.nearest(query, filter.user_id, filter.session_id, r, allowed, share, span);
-        found = { rowids, ids, rows: await this.store.byRowids(rowids) };
+        found = { rowids, ids, rows: await index.candidates.of(rowids, (missing) => this.store.byRowids(missing)) };
       }
       const { rowids, ids, rows } = found;
       const best = new Map<string, VectorHit>();
@@ -267,7 +267,7 @@ export class EmbeddedVectorIndex implements VectorIndex {
     const budget = complete ? rowids.length : Math.max(2 * r, Math.ceil(n / PROBE_READS_PER_ROW));
     for (let read = 0; picked.rowids.length < r && read < Math.min(rowids.length, budget); ) {
       const batch = rowids.slice(read, read + r);
-      const rows = await this.store.byRowids(batch);
+      const rows = await index.candidates.of(batch, (missing) => this.store.byRowids(missing));
       for (let i = 0; i < batch.length && picked.rowids.length < r; i++) {
         const rowid = batch[i]!;
         const row = rows.get(rowid);
