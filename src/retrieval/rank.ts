@@ -381,7 +381,7 @@ export function supersede(scored: readonly Scored[], o: RankOptions): Scored[] {
     .map((s) => ({ s, matched: matchedTerms(s.candidate, terms) }))
     .filter(({ matched }) => matched.size > 0)
     // read only for a pair that passes every other test (most fail on the speaker or the change word)
-    .map((x) => Object.assign(x, { holders: lazily(() => holdersOf(x.s.candidate.content, x.s.candidate.name)) }));
+    .map((x) => Object.assign(x, { holders: lazily(() => holdersOf(x.s.candidate.content, x.s.candidate.name)), announces: lazily(() => CHANGE.test(x.s.candidate.content)) }));
   // newest first, so a memory's score is final before any older one is compared with it
   statements.sort((a, b) => b.s.candidate.created_at.localeCompare(a.s.candidate.created_at));
   for (let i = 0; i < statements.length; i++) {
@@ -389,7 +389,8 @@ export function supersede(scored: readonly Scored[], o: RankOptions): Scored[] {
     for (let j = 0; j < i; j++) {
       const newer = statements[j]!;
       if (newer.s.candidate.created_at === older.s.candidate.created_at) continue;
-      if (speaker(newer.s.candidate) !== speaker(older.s.candidate) || !CHANGE.test(newer.s.candidate.content)) continue;
+      // the change word once a statement, not once a pair (a message's ~60 statements: ~1,800 pairs)
+      if (speaker(newer.s.candidate) !== speaker(older.s.candidate) || !newer.announces()) continue;
       if (!sameSubject(older.matched, newer.matched) || !sameHolder(older.holders(), newer.holders())) continue;
       if (newer.s.score < older.s.score - SUPERSEDE_MARGIN) continue;
       if (older.s.supersededBy === null) {
