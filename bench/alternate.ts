@@ -3,7 +3,10 @@
 // load. On these shared machines two bench runs of one tree differ by as much as two trees; the
 // alternated means tell a 3–5% change. Each build opens the store with its own code (its own
 // statements, caches and index) and is warmed before it is counted.
-//   node dist/bench/alternate.js --a DIST --b DIST [--corpus templated|realtext] [--store DIR] [--rounds N] [--kind KIND] [--realtext-data DIR]
+//   node dist/bench/alternate.js --a DIST --b DIST [--corpus templated|realtext] [--store DIR] [--rounds N] [--kind KIND] [--realtext-data DIR] [--once]
+// --once: every query of the corpus (realtext: all of RealMem and LoCoMo dev's, not 200) is asked once
+// by each build after a warm-up on the first tenth, never again: what a cache kept across a user's
+// searches gives when no query repeats (the repeated rounds ask the same 200 again and again).
 // DIST: a build's dist folder (another tree's: `git worktree add`, then `npx tsc -p tsconfig.json`
 // there). `templated`: the http section's 20k generated turns and its 400 queries; `realtext`: RealMem
 // and LoCoMo dev as is and 200 of their queries with the filter kind given (realtext section's KINDS).
@@ -28,6 +31,7 @@ if (which !== 'templated' && which !== 'realtext') throw new Error(`--corpus: te
 const store = resolve(opt('store', `/tmp/nc-alternate-${which}`));
 const rounds = Number(opt('rounds', '8'));
 const kind = opt('kind', 'plain');
+const once = args.includes('--once');
 const data = resolve(opt('realtext-data', '../shared/data'));
 const BLOCK = which === 'templated' ? 40 : 20;
 
@@ -52,7 +56,8 @@ async function open(dist: string, seed: boolean): Promise<{ memory: Memory; quer
     await services.longTerm.mergeTextIndex();
   }
   if (!(kind in rt.KINDS)) throw new Error(`--kind: one of ${Object.keys(rt.KINDS).join(', ')}`);
-  return { memory, queries: rt.sample([...realmem.queries, ...locomo.queries], 200).map((q) => rt.bodyOf(q, kind)) };
+  const all = [...realmem.queries, ...locomo.queries];
+  return { memory, queries: (once ? all : rt.sample(all, 200)).map((q) => rt.bodyOf(q, kind)) };
 }
 
 mkdirSync(store, { recursive: true });
@@ -63,19 +68,31 @@ const queries = a.queries;
 
 /** CPU ms (every thread of this process) a retrieve over one block of queries from `from` */
 async function block(memory: Memory, from: number): Promise<number> {
+  // --once: the last block is what is left, not queries asked again
+  const n = once ? Math.min(BLOCK, queries.length - from) : BLOCK;
   const c0 = process.cpuUsage();
-  for (let i = 0; i < BLOCK; i++) await memory.retrieve(queries[(from + i) % queries.length]!);
+  for (let i = 0; i < n; i++) await memory.retrieve(queries[(from + i) % queries.length]!);
   const d = process.cpuUsage(c0);
-  return (d.user + d.system) / 1000 / BLOCK;
+  return (d.user + d.system) / 1000 / n;
 }
 
 const blocks = Math.ceil(queries.length / BLOCK);
-for (let i = 0; i < blocks; i++) {
+const ms = { a: [] as number[], b: [] as number[] };
+if (once) {
+  const warm = Math.ceil(blocks / 10);
+  for (let i = 0; i < blocks; i++) {
+    const order = i % 2 === 0 ? (['a', 'b'] as const) : (['b', 'a'] as const);
+    for (const side of order) {
+      const cpu = await block(side === 'a' ? a.memory : b.memory, i * BLOCK);
+      if (i >= warm) ms[side].push(cpu);
+    }
+  }
+}
+for (let i = 0; !once && i < blocks; i++) {
   await block(a.memory, i * BLOCK);
   await block(b.memory, i * BLOCK);
 }
-const ms = { a: [] as number[], b: [] as number[] };
-for (let r = 0; r < rounds; r++) {
+for (let r = 0; !once && r < rounds; r++) {
   for (let i = 0; i < blocks; i++) {
     const from = i * BLOCK;
     const order = (r + i) % 2 === 0 ? (['a', 'b'] as const) : (['b', 'a'] as const);
@@ -84,7 +101,7 @@ for (let r = 0; r < rounds; r++) {
 }
 const mean = (xs: number[]) => xs.reduce((s, x) => s + x, 0) / xs.length;
 process.stdout.write(
-  `${which}${which === 'realtext' ? ` (${kind})` : ''}, ${rounds} rounds of ${blocks} blocks of ${BLOCK} queries: ` +
+  `${which}${which === 'realtext' ? ` (${kind})` : ''}, ${once ? `each of ${queries.length} queries once (the first tenth a warm-up)` : `${rounds} rounds of ${blocks} blocks of ${BLOCK} queries`}: ` +
     `A ${mean(ms.a).toFixed(3)} ms, B ${mean(ms.b).toFixed(3)} ms CPU a retrieve; B/A ${(mean(ms.b) / mean(ms.a)).toFixed(3)}\n`,
 );
 process.exit(0);
