@@ -412,7 +412,7 @@ export function supersede(scored: readonly Scored[], o: RankOptions): Scored[] {
 export function finalize(scored: readonly Scored[], o: RankOptions): RetrievalResult[] {
   const sig = o.signals ?? ALL_SIGNALS;
   const wanted = new Set(stems((o.terms ?? []).join(' ')));
-  const kept = supersede(scored, o).filter((s) => s.score >= (o.minScore ?? 0) && (s.answers || !isFiller(s.candidate.content)));
+  const kept = supersede(scored, o).filter((s) => s.score >= (o.minScore ?? 0) && (s.answers || !factOf(s.candidate.content, FILLER)));
   return (sig.spread && isMessage(o) ? spreadOverSessions(kept, sig.sessions) : kept)
     .slice(0, o.topK)
     .map((s) => toResult(s, sig, wanted));
@@ -491,6 +491,9 @@ function recencyOf(createdAt: string, now: number): number {
 
 /** what asksOnly has read of texts holding a "?", in characters (tests count work with it) */
 export const asksWork = { chars: 0 };
+
+/** kept by text (text-cache.ts): every candidate of every pass is asked (~2% of a real-text retrieve's CPU, tested afresh each time) */
+const FILLER: TextFact<boolean> = { name: 'filler', compute: isFiller };
 
 /** kept by text (text-cache.ts): every candidate of every pass asks, and the same ones come back */
 const ASKS_ONLY: TextFact<boolean> = {
