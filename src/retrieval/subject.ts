@@ -4,6 +4,7 @@
  * Supersession compares these: a newer statement replaces an older one only when both tell about the
  * same holder, so a change in the user's job never marks the sister's job as replaced.
  */
+import { factOf, type TextFact } from './text-cache.js';
 
 /**
  * People a speaker names by their relation to them ("my sister", "our landlord"). A closed class of
@@ -39,8 +40,24 @@ const TOKEN = /[\p{L}\p{N}][\p{L}\p{N}'’]*|[.!?;:]/gu;
  * itself ("I", "my job"). Empty when it names none of them ("Sounds great, congrats!").
  */
 export function holdersOf(content: string, speakerName?: string | null): Set<string> {
-  const out = new Set<string>();
+  const { told, names } = factOf(content, TOLD);
+  const out = new Set(told);
   const own = new Set((speakerName ?? '').toLowerCase().split(/\s+/).filter(Boolean));
+  for (const w of names) out.add(own.has(w) ? SELF : w);
+  return out;
+}
+
+/**
+ * What a text tells of its holders whoever said it: relations and the first person (`told`), and the
+ * names written with a capital inside a sentence (`names`, lower-cased), which holdersOf reads as the
+ * speaker when they are the speaker's own. Kept by text (text-cache.ts): supersession asks it of the
+ * same statements pass after pass.
+ */
+const TOLD: TextFact<{ told: ReadonlySet<string>; names: ReadonlySet<string> }> = { name: 'holders', compute: (content) => holdersTold(content) };
+
+function holdersTold(content: string): { told: Set<string>; names: Set<string> } {
+  const out = new Set<string>();
+  const names = new Set<string>();
   let sentenceStart = true;
   // a possessive seen and the words it may still reach: "my older sister" names the sister
   let owner: { who: string; left: number } | null = null;
@@ -65,12 +82,12 @@ export function holdersOf(content: string, speakerName?: string | null): Set<str
     } else {
       if (owner && --owner.left === 0) settle();
       if (FIRST_PERSON.has(w)) out.add(SELF);
-      else if (!sentenceStart && /^\p{Lu}/u.test(raw) && !NOT_NAMES.has(w)) out.add(own.has(w) ? SELF : w);
+      else if (!sentenceStart && /^\p{Lu}/u.test(raw) && !NOT_NAMES.has(w)) names.add(w);
     }
     sentenceStart = false;
   }
   settle();
-  return out;
+  return { told: out, names };
 }
 
 /** A question about the asker's own state ("where do I live?", "what is my job?") or about no one named. */
