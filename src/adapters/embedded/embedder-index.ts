@@ -21,7 +21,7 @@ const keyOf = (userId: string, id: string): string => `${userId}\u0000${id}`;
  */
 export class EmbedderIndex {
   readonly stride: number;
-  readonly candidates: CandidateRows;
+  readonly candidates = new CandidateRows();
   private arena = new Arena();
   private partitions = new Map<string, Partition>();
   private where = new Map<string, Partition>();
@@ -35,10 +35,8 @@ export class EmbedderIndex {
     readonly id: string,
     readonly dim: number,
     split: { minRows: number } | false = { minRows: SPLIT_MIN_ROWS },
-    candidates = new CandidateRows(),
   ) {
     this.stride = strideFor(dim);
-    this.candidates = candidates;
     this.split = split ? { thread: scanThread(), minRows: split.minRows } : null;
   }
 

@@ -429,16 +429,20 @@ export class EmbeddedVectorIndex implements VectorIndex {
     let loadedVectors = 0;
     for (const ix of this.loaded.values()) loadedVectors += ix.size;
     if (lost || foreign > Math.max(RELOAD_AFTER_MIN, loadedVectors)) {
-      this.listings.clear();
-      for (const ix of this.loaded.values()) {
-        ix.clear();
-        await this.fill(ix);
-      }
-      this.cursor = head;
+      await this.reload(head);
     } else {
       this.cursor = Math.max(this.cursor, pruned);
+      // seqs are never reused and commit in order, so a seq missing between the cursor and the head is
+      // a change deleted from the log: an erasure's sweep takes the erased user's rows of it, its
+      // deletes among them (a rolled-back write on PostgreSQL leaves one too). What it changed is not
+      // known here, and the erased vectors must not stay in memory (nor their rows among the kept
+      // candidates): the index is read again
+      let gap = false;
       for (;;) {
         const changes = await this.store.since(this.cursor, CHANGES_PAGE);
+        changes.forEach((c, i) => {
+          if (c.seq !== (i === 0 ? this.cursor : changes[i - 1]!.seq) + 1) gap = true;
+        });
         const seen = new Set<string>();
         const reread = changes.filter((c) => {
           if (this.own.has(c.seq) || !this.loaded.has(c.embedder)) return false;
@@ -460,8 +464,19 @@ export class EmbeddedVectorIndex implements VectorIndex {
         if (changes.length > 0) this.cursor = changes[changes.length - 1]!.seq;
         if (changes.length < CHANGES_PAGE) break;
       }
+      if (gap || this.cursor < head) await this.reload(Math.max(this.cursor, head));
     }
     this.own.dropThrough(this.cursor);
+  }
+
+  /** Every loaded index read again from the store, the cursor at `head` (changes after it are replayed later: putting a row again changes nothing). */
+  private async reload(head: number): Promise<void> {
+    this.listings.clear();
+    for (const ix of this.loaded.values()) {
+      ix.clear();
+      await this.fill(ix);
+    }
+    this.cursor = head;
   }
 
   /**

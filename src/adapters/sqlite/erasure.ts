@@ -5,16 +5,12 @@ import type { Db } from './db.js';
 import { inSteps, STEP_MS } from './steps.js';
 
 /**
- * Tables erased by name below, or holding no text of a user; the sweep covers any other table with a
- * user_id column. `erasures` holds the signals to the other processes (a user id for a few minutes, no
- * text). `entry_sizes` holds a row per entry, deleted with it by its trigger: swept, it was read whole
- * for nothing (it has no index by user or session: 100k rows, 62 ms of every session's erasure).
- * `vector_changes` holds ids only, and the other processes need its delete records to drop the erased
- * vectors from memory (as on PostgreSQL); it is pruned on its own (see EmbeddedVectorIndex). Swept,
- * the erasure's own delete records went with it, and every other process kept the erased vectors'
- * codes in memory until it restarted.
+ * Tables erased by name below; the sweep covers any other table with a user_id column. `erasures`
+ * holds the signals to the other processes (a user id for a few minutes, no text). `entry_sizes` holds
+ * a row per entry, deleted with it by its trigger: swept, it was read whole for nothing (it has no
+ * index by user or session: 100k rows, 62 ms of every session's erasure).
  */
-const KNOWN_TABLES = new Set(['turns', 'entries', 'entry_sizes', 'vectors', 'vector_changes', 'vector_deletes', 'archive_runs', 'erasures', 'erasure_listeners']);
+const KNOWN_TABLES = new Set(['turns', 'entries', 'entry_sizes', 'vectors', 'vector_deletes', 'archive_runs', 'erasures', 'erasure_listeners']);
 /** how long an erasure signal stays for the other processes to see it */
 const SIGNAL_TTL_MS = 5 * 60_000;
 

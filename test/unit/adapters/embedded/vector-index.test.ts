@@ -35,6 +35,28 @@ sharedStoreCases('the SQLite file', async (options) => {
 });
 
 describe('EmbeddedVectorIndex', () => {
+  it('changes deleted from the log (an erasure sweeps the erased user\'s) leave nothing of theirs in another process\'s memory or answers', async () => {
+    const { vectors } = clustered(6, DIM, 3);
+    const file = join(dir, `v${files++}.db`);
+    const [da, db] = [openDatabase(file), openDatabase(file)];
+    const [a, b] = [new EmbeddedVectorIndex(da), new EmbeddedVectorIndex(db)];
+    await a.upsert(TAG, [point('kept', vectors[0]!), point('erased', vectors[1]!, 'v'), point('also-erased', vectors[2]!, 'v')]);
+    const ids = async (user: string, i: number) => (await b.search(TAG, vectors[i]!, { user_id: user }, 3)).map((h) => h.id);
+    assert.deepEqual((await ids('v', 1))[0], 'erased', 'loaded, and the rows of its candidates kept');
+    await a.delete('v', ['erased', 'also-erased']);
+    // as the sweep does: every change of the user, the deletes just written among them
+    da.prepare("DELETE FROM vector_changes WHERE user_id = 'v'").run();
+    assert.deepEqual(await ids('v', 1), [], 'no erased vector answers');
+    assert.equal(b.stats()[0]!.vectors, 1, 'nor stays in memory');
+    assert.deepEqual(await ids('u', 0), ['kept']);
+    // the next write of another user is replayed as usual afterwards
+    await a.upsert(TAG, [point('later', vectors[3]!)]);
+    assert.deepEqual((await ids('u', 3))[0], 'later');
+    await Promise.all([a.close(), b.close()]);
+    da.close();
+    db.close();
+  });
+
   it('returns the exact top k (recall@8 against an exact scan) with exact cosine scores', async () => {
     const { vectors, near } = clustered(4000, DIM, 11);
     const file = join(dir, `v${files++}.db`);
