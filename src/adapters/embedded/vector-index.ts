@@ -436,13 +436,12 @@ export class EmbeddedVectorIndex implements VectorIndex {
       // a change deleted from the log: an erasure's sweep takes the erased user's rows of it, its
       // deletes among them (a rolled-back write on PostgreSQL leaves one too). What it changed is not
       // known here, and the erased vectors must not stay in memory (nor their rows among the kept
-      // candidates): the index is read again
+      // candidates): the index is read again, and nothing more of the log is replayed first
       let gap = false;
       for (;;) {
         const changes = await this.store.since(this.cursor, CHANGES_PAGE);
-        changes.forEach((c, i) => {
-          if (c.seq !== (i === 0 ? this.cursor : changes[i - 1]!.seq) + 1) gap = true;
-        });
+        gap = changes.some((c, i) => c.seq !== (i === 0 ? this.cursor : changes[i - 1]!.seq) + 1);
+        if (gap) break;
         const seen = new Set<string>();
         const reread = changes.filter((c) => {
           if (this.own.has(c.seq) || !this.loaded.has(c.embedder)) return false;
