@@ -78,26 +78,17 @@ async function block(memory: Memory, from: number): Promise<number> {
 
 const blocks = Math.ceil(queries.length / BLOCK);
 const ms = { a: [] as number[], b: [] as number[] };
+/** both builds over the block from `from`, which goes first flipping with `turn` */
+async function both(turn: number, from: number): Promise<void> {
+  for (const side of turn % 2 === 0 ? (['a', 'b'] as const) : (['b', 'a'] as const)) ms[side].push(await block(side === 'a' ? a.memory : b.memory, from));
+}
 if (once) {
   const warm = Math.ceil(blocks / 10);
-  for (let i = 0; i < blocks; i++) {
-    const order = i % 2 === 0 ? (['a', 'b'] as const) : (['b', 'a'] as const);
-    for (const side of order) {
-      const cpu = await block(side === 'a' ? a.memory : b.memory, i * BLOCK);
-      if (i >= warm) ms[side].push(cpu);
-    }
-  }
-}
-for (let i = 0; !once && i < blocks; i++) {
-  await block(a.memory, i * BLOCK);
-  await block(b.memory, i * BLOCK);
-}
-for (let r = 0; !once && r < rounds; r++) {
-  for (let i = 0; i < blocks; i++) {
-    const from = i * BLOCK;
-    const order = (r + i) % 2 === 0 ? (['a', 'b'] as const) : (['b', 'a'] as const);
-    for (const side of order) ms[side].push(await block(side === 'a' ? a.memory : b.memory, from));
-  }
+  for (let i = 0; i < warm; i++) for (const side of [a, b]) await block(side.memory, i * BLOCK);
+  for (let i = warm; i < blocks; i++) await both(i, i * BLOCK);
+} else {
+  for (let i = 0; i < blocks; i++) for (const side of [a, b]) await block(side.memory, i * BLOCK);
+  for (let r = 0; r < rounds; r++) for (let i = 0; i < blocks; i++) await both(r + i, i * BLOCK);
 }
 const mean = (xs: number[]) => xs.reduce((s, x) => s + x, 0) / xs.length;
 process.stdout.write(

@@ -53,7 +53,7 @@ export function holdersOf(content: string, speakerName?: string | null): Set<str
  * speaker when they are the speaker's own. Kept by text (text-cache.ts): supersession asks it of the
  * same statements pass after pass.
  */
-const TOLD: TextFact<{ told: ReadonlySet<string>; names: ReadonlySet<string> }> = { name: 'holders', compute: (content) => holdersTold(content) };
+const TOLD: TextFact<{ told: ReadonlySet<string>; names: ReadonlySet<string> }> = { name: 'holders', compute: holdersTold };
 
 function holdersTold(content: string): { told: Set<string>; names: Set<string> } {
   const out = new Set<string>();
