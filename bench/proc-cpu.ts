@@ -69,3 +69,18 @@ export function ownCpuSeconds(): number {
   const u = process.cpuUsage();
   return (u.user + u.system) / 1e6;
 }
+
+/**
+ * Bytes a process has handed to write() and pwrite() so far (`wchar` of /proc/<pid>/io: pipes and
+ * sockets included) and bytes it has dirtied for the disk (`write_bytes`), or null once it is gone.
+ */
+export function processWrites(pid: number): { wchar: number; disk: number } | null {
+  let io: string;
+  try {
+    io = readFileSync(`/proc/${pid}/io`, 'utf8');
+  } catch {
+    return null;
+  }
+  const field = (name: string) => Number(io.match(new RegExp(`^${name}: (\\d+)`, 'm'))?.[1] ?? NaN);
+  return { wchar: field('wchar'), disk: field('write_bytes') };
+}

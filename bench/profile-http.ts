@@ -10,7 +10,7 @@ import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
-import { childrenOf, processCpuSeconds } from './proc-cpu.js';
+import { childrenOf, processCpuSeconds, processWrites } from './proc-cpu.js';
 import { clusterEnv, generate, KEY, listeningPort, queries, runWrites } from './sections/http.js';
 
 const args = process.argv.slice(2);
@@ -93,6 +93,7 @@ try {
   if (what === 'writes') await settled(port);
   const pids = [proc.pid!, ...childrenOf(proc.pid!)];
   const before = pids.map(cpuMs);
+  const written0 = processWrites(proc.pid!);
   const self0 = process.cpuUsage();
   const load = loadavg()[0]!;
   const r = await run(seconds);
@@ -100,13 +101,16 @@ try {
   const during = pids.map(cpuMs);
   if (what === 'writes') await settled(port); // the jobs of these writes are part of their cost
   const after = pids.map(cpuMs);
+  const written1 = processWrites(proc.pid!);
   const n = r['2xx'];
   const per = (ms: number) => (ms / n).toFixed(3);
   const rows = pids.map((p, i) => `${i === 0 ? (processes === 1 ? 'the process' : 'primary') : `http ${i}`} ${per(during[i]! - before[i]!)} ms (with the jobs' drain: ${per(after[i]! - before[i]!)})`);
   const total = pids.reduce((s, _p, i) => s + after[i]! - before[i]!, 0);
+  const kb = (bytes: number) => (bytes / n / 1024).toFixed(1);
+  const written = written0 && written1 ? `; written by the ${processes === 1 ? 'process' : 'primary'} a request (jobs' drain included): ${kb(written1.wchar - written0.wchar)} KB handed to write(), ${kb(written1.disk - written0.disk)} KB dirtied for the disk` : '';
   process.stdout.write(
     `${what}, serve --processes ${processes}: ${n} ok (${r.non2xx + r.errors} not), ${(n / r.duration).toFixed(0)}/s, p50 ${r.latency.p50} ms, p99 ${r.latency.p99} ms, load ${load.toFixed(1)}\n` +
-      `CPU per request: ${rows.join('; ')}; serve total ${per(total)} ms; autocannon ${per((self.user + self.system) / 1000)} ms\n`,
+      `CPU per request: ${rows.join('; ')}; serve total ${per(total)} ms; autocannon ${per((self.user + self.system) / 1000)} ms${written}\n`,
   );
 } finally {
   if (proc.exitCode === null && proc.signalCode === null) {

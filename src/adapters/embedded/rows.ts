@@ -215,7 +215,7 @@ export class SqliteVectorStore implements VectorStore {
     /**
      * the store's transaction batcher: vector writes then commit with the turn log's and long-term
      * store's writes of the same event-loop turn (a batch of embed jobs beside a batch of persist jobs:
-     * one commit, not two)
+     * one commit, not two); an upsert is a job's result, committed in the batcher's later lane
      */
     private readonly writes?: TransactionBatcher,
   ) {
@@ -224,12 +224,15 @@ export class SqliteVectorStore implements VectorStore {
   }
 
   async upsert(batch: ReadonlyArray<{ tag: EmbedderTag; points: readonly VectorPoint[] }>, retain: number): Promise<Written<number[][]>> {
-    return this.write(retain, () =>
-      batch.map((u) => {
-        const rowids = u.points.map((p) => this.rows.upsert(u.tag, p));
-        for (const { user_id, id, last } of lastParts(u.points)) this.rows.trimParts(u.tag, user_id, id, last);
-        return rowids;
-      }),
+    return this.write(
+      retain,
+      () =>
+        batch.map((u) => {
+          const rowids = u.points.map((p) => this.rows.upsert(u.tag, p));
+          for (const { user_id, id, last } of lastParts(u.points)) this.rows.trimParts(u.tag, user_id, id, last);
+          return rowids;
+        }),
+      'later',
     );
   }
 
@@ -333,8 +336,8 @@ export class SqliteVectorStore implements VectorStore {
   }
 
   /** runs `fn` in one write transaction, pruning the log, and returns the change range it produced */
-  private async write<T>(retain: number, fn: () => T): Promise<Written<T>> {
-    return this.writes ? this.writes.run(() => this.writeNow(retain, fn)) : this.writeNow(retain, fn);
+  private async write<T>(retain: number, fn: () => T, lane: 'run' | 'later' = 'run'): Promise<Written<T>> {
+    return this.writes ? this.writes[lane](() => this.writeNow(retain, fn)) : this.writeNow(retain, fn);
   }
 
   private writeNow<T>(retain: number, fn: () => T): Written<T> {

@@ -22,7 +22,16 @@ interface PendingJob {
 export interface InProcessQueueOptions {
   attempts?: number;
   backoffMs?: number;
+  /** the least time between two batches of a batched processor (queues/batch.ts, coalesced) */
+  batchSpacingMs?: number;
 }
+
+/**
+ * Every pending job of this queue can start at once, so a batched processor's batch holds what arrived
+ * since the last: at most one batch per queue every this many ms under a stream of writes, with about
+ * half the pages committed per turn of a tick's batches (docs/bench-report.md, round 40).
+ */
+export const BATCH_SPACING_MS = 25;
 
 /**
  * The in-process queue: one p-queue per queue name, running the same processors as BullMQ workers
@@ -51,6 +60,7 @@ export class InProcessQueue implements JobQueue {
   private closed = false;
   private readonly attempts: number;
   private readonly backoffMs: number;
+  private readonly batchSpacingMs: number;
 
   constructor(
     private readonly log: Logger,
@@ -58,6 +68,7 @@ export class InProcessQueue implements JobQueue {
   ) {
     this.attempts = options.attempts ?? JOB_DEFAULTS.attempts;
     this.backoffMs = options.backoffMs ?? JOB_DEFAULTS.backoffMs;
+    this.batchSpacingMs = options.batchSpacingMs ?? BATCH_SPACING_MS;
     for (const q of QUEUE_NAMES) {
       this.waiting.set(q, []);
       this.failedJobs.set(q, []);
@@ -94,7 +105,7 @@ export class InProcessQueue implements JobQueue {
 
   async consume(processors: ProcessorMap, options: ConsumeOptions): Promise<void> {
     if (this.closed) throw new Error('queue is closed');
-    this.processors = { ...this.processors, ...oneByOne(processors) };
+    this.processors = { ...this.processors, ...oneByOne(processors, this.batchSpacingMs) };
     for (const q of options.queues) {
       if (!this.processors[q]) continue;
       this.queues.set(q, new PQueue({ concurrency: options.concurrency }));

@@ -184,7 +184,7 @@ export class SqliteLongTermStore implements LongTermStore {
 
   constructor(
     private readonly db: Db,
-    /** shared with the turn log, so a persist job's entry and its bookkeeping commit together */
+    /** shared with the turn log: one writer's commits (a persist job's entry in its `later` lane) */
     readonly writes: TransactionBatcher = new TransactionBatcher(db),
     options: SqliteLongTermOptions = {},
   ) {
@@ -263,8 +263,9 @@ export class SqliteLongTermStore implements LongTermStore {
       await prepared;
     }
     // the check and the write in one transaction (the batcher's): a delete or edit of the turn commits
-    // wholly before it (nothing is written) or wholly after (and then removes this entry too)
-    return this.writes.run(() => {
+    // wholly before it (nothing is written) or wholly after (and then removes this entry too). A job's
+    // result: in the batcher's later lane
+    return this.writes.later(() => {
       if (!this.s.turnHolds.get(entry.user_id, entry.id, entry.content_hash)) return false;
       this.insert(entry, record);
       return true;

@@ -26,8 +26,8 @@ export interface SqliteStore extends DurableStore {
 
 /**
  * Opens (creating when needed, migrating) the SQLite file and the store's parts over it. The turn log
- * and the long-term store share one transaction batcher, so a persist job's entry and its mark commit
- * together. Every part's driver errors leave it as the error catalog's (see errors.ts).
+ * and the long-term store share one transaction batcher: the connection's writes are one queue of
+ * group commits. Every part's driver errors leave it as the error catalog's (see errors.ts).
  */
 export async function openSqliteStore(path: string, log?: Logger): Promise<SqliteStore> {
   let db: Db;
@@ -58,6 +58,8 @@ export async function openSqliteStore(path: string, log?: Logger): Promise<Sqlit
       closed = true;
       // the long-term store's text-search thread holds a connection of its own
       await longTerm.close();
+      // jobs' writes still lingering in the batcher's later lane
+      writes.drain();
       db.close();
     },
   };

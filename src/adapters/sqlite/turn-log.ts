@@ -50,7 +50,7 @@ function sameTurn(held: Pick<Turn, 'session_id' | 'role' | 'name' | 'content'>, 
 /**
  * The turn log in the shared SQLite file: `embedded_with` and `persisted_at` record which jobs have
  * completed. Appends and the jobs' bookkeeping writes go through the transaction batcher (group
- * commits; shared with the long-term store, so a persist job's entry and its mark commit together).
+ * commits, shared with the long-term store and the embedded vector index: one writer's commits).
  * The `...Sync` forms are for other SQLite adapters writing in one transaction with other tables.
  */
 export class SqliteTurnLog implements TurnLog {

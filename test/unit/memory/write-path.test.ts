@@ -67,6 +67,8 @@ describe('write path', () => {
   it('commits concurrent single-turn writes as one transaction, and a conflicting one fails alone', async () => {
     const { memory, services: s } = await testMemory();
     await memory.addTurns({ id: 'owned', user_id: 'bob', session_id: 's', role: 'user', content: 'bob says hi' });
+    // its jobs' writes commit in a lane of their own (TransactionBatcher.later), not counted here
+    await memory.idle();
     // count the outermost transactions that wrote (commits) the turn writes make; reads in one
     // transaction (the short-term guard's, the jobs') commit nothing
     let commits = 0;
