@@ -215,7 +215,8 @@ export class SqliteVectorStore implements VectorStore {
     /**
      * the store's transaction batcher: vector writes then commit with the turn log's and long-term
      * store's writes of the same event-loop turn (a batch of embed jobs beside a batch of persist jobs:
-     * one commit, not two); an upsert is a job's result, committed in the batcher's later lane
+     * one commit, not two). Vector writes go in its `later` lane: they are the embed jobs' results, or
+     * wait for those in the index's chain of writes (EmbeddedVectorIndex keeps them in call order)
      */
     private readonly writes?: TransactionBatcher,
   ) {
@@ -224,15 +225,12 @@ export class SqliteVectorStore implements VectorStore {
   }
 
   async upsert(batch: ReadonlyArray<{ tag: EmbedderTag; points: readonly VectorPoint[] }>, retain: number): Promise<Written<number[][]>> {
-    return this.write(
-      retain,
-      () =>
-        batch.map((u) => {
-          const rowids = u.points.map((p) => this.rows.upsert(u.tag, p));
-          for (const { user_id, id, last } of lastParts(u.points)) this.rows.trimParts(u.tag, user_id, id, last);
-          return rowids;
-        }),
-      'later',
+    return this.write(retain, () =>
+      batch.map((u) => {
+        const rowids = u.points.map((p) => this.rows.upsert(u.tag, p));
+        for (const { user_id, id, last } of lastParts(u.points)) this.rows.trimParts(u.tag, user_id, id, last);
+        return rowids;
+      }),
     );
   }
 
@@ -336,8 +334,8 @@ export class SqliteVectorStore implements VectorStore {
   }
 
   /** runs `fn` in one write transaction, pruning the log, and returns the change range it produced */
-  private async write<T>(retain: number, fn: () => T, lane: 'run' | 'later' = 'run'): Promise<Written<T>> {
-    return this.writes ? this.writes[lane](() => this.writeNow(retain, fn)) : this.writeNow(retain, fn);
+  private async write<T>(retain: number, fn: () => T): Promise<Written<T>> {
+    return this.writes ? this.writes.later(() => this.writeNow(retain, fn)) : this.writeNow(retain, fn);
   }
 
   private writeNow<T>(retain: number, fn: () => T): Written<T> {

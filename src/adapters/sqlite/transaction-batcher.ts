@@ -19,7 +19,7 @@ interface Lane {
  * batch costs about the same as one per row. When the batch fails, each write is retried in a
  * transaction of its own, so only the bad one rejects and the others still commit.
  *
- * Two lanes. `run`: a write someone waits on (a turn's append, a delete, a job's mark), committed in
+ * Two lanes. `run`: a write someone waits on (a turn's append, a job's mark), committed in
  * the next turn of the event loop in a transaction of such writes alone, however much of the
  * process's slice of work (src/pace.ts) the jobs have spent. `later`: a job's entries and vectors,
  * committed after them. In one lane, a single-turn write's append waited behind a batch of jobs'
