@@ -79,15 +79,20 @@ export class Fleet {
 
   /** `cwd`: the process's working folder (the test's own by default) */
   async serve(env: Record<string, string>, cwd?: string): Promise<Proc & { base: string }> {
-    const p = await startCli(['serve', '--processes', SERVE_PROCESSES], env, /listening on (http:\/\/\S+)/, 60_000, { group: true, cwd });
-    this.children.add(p.child);
-    this.groups.add(p.child);
+    const p = await startCli(['serve', '--processes', SERVE_PROCESSES], env, /listening on (http:\/\/\S+)/, 60_000, {
+      group: true,
+      cwd,
+      spawned: (c) => {
+        this.children.add(c);
+        this.groups.add(c);
+      },
+    });
     return { child: p.child, output: p.output, base: p.match[1]!, group: true };
   }
 
   async worker(env: Record<string, string>, args: string[] = ['--queues', 'embed,persist', '--concurrency', '8'], cwd?: string): Promise<Proc> {
-    const p = await startCli(['worker', ...args], env, /worker ready/, 60_000, { cwd });
-    this.children.add(p.child);
+    // tracked from its spawn: when one of several workers started together fails, `after` still reaches the others
+    const p = await startCli(['worker', ...args], env, /worker ready/, 60_000, { cwd, spawned: (c) => this.children.add(c) });
     return { child: p.child, output: p.output };
   }
 

@@ -30,13 +30,26 @@ export function startCli(
   env: Record<string, string>,
   ready: RegExp,
   timeoutMs = 30_000,
-  /** group: its own process group (signal `-pid` to reach a `serve --processes N` and its workers at once); cwd: its working folder */
-  options: { group?: boolean; cwd?: string } = {},
+  /**
+   * group: its own process group (signal `-pid` to reach a `serve --processes N` and its workers at once); cwd: its working folder;
+   * spawned: told the child at once, so that a test's clean-up reaches it even when a sibling's start-up fails first
+   */
+  options: { group?: boolean; cwd?: string; spawned?: (child: ChildProcess) => void } = {},
 ): Promise<{ child: ChildProcess; match: RegExpMatchArray; output: () => string }> {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [CLI, ...args], { env: { PATH: process.env.PATH ?? '', ...env }, stdio: ['ignore', 'pipe', 'pipe'], detached: options.group ?? false, cwd: options.cwd });
+    options.spawned?.(child);
     let out = '';
-    const timer = setTimeout(() => reject(new Error(`"${args.join(' ')}" not ready after ${timeoutMs} ms:\n${out}`)), timeoutMs);
+    const timer = setTimeout(() => {
+      // a child left running would keep the test file's process alive until its timeout
+      try {
+        if (options.group && child.pid !== undefined) process.kill(-child.pid, 'SIGKILL');
+        else child.kill('SIGKILL');
+      } catch {
+        // gone already
+      }
+      reject(new Error(`"${args.join(' ')}" not ready after ${timeoutMs} ms:\n${out}`));
+    }, timeoutMs);
     const onData = (d: Buffer) => {
       out += d.toString();
       const m = out.match(ready);

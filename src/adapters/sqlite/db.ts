@@ -1,6 +1,7 @@
 import Database from 'better-sqlite3';
 import { closeSync, mkdirSync, openSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
+import { isBusy } from './errors.js';
 import { MIGRATIONS } from './migrations.js';
 import { registerOwnedText } from './owned-text.js';
 
@@ -61,9 +62,9 @@ export function openDatabase(path: string): Db {
     closeSync(openSync(path, 'a', 0o600));
   }
   const db = new Database(path);
-  db.pragma('journal_mode = WAL');
-  db.pragma('synchronous = NORMAL');
   db.pragma('busy_timeout = 10000');
+  switchToWal(db);
+  db.pragma('synchronous = NORMAL');
   db.pragma('foreign_keys = ON');
   // deleted and overwritten rows are zeroed, not left in free space: an erased memory (forget, clear,
   // delete, archive, edit) must not stay readable in the file's bytes
@@ -73,6 +74,28 @@ export function openDatabase(path: string): Db {
   registerOwnedText(db);
   migrate(db);
   return db;
+}
+
+/** how long opening a file retries its switch to WAL while other processes switch it too: the busy timeout's */
+const WAL_SWITCH_WAIT_MS = 10_000;
+
+/**
+ * Puts the file in WAL mode. Processes that open a new file at once (a fleet of workers started
+ * together) each read it in rollback mode, then want its exclusive lock to switch: SQLite sees the
+ * deadlock and answers one of them SQLITE_BUSY at once, without the busy timeout's wait. That one
+ * waits a little and tries again; by then the file is in WAL mode, or its holder has let go.
+ */
+export function switchToWal(db: Pick<Db, 'pragma'>, deadline = Date.now() + WAL_SWITCH_WAIT_MS): void {
+  for (let pauseMs = 1; ; pauseMs = Math.min(pauseMs * 2, 50)) {
+    try {
+      db.pragma('journal_mode = WAL');
+      return;
+    } catch (err) {
+      if (!isBusy(err) || Date.now() >= deadline) throw err;
+      // synchronous, as the open is: nothing else of this process may use the connection meanwhile
+      Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, pauseMs);
+    }
+  }
 }
 
 /**

@@ -44,11 +44,7 @@ describe('BullMQ: three worker processes, one SIGKILLed mid-run', () => {
     writeJsonl(file, turns);
 
     const workers = await Promise.all(
-      [0, 1, 2].map(async () => {
-        const w = await startCli(['worker', '--queues', 'embed,persist', '--concurrency', '8'], env, /worker ready: consuming embed,persist/);
-        children.add(w.child);
-        return w;
-      }),
+      [0, 1, 2].map(() => startCli(['worker', '--queues', 'embed,persist', '--concurrency', '8'], env, /worker ready: consuming embed,persist/, 30_000, { spawned: (c) => children.add(c) })),
     );
 
     const ingest = runCli(['ingest', file, '--wait', '--json'], env);
