@@ -26,6 +26,13 @@ export const CANDIDATE_ROW_BYTES = 16_000_000;
  */
 export class CandidateRows {
   private readonly rows = new Map<number, FullRow>();
+  /**
+   * The rowids kept, oldest first from `head`. The oldest are not found by iterating `rows`: a Map
+   * keeps a deleted entry's slot until it grows again, and an iteration from its start walks every
+   * such slot, so evicting the oldest row by iteration cost more the longer rows were evicted.
+   */
+  private order: number[] = [];
+  private head = 0;
   private bytes = 0;
   /** moves at every drop: a read that began under another generation keeps nothing */
   private generation = 0;
@@ -55,6 +62,8 @@ export class CandidateRows {
   drop(): void {
     this.generation++;
     this.rows.clear();
+    this.order = [];
+    this.head = 0;
     this.bytes = 0;
   }
 
@@ -67,12 +76,17 @@ export class CandidateRows {
   private keep(rowid: number, row: FullRow): void {
     const size = sizeOf(row);
     if (size > this.maxBytes || this.rows.has(rowid)) return;
-    for (const [old, kept] of this.rows) {
-      if (this.bytes + size <= this.maxBytes) break;
+    while (this.bytes + size > this.maxBytes && this.head < this.order.length) {
+      const old = this.order[this.head++]!;
+      this.bytes -= sizeOf(this.rows.get(old)!);
       this.rows.delete(old);
-      this.bytes -= sizeOf(kept);
+    }
+    if (this.head > 1024 && this.head * 2 > this.order.length) {
+      this.order = this.order.slice(this.head);
+      this.head = 0;
     }
     this.rows.set(rowid, row);
+    this.order.push(rowid);
     this.bytes += size;
   }
 }

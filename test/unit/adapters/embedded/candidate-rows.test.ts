@@ -63,4 +63,21 @@ describe('CandidateRows', () => {
     await rows.of([7], s.read);
     assert.deepEqual(s.asked.at(-1), [7], 'too large to keep: read each time');
   });
+
+  it('keeps the newest rows within its bound through thousands of evictions, and starts over after a drop', async () => {
+    const size = row(0, 100).payload.content.length + 16 + 200;
+    const rows = new CandidateRows(3 * size);
+    const big = async (ids: readonly number[]) => new Map(ids.map((r) => [r, row(r, 100)] as const));
+    for (let r = 0; r < 5_000; r++) await rows.of([r], big);
+    assert.deepEqual(rows.stats(), { rows: 3, bytes: 3 * size });
+    const s = store();
+    await rows.of([4_996, 4_997, 4_998, 4_999], s.read);
+    assert.deepEqual(s.asked, [[4_996]], 'the three newest kept, the one before them evicted');
+    rows.drop();
+    for (let r = 0; r < 4; r++) await rows.of([r], big);
+    assert.deepEqual(rows.stats(), { rows: 3, bytes: 3 * size });
+    await rows.of([0, 1, 2, 3], s.read);
+    assert.deepEqual(s.asked.at(-1), [0], 'after the drop the order is the new rows\' alone');
+  });
 });
+
