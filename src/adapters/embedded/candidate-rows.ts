@@ -1,3 +1,4 @@
+import { KeyQueue } from '../../key-queue.js';
 import type { FullRow } from './store.js';
 
 /**
@@ -26,13 +27,8 @@ export const CANDIDATE_ROW_BYTES = 16_000_000;
  */
 export class CandidateRows {
   private readonly rows = new Map<number, FullRow>();
-  /**
-   * The rowids kept, oldest first from `head`. The oldest are not found by iterating `rows`: a Map
-   * keeps a deleted entry's slot until it grows again, and an iteration from its start walks every
-   * such slot, so evicting the oldest row by iteration cost more the longer rows were evicted.
-   */
-  private order: number[] = [];
-  private head = 0;
+  /** the rowids kept, oldest first (not by iterating `rows`: see KeyQueue) */
+  private readonly order = new KeyQueue<number>();
   private bytes = 0;
   /** moves at every drop: a read that began under another generation keeps nothing */
   private generation = 0;
@@ -62,8 +58,7 @@ export class CandidateRows {
   drop(): void {
     this.generation++;
     this.rows.clear();
-    this.order = [];
-    this.head = 0;
+    this.order.clear();
     this.bytes = 0;
   }
 
@@ -76,14 +71,10 @@ export class CandidateRows {
   private keep(rowid: number, row: FullRow): void {
     const size = sizeOf(row);
     if (size > this.maxBytes || this.rows.has(rowid)) return;
-    while (this.bytes + size > this.maxBytes && this.head < this.order.length) {
-      const old = this.order[this.head++]!;
+    while (this.bytes + size > this.maxBytes && this.order.size > 0) {
+      const old = this.order.shift()!;
       this.bytes -= sizeOf(this.rows.get(old)!);
       this.rows.delete(old);
-    }
-    if (this.head > 1024 && this.head * 2 > this.order.length) {
-      this.order = this.order.slice(this.head);
-      this.head = 0;
     }
     this.rows.set(rowid, row);
     this.order.push(rowid);
