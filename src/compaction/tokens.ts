@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { Turn } from '../domain/turn.js';
-import { KeyQueue } from '../key-queue.js';
+import { FifoMap } from '../fifo-map.js';
 import { giveTurn, room as processRoom } from '../pace.js';
 import { MAX_PIECE_BYTES, mergeWork, pieceBytes, piecesOf, ranksSoon, tokenStarts, tokenStartsInSlices } from './cl100k.js';
 
@@ -40,16 +40,14 @@ const KNOWN_PIECES_PER_CHECK = 256;
  */
 export class TokenCounter {
   /** counts by the text, or by its digest when long, so the cache stays a few megabytes whatever the turns hold */
-  private readonly cache = new Map<string, number>();
-  private readonly cacheOrder = new KeyQueue<string>();
+  private readonly cache = new FifoMap<string, number>();
   /**
    * The long texts counted lately, by the text itself, up to RECENT_CHARS: V8 keeps a string's hash,
    * so a text seen again costs no pass over it, where its digest reads it whole each time. A compaction
    * sums one session several times (its history, the turns it keeps, what it summarizes): over 30 turns
    * of 32,000 characters that was 10–13 ms of SHA-1 in one turn of the event loop.
    */
-  private readonly recent = new Map<string, number>();
-  private readonly recentOrder = new KeyQueue<string>();
+  private readonly recent = new FifoMap<string, number>();
   private recentChars = 0;
   private readonly pieces = new Map<string, number>();
 
@@ -92,22 +90,15 @@ export class TokenCounter {
 
   /** files a count under the key `cached` gave for the text */
   private remember(text: string, n: number, key: string): void {
-    if (this.cache.has(key)) return;
-    if (this.cache.size >= CACHE_SIZE) this.cache.delete(this.cacheOrder.shift()!);
+    if (this.cache.size >= CACHE_SIZE) this.cache.shift();
     this.cache.set(key, n);
-    this.cacheOrder.push(key);
     if (key !== text) this.rememberRecent(text, n);
   }
 
   private rememberRecent(text: string, n: number): void {
     if (text.length > RECENT_CHARS || this.recent.has(text)) return;
-    while (this.recentChars + text.length > RECENT_CHARS && this.recentOrder.size > 0) {
-      const oldest = this.recentOrder.shift()!;
-      this.recent.delete(oldest);
-      this.recentChars -= oldest.length;
-    }
+    while (this.recentChars + text.length > RECENT_CHARS && this.recent.size > 0) this.recentChars -= this.recent.shift()![0].length;
     this.recent.set(text, n);
-    this.recentOrder.push(text);
     this.recentChars += text.length;
   }
 

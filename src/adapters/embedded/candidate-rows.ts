@@ -1,4 +1,4 @@
-import { KeyQueue } from '../../key-queue.js';
+import { FifoMap } from '../../fifo-map.js';
 import type { FullRow } from './store.js';
 
 /**
@@ -26,9 +26,7 @@ export const CANDIDATE_ROW_BYTES = 16_000_000;
  * log's seqs, and the index is read again (EmbeddedVectorIndex's catch-up), which drops these too.
  */
 export class CandidateRows {
-  private readonly rows = new Map<number, FullRow>();
-  /** the rowids kept, oldest first (not by iterating `rows`: see KeyQueue) */
-  private readonly order = new KeyQueue<number>();
+  private readonly rows = new FifoMap<number, FullRow>();
   private bytes = 0;
   /** moves at every drop: a read that began under another generation keeps nothing */
   private generation = 0;
@@ -58,7 +56,6 @@ export class CandidateRows {
   drop(): void {
     this.generation++;
     this.rows.clear();
-    this.order.clear();
     this.bytes = 0;
   }
 
@@ -71,13 +68,8 @@ export class CandidateRows {
   private keep(rowid: number, row: FullRow): void {
     const size = sizeOf(row);
     if (size > this.maxBytes || this.rows.has(rowid)) return;
-    while (this.bytes + size > this.maxBytes && this.order.size > 0) {
-      const old = this.order.shift()!;
-      this.bytes -= sizeOf(this.rows.get(old)!);
-      this.rows.delete(old);
-    }
+    while (this.bytes + size > this.maxBytes && this.rows.size > 0) this.bytes -= sizeOf(this.rows.shift()![1]);
     this.rows.set(rowid, row);
-    this.order.push(rowid);
     this.bytes += size;
   }
 }
