@@ -14,7 +14,7 @@ import Database from 'better-sqlite3';
 import { Redis } from 'ioredis';
 import { RedisKeys } from '../../src/adapters/redis/keys.js';
 import { after, before } from 'node:test';
-import { startCli, stop } from '../helpers/cli.js';
+import { signalChild, startCli, stop } from '../helpers/cli.js';
 import { startRedis, type RedisHandle } from '../helpers/redis.js';
 import { tmpDir } from '../helpers/tmp.js';
 import { readDb } from '../helpers/read-db.js';
@@ -63,13 +63,7 @@ export const SERVE_PROCESSES = process.env.FAULT_SERVE_PROCESSES ?? '2';
 
 /** Sends `signal` to the process, or to its whole group. */
 export function signal(p: Proc, sig: NodeJS.Signals): void {
-  if (p.child.exitCode !== null || p.child.signalCode !== null) return;
-  try {
-    if (p.group && p.child.pid !== undefined) process.kill(-p.child.pid, sig);
-    else p.child.kill(sig);
-  } catch {
-    // already gone
-  }
+  signalChild(p.child, sig, p.group);
 }
 
 /** Every process a test file starts; `killAll` in `after` leaves none behind. */

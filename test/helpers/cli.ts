@@ -42,12 +42,7 @@ export function startCli(
     let out = '';
     const timer = setTimeout(() => {
       // a child left running would keep the test file's process alive until its timeout
-      try {
-        if (options.group && child.pid !== undefined) process.kill(-child.pid, 'SIGKILL');
-        else child.kill('SIGKILL');
-      } catch {
-        // gone already
-      }
+      signalChild(child, 'SIGKILL', options.group);
       reject(new Error(`"${args.join(' ')}" not ready after ${timeoutMs} ms:\n${out}`));
     }, timeoutMs);
     const onData = (d: Buffer) => {
@@ -65,6 +60,17 @@ export function startCli(
       reject(new Error(`"${args.join(' ')}" exited with ${code}:\n${out}`));
     });
   });
+}
+
+/** Sends `sig` to a child still running, or to its whole process group (`group`: started with `group`). */
+export function signalChild(child: ChildProcess, sig: NodeJS.Signals, group = false): void {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  try {
+    if (group && child.pid !== undefined) process.kill(-child.pid, sig);
+    else child.kill(sig);
+  } catch {
+    // already gone
+  }
 }
 
 /** Stops a child process and waits for it to exit. */

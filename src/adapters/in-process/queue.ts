@@ -22,8 +22,6 @@ interface PendingJob {
 export interface InProcessQueueOptions {
   attempts?: number;
   backoffMs?: number;
-  /** the least time between two batches of a batched processor (queues/batch.ts, coalesced) */
-  batchSpacingMs?: number;
 }
 
 /**
@@ -31,7 +29,7 @@ export interface InProcessQueueOptions {
  * since the last: at most one batch per queue every this many ms under a stream of writes, with about
  * half the pages committed per turn of a tick's batches (docs/bench-report.md, round 40).
  */
-export const BATCH_SPACING_MS = 25;
+const BATCH_SPACING_MS = 25;
 
 /**
  * The in-process queue: one p-queue per queue name, running the same processors as BullMQ workers
@@ -60,7 +58,6 @@ export class InProcessQueue implements JobQueue {
   private closed = false;
   private readonly attempts: number;
   private readonly backoffMs: number;
-  private readonly batchSpacingMs: number;
 
   constructor(
     private readonly log: Logger,
@@ -68,7 +65,6 @@ export class InProcessQueue implements JobQueue {
   ) {
     this.attempts = options.attempts ?? JOB_DEFAULTS.attempts;
     this.backoffMs = options.backoffMs ?? JOB_DEFAULTS.backoffMs;
-    this.batchSpacingMs = options.batchSpacingMs ?? BATCH_SPACING_MS;
     for (const q of QUEUE_NAMES) {
       this.waiting.set(q, []);
       this.failedJobs.set(q, []);
@@ -105,7 +101,7 @@ export class InProcessQueue implements JobQueue {
 
   async consume(processors: ProcessorMap, options: ConsumeOptions): Promise<void> {
     if (this.closed) throw new Error('queue is closed');
-    this.processors = { ...this.processors, ...oneByOne(processors, this.batchSpacingMs) };
+    this.processors = { ...this.processors, ...oneByOne(processors, BATCH_SPACING_MS) };
     for (const q of options.queues) {
       if (!this.processors[q]) continue;
       this.queues.set(q, new PQueue({ concurrency: options.concurrency }));
