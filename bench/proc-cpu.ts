@@ -84,3 +84,13 @@ export function processWrites(pid: number): { wchar: number; disk: number } | nu
   const field = (name: string) => Number(io.match(new RegExp(`^${name}: (\\d+)`, 'm'))?.[1] ?? NaN);
   return { wchar: field('wchar'), disk: field('write_bytes') };
 }
+
+/** The most memory the process has held resident so far (`VmHWM` of /proc/<pid>/status), in bytes, or null once it is gone. */
+export function peakResidentBytes(pid: number): number | null {
+  try {
+    const kb = readFileSync(`/proc/${pid}/status`, 'utf8').match(/^VmHWM:\s+(\d+) kB/m)?.[1];
+    return kb === undefined ? null : Number(kb) * 1024;
+  } catch {
+    return null;
+  }
+}

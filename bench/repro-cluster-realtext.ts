@@ -3,7 +3,7 @@
 // N` on it, warms it as the realtext section does and sends 16 connections of every filter kind mixed,
 // reading each answer: status, latency, each tier's status, and the CPU of every serve process from
 // /proc each second (also for some seconds after the clients stop: work a caller gave up on that still
-// runs shows there). /health is asked every 250 ms on a connection of its own meanwhile.
+// runs shows there), and the peak resident memory of each. /health is asked every 250 ms on a connection of its own meanwhile.
 //   node dist/bench/repro-cluster-realtext.js --store /tmp/nc-store-one --which one [--seconds 8] [--warm 4] [--processes 2] [--connections 16] [--after 6]
 // Extra env for the serve processes is passed with --env K=V, node flags (inherited by the cluster's
 // processes: --cpu-prof --cpu-prof-dir=DIR) with --node-arg FLAG.
@@ -12,7 +12,7 @@ import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { Agent, request } from 'node:http';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { childrenOf, processCpuSeconds } from './proc-cpu.js';
+import { childrenOf, peakResidentBytes, processCpuSeconds } from './proc-cpu.js';
 import { percentile } from './report.js';
 import { benchServices, cannon, clusterEnv, KEY, listeningPort, seedSessions } from './sections/http.js';
 import { bodyOf, KINDS, readLocomoCorpus, readRealMem, sample, scaled, settle, warmUntilSteady, type Corpus } from './sections/realtext.js';
@@ -164,6 +164,7 @@ console.log(`answers: ${answers.length}, by status ${JSON.stringify(Object.fromE
 console.log(`tiers: ${JSON.stringify(Object.fromEntries([...tiers].sort()))}`);
 console.log(`/health: ${hs.length} asked, p50 ${percentile(hs, 50)?.toFixed(1)} ms, max ${hs.at(-1)?.toFixed(1)} ms`);
 console.log(`CPU during the run (ms): ${used.map((u) => u.toFixed(0)).join(' / ')} (primary / HTTP processes), per ok answer ${used.map((u) => (u / Math.max(1, ok.length)).toFixed(1)).join(' / ')}; in the ${after} s after the clients stopped: ${tail.map((u) => u.toFixed(0)).join(' / ')}`);
+console.log(`peak resident memory (MB): ${ps0.map((p) => ((peakResidentBytes(p) ?? NaN) / 2 ** 20).toFixed(0)).join(' / ')} (primary / HTTP processes)`);
 const stopped = new Promise<void>((r) => proc.once('exit', () => r()));
 proc.kill('SIGTERM');
 await stopped;

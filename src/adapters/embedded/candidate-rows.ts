@@ -7,8 +7,12 @@ import type { FullRow } from './store.js';
  */
 const ROW_OVERHEAD = 200;
 
-/** ~16 MB per embedder loaded: a RealMem dev user's 1,400 rows with their vectors are ~3 MB */
-export const CANDIDATE_ROW_BYTES = 16_000_000;
+/**
+ * ~64 MB per embedder loaded. A RealMem dev user's 1,400 rows with their vectors are ~3 MB; what 200
+ * searches of each filter kind keep finding over 100k real turns of 113 users is ~43 MB, of which
+ * 16 MB kept 8% (docs/bench-report.md, round 42).
+ */
+export const CANDIDATE_ROW_BYTES = 64_000_000;
 
 /**
  * The rows (payload and float32 vector) of an index's recent candidates, by rowid. A search's exact
