@@ -3,7 +3,8 @@
 // N` on it, warms it as the realtext section does and sends 16 connections of every filter kind mixed,
 // reading each answer: status, latency, each tier's status, and the CPU of every serve process from
 // /proc each second (also for some seconds after the clients stop: work a caller gave up on that still
-// runs shows there), and the peak resident memory of each. /health is asked every 250 ms on a connection of its own meanwhile.
+// runs shows there), and the peak resident memory of each. /health is asked every 250 ms on a
+// connection of its own meanwhile.
 //   node dist/bench/repro-cluster-realtext.js --store /tmp/nc-store-one --which one [--seconds 8] [--warm 4] [--processes 2] [--connections 16] [--after 6]
 // Extra env for the serve processes is passed with --env K=V, node flags (inherited by the cluster's
 // processes: --cpu-prof --cpu-prof-dir=DIR) with --node-arg FLAG.

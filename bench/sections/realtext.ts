@@ -264,10 +264,10 @@ async function stop(proc: ChildProcess): Promise<void> {
 /**
  * Warm-up rounds at 16 connections until two in a row each answer no faster than 1.1× the round
  * before them (at least `min` seconds, at most 60): a process still loading its index or filling its
- * caches answers few, a warm one as many as the next round. One round alone is not enough: a round
- * slowed by the machine ended the warm-up of processes still climbing (the as-is corpus: 420, 495,
- * then 438 answers/s, and 539 measured after it). Each round waits for every answer (autocannon stops
- * at its duration and leaves requests running on the server, which the next window then waits behind).
+ * caches answers few, a warm one as many as the next round. One such round alone is not enough: a
+ * round slowed by the machine ended the warm-up of processes still filling their caches (round 42,
+ * docs/bench-report.md). Each round waits for every answer (autocannon stops at its duration and
+ * leaves requests running on the server, which the next window then waits behind).
  */
 export async function warmUntilSteady(port: number, min: number, next: () => string): Promise<{ rounds: number; rates: number[] }> {
   const rates: number[] = [];
