@@ -1,6 +1,7 @@
 // CPU seconds of other processes, read from /proc/<pid>/stat (utime + stime, every thread of the
 // process): what a bench charges to each part of a deployment (API processes, database backends,
-// redis-server) per operation, which on a loaded machine says more than wall time.
+// redis-server) per operation, which on a loaded machine says more than wall time. Also from /proc:
+// what a process wrote, and the most memory it held.
 import { readdirSync, readFileSync } from 'node:fs';
 
 /** USER_HZ: Linux reports utime/stime in these ticks (100 on every mainstream kernel; `getconf CLK_TCK`) */

@@ -80,4 +80,3 @@ describe('CandidateRows', () => {
     assert.deepEqual(s.asked.at(-1), [0], 'after the drop the order is the new rows\' alone');
   });
 });
-
