@@ -3,13 +3,15 @@
 // load. On these shared machines two bench runs of one tree differ by as much as two trees; the
 // alternated means tell a 3–5% change. Each build opens the store with its own code (its own
 // statements, caches and index) and is warmed before it is counted.
-//   node dist/bench/alternate.js --a DIST --b DIST [--corpus templated|realtext] [--store DIR] [--rounds N] [--kind KIND] [--realtext-data DIR] [--once]
+//   node dist/bench/alternate.js --a DIST --b DIST [--corpus templated|realtext] [--store DIR] [--rounds N] [--kind KIND] [--realtext-data DIR] [--once] [--scale one|copies]
 // --once: every query of the corpus (realtext: all of RealMem and LoCoMo dev's, not 200) is asked once
 // by each build after a warm-up on the first tenth, never again: what a cache kept across a user's
 // searches gives when no query repeats (the repeated rounds ask the same 200 again and again).
 // DIST: a build's dist folder (another tree's: `git worktree add`, then `npx tsc -p tsconfig.json`
 // there). `templated`: the http section's 20k generated turns and its 400 queries; `realtext`: RealMem
-// and LoCoMo dev as is and 200 of their queries with the filter kind given (realtext section's KINDS).
+// and LoCoMo dev as is and 200 of their queries with the filter kind given (realtext section's KINDS);
+// with --scale, scaled to the realtext section's 100k turns (`one`: one user holds them; `copies`: copies
+// under new user ids), a store `repro-cluster-realtext --which one|copies` seeds and keeps too.
 // The store is seeded by build A on the first run and kept in --store (never in the repository).
 import { existsSync, mkdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
@@ -33,6 +35,8 @@ const rounds = Number(opt('rounds', '8'));
 const kind = opt('kind', 'plain');
 const once = args.includes('--once');
 const data = resolve(opt('realtext-data', '../shared/data'));
+const scale = opt('scale', 'none');
+if (!['none', 'one', 'copies'].includes(scale)) throw new Error(`--scale: one or copies, not ${scale}`);
 const BLOCK = which === 'templated' ? 40 : 20;
 
 type HttpSection = typeof import('./sections/http.js');
@@ -51,12 +55,14 @@ async function open(dist: string, seed: boolean): Promise<{ memory: Memory; quer
   const rt = await load<RealtextSection>(dist, 'bench/sections/realtext.js');
   const realmem = rt.readRealMem(join(data, 'realmem-dev'));
   const locomo = rt.readLocomoCorpus(join(data, 'locomo-dev.json'));
+  const base = { sessions: [...realmem.sessions, ...locomo.sessions], queries: [...realmem.queries, ...locomo.queries] };
+  const corpus = scale === 'none' ? base : rt.scaled(base, 100_000, scale === 'one');
   if (seed) {
-    await http.seedSessions(services, [...realmem.sessions, ...locomo.sessions]);
+    await http.seedSessions(services, corpus.sessions);
     await services.longTerm.mergeTextIndex();
   }
   if (!(kind in rt.KINDS)) throw new Error(`--kind: one of ${Object.keys(rt.KINDS).join(', ')}`);
-  const all = [...realmem.queries, ...locomo.queries];
+  const all = corpus.queries;
   return { memory, queries: (once ? all : rt.sample(all, 200)).map((q) => rt.bodyOf(q, kind)) };
 }
 
@@ -92,7 +98,7 @@ if (once) {
 }
 const mean = (xs: number[]) => xs.reduce((s, x) => s + x, 0) / xs.length;
 process.stdout.write(
-  `${which}${which === 'realtext' ? ` (${kind})` : ''}, ${once ? `each of ${queries.length} queries once (the first tenth a warm-up)` : `${rounds} rounds of ${blocks} blocks of ${BLOCK} queries`}: ` +
+  `${which}${which === 'realtext' ? ` (${kind}${scale === 'none' ? '' : `, 100k ${scale}`})` : ''}, ${once ? `each of ${queries.length} queries once (the first tenth a warm-up)` : `${rounds} rounds of ${blocks} blocks of ${BLOCK} queries`}: ` +
     `A ${mean(ms.a).toFixed(3)} ms, B ${mean(ms.b).toFixed(3)} ms CPU a retrieve; B/A ${(mean(ms.b) / mean(ms.a)).toFixed(3)}\n`,
 );
 process.exit(0);

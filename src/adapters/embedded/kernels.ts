@@ -56,18 +56,25 @@ const DOT_I8: FuncDef = (() => {
 // raises `floor` to its current k-th best between calls reads back a few hundred candidates instead
 // of scoring every row in JS (that loop cost as much as the scan). `v128.load8x8_s` widens as it
 // loads. (Scoring two to four rows per pass to share the query loads measured no faster here.)
-const SCAN_TOP: FuncDef = (() => {
-  const [q16, base, scales, n, stride, floor, out] = [0, 1, 2, 3, 4, 5, 6];
-  const [i, p, j, cnt, s, acc, at] = [7, 8, 9, 10, 11, 12, 13];
+// scanTopMasked(q16, base, scales, mask, n, stride, floor, out) → count: the same over the rows whose
+// byte at mask + i is not 0 (the rows a retrieval filter allows); the others are skipped unscored.
+const scanTop = (masked: boolean): FuncDef => {
+  const [q16, base, scales, mask] = [0, 1, 2, 3];
+  const shift = masked ? 1 : 0;
+  const [n, stride, floor, out] = [3 + shift, 4 + shift, 5 + shift, 6 + shift];
+  const [i, p, j, cnt, s, acc, at] = [7, 8, 9, 10, 11, 12, 13].map((x) => x + shift) as [number, number, number, number, number, number, number];
+  const next = [op.get(p), op.get(stride), op.i32Add, op.set(p), op.get(i), op.i32Const(1), op.i32Add, op.set(i)];
   return {
-    name: 'scanTop',
-    params: [I32, I32, I32, I32, I32, F32, I32],
+    name: masked ? 'scanTopMasked' : 'scanTop',
+    params: masked ? [I32, I32, I32, I32, I32, I32, F32, I32] : [I32, I32, I32, I32, I32, F32, I32],
     results: [I32],
     locals: [I32, I32, I32, I32, F32, V128, I32],
     body: [
       op.get(base), op.set(p),
       op.block, op.loop,
       op.get(i), op.get(n), op.i32GeU, op.brIf(1),
+      // a row the mask leaves out: the next one (br 1 from inside the `if` is the loop)
+      ...(masked ? [op.get(mask), op.get(i), op.i32Add, op.i32Load8U(0), op.i32Eqz, op.if, ...next, op.br(1), op.end] : []),
       op.v128Zero, op.set(acc),
       op.i32Const(0), op.set(j),
       op.block, op.loop,
@@ -92,14 +99,15 @@ const SCAN_TOP: FuncDef = (() => {
       op.get(at), op.get(s), op.f32Store(4),
       op.get(cnt), op.i32Const(1), op.i32Add, op.set(cnt),
       op.end,
-      op.get(p), op.get(stride), op.i32Add, op.set(p),
-      op.get(i), op.i32Const(1), op.i32Add, op.set(i),
+      ...next,
       op.br(0),
       op.end, op.end,
       op.get(cnt),
     ],
   };
-})();
+};
+const SCAN_TOP = scanTop(false);
+const SCAN_TOP_MASKED = scanTop(true);
 
 /** The slice of the WebAssembly JS API used here (Node has it; the project's `lib` does not declare it). */
 export interface WasmMemory {
@@ -121,11 +129,12 @@ export const WASM_PAGE = 65_536;
  */
 const MAX_PAGES = 65_536;
 
-const MODULE = new Wasm.Module(assemble([DOT_I8, SCAN_TOP], { sharedMaxPages: MAX_PAGES }));
+const MODULE = new Wasm.Module(assemble([DOT_I8, SCAN_TOP, SCAN_TOP_MASKED], { sharedMaxPages: MAX_PAGES }));
 
 export interface KernelFns {
   dotI8(q16: number, base: number, n: number, stride: number, out: number): void;
   scanTop(q16: number, base: number, scales: number, n: number, stride: number, floor: number, out: number): number;
+  scanTopMasked(q16: number, base: number, scales: number, mask: number, n: number, stride: number, floor: number, out: number): number;
 }
 
 /** A memory for the kernels: `pages` of 64 KiB, growable, shared (a SharedArrayBuffer under it). */

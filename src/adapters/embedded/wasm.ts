@@ -68,6 +68,8 @@ export const op = {
   f32Mul: [0x94],
   f32ConvertI32S: [0xb2],
   i32Store: (offset = 0) => [0x36, ...mem(2, offset)],
+  i32Load8U: (offset = 0) => [0x2d, ...mem(0, offset)],
+  i32Eqz: [0x45],
   i32Const: (n: number) => [0x41, ...sleb(n)],
   i32GeU: [0x4f],
   i32Add: [0x6a],

@@ -26,6 +26,26 @@ describe('EmbedderIndex (int8 partitions per user)', () => {
     assert.ok(hit / (50 * 8) >= 0.99, `exact top 8 among 24 candidates: ${hit / 400}`);
   });
 
+  it('ranks the rows a filter allows as the unfiltered scan orders them, in a partition scanned with a mask, after removals and puts too', () => {
+    const { vectors, near } = clustered(6000, DIM, 4);
+    const ix = new EmbedderIndex('e', DIM);
+    vectors.forEach((v, i) => ix.put(`v${i}`, 'u', 's', i + 1, v, 0, 0));
+    // rowids 1..6000 and those of the rows put below: every third allowed
+    const allowed = new Set(Array.from({ length: 7000 }, (_, i) => i + 1).filter((rowid) => rowid % 3 === 0));
+    const check = (q: Float32Array, what: string) => {
+      const all = ix.nearest(q, 'u', undefined, 100_000).rowids;
+      for (const r of [1, 8, 24]) assert.deepEqual(ix.nearest(q, 'u', undefined, r, allowed).rowids, all.filter((x) => allowed.has(x)).slice(0, r), `${what}, r ${r}`);
+    };
+    for (let t = 0; t < 5; t++) check(near(t * 101), `query ${t}`);
+    // the same Set after the rows moved: the last row fills a removed one's slot
+    for (let i = 2; i < 6000; i += 7) ix.remove('u', `v${i}`);
+    for (let t = 0; t < 5; t++) check(near(t * 103 + 1), `after removals, query ${t}`);
+    // an allowed row put since: the best match of its query
+    ix.put('new', 'u', 's', 6003, near(9, 0), 0, 0);
+    assert.equal(ix.nearest(near(9, 0), 'u', undefined, 1, allowed).rowids[0], 6003);
+    check(near(11), 'after a put');
+  });
+
   it('filters by session', () => {
     const { vectors, near } = clustered(500, DIM, 2);
     const ix = new EmbedderIndex('e', DIM);

@@ -71,11 +71,14 @@ describe('scanTop kernel', () => {
       const score = (i: number) => Math.fround(Math.fround(rows[i]!.reduce((s, x, j) => s + x * q[j]!, 0)) * arena.f32[scales / 4 + i]!);
       const all = Array.from({ length: n }, (_, i) => score(i));
       const floor = [...all].sort((a, b) => b - a)[Math.min(n - 1, 10)]!;
+      // every third row, and the first, left out by the mask (a byte a row; any non-zero byte keeps it)
+      const mask = arena.alloc(Math.ceil(n / 16) * 16);
+      for (let i = 0; i < n; i++) arena.u8[mask + i] = i % 3 === 0 ? 0 : 1 + (i % 200);
+      const read = (found: number) => Array.from({ length: found }, (_, c) => [arena.i32[out / 4 + 2 * c]!, arena.f32[out / 4 + 2 * c + 1]!]);
       for (const f of [-Infinity, floor]) {
-        const found = arena.kernels.scanTop(q16, base, scales, n, stride, f, out);
-        const got = Array.from({ length: found }, (_, c) => [arena.i32[out / 4 + 2 * c]!, arena.f32[out / 4 + 2 * c + 1]!]);
         const want = all.flatMap((s, i) => (s > f ? [[i, s]] : []));
-        assert.deepEqual(got, want);
+        assert.deepEqual(read(arena.kernels.scanTop(q16, base, scales, n, stride, f, out)), want);
+        assert.deepEqual(read(arena.kernels.scanTopMasked(q16, base, scales, mask, n, stride, f, out)), want.filter(([i]) => i! % 3 !== 0), 'masked');
       }
     });
   }
