@@ -1,6 +1,6 @@
-import { Queue, UnrecoverableError, Worker, type Job } from 'bullmq';
+import { ErrorCode, Queue, UnrecoverableError, Worker, type Job } from 'bullmq';
 import type { Redis } from 'ioredis';
-import { describeDetails, zodDetails } from '../../errors.js';
+import { BackendUnavailableError, describeDetails, zodDetails } from '../../errors.js';
 import type { Logger } from '../../logger.js';
 import { workerConnectionOptions } from '../redis/connection.js';
 import { parseOrThrow } from '../../validate.js';
@@ -311,22 +311,38 @@ export class BullMqQueue implements JobQueue {
 
   async schedule<Q extends QueueName>(queue: Q, pattern: string, timezone: string, data: JobPayload<Q>): Promise<void> {
     const payload = parseOrThrow(JOB_SCHEMAS[queue], data, `${queue} schedule`);
+    const id = `${queue}-schedule`;
     // one scheduler per queue: every worker upserting it at start leaves one, and BullMQ yields one
     // job per occurrence however many workers run
-    await this.queue(queue).upsertJobScheduler(
-      `${queue}-schedule`,
-      { pattern, tz: timezone },
-      {
-        name: queue,
-        data: payload,
-        opts: {
-          attempts: this.attempts,
-          backoff: { type: 'exponential', delay: this.o.backoffMs ?? JOB_DEFAULTS.backoffMs },
-          removeOnComplete: { count: this.o.keepCompleted ?? JOB_DEFAULTS.keepCompleted },
-          removeOnFail: { count: this.o.keepFailed ?? JOB_DEFAULTS.keepFailed },
+    try {
+      await this.queue(queue).upsertJobScheduler(
+        id,
+        { pattern, tz: timezone },
+        {
+          name: queue,
+          data: payload,
+          opts: {
+            attempts: this.attempts,
+            backoff: { type: 'exponential', delay: this.o.backoffMs ?? JOB_DEFAULTS.backoffMs },
+            removeOnComplete: { count: this.o.keepCompleted ?? JOB_DEFAULTS.keepCompleted },
+            removeOnFail: { count: this.o.keepFailed ?? JOB_DEFAULTS.keepFailed },
+          },
         },
-      },
-    );
+      );
+    } catch (err) {
+      if ((err as { code?: unknown }).code !== ErrorCode.SchedulerJobIdCollision) throw err;
+      // the occurrence the upsert would queue next already has its job: it is running, or has just
+      // been moved on, beside another worker's upsert (a worker started at that moment exited with
+      // this). The scheduler is set when it holds this pattern; another one cannot replace it now
+      const held = await this.queue(queue).getJobScheduler(id);
+      if (held?.pattern !== pattern || (held.tz ?? undefined) !== timezone) {
+        throw new BackendUnavailableError(
+          'redis',
+          `the ${queue} job scheduler holds ${held?.pattern ?? 'nothing'} (${held?.tz ?? 'no time zone'}), and ${pattern} (${timezone}) cannot replace it while its current occurrence holds the next slot; start the worker again once that run is over`,
+          { cause: err },
+        );
+      }
+    }
     this.o.log.info({ queue, pattern, timezone }, 'BullMQ job scheduler set');
   }
 

@@ -250,6 +250,27 @@ describe('BullMqQueue', () => {
     assert.equal((await queue.counts()).archive.delayed, 1, 'the next occurrence waits as one delayed job');
   });
 
+  it('starts beside an occurrence that is already running: a scheduler upserted again with its next occurrence taken is left as it is', async () => {
+    const { queue, prefix, conn } = await makeQueue();
+    await queue.schedule('archive', '0 3 * * *', 'Europe/Berlin', { dry_run: false, trigger: 'schedule' });
+    // the next occurrence leaves the delayed set as a worker's moving it on does (here: as if it had run
+    // already), so that an upsert now computes the same occurrence and finds its job id taken: BullMQ
+    // answers that with SchedulerJobIdCollision, and a worker started then exited with it
+    const raw = new Queue('archive', { connection: conn, prefix });
+    const [next] = await raw.getDelayed();
+    assert.ok(next?.id);
+    await conn.zrem(`${prefix}:archive:delayed`, next.id);
+    await conn.zadd(`${prefix}:archive:completed`, Date.now(), next.id);
+    const other = await makeQueue({ connection: conn }, prefix);
+    await other.queue.schedule('archive', '0 3 * * *', 'Europe/Berlin', { dry_run: false, trigger: 'schedule' });
+    const schedulers = await raw.getJobSchedulers();
+    await raw.close();
+    assert.equal(schedulers.length, 1);
+    assert.equal(schedulers[0]!.pattern, '0 3 * * *');
+    // another pattern whose next occurrence is that slot cannot replace it now: that is said, not swallowed
+    await assert.rejects(other.queue.schedule('archive', '0 3 */1 * *', 'Europe/Berlin', { dry_run: false, trigger: 'schedule' }), /archive job scheduler holds 0 3 \* \* \* .*0 3 \*\/1 \* \*.*start the worker again/s);
+  });
+
   it('fails an add at once while Redis is away, and works again when it is back', async () => {
     const { queue, conn } = await makeQueue();
     await redis.stop();
