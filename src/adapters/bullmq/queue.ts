@@ -335,7 +335,7 @@ export class BullMqQueue implements JobQueue {
       // been moved on, beside another worker's upsert (a worker started at that moment exited with
       // this). The scheduler is set when it holds this pattern; another one cannot replace it now
       const held = await this.queue(queue).getJobScheduler(id);
-      if (held?.pattern !== pattern || (held.tz ?? undefined) !== timezone) {
+      if (held?.pattern !== pattern || held.tz !== timezone) {
         throw new BackendUnavailableError(
           'redis',
           `the ${queue} job scheduler holds ${held?.pattern ?? 'nothing'} (${held?.tz ?? 'no time zone'}), and ${pattern} (${timezone}) cannot replace it while its current occurrence holds the next slot; start the worker again once that run is over`,
