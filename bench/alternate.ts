@@ -1,4 +1,4 @@
-// CPU per `Memory.retrieve` of two builds over one store, in one process: blocks of queries
+// CPU (and wall time) per `Memory.retrieve` of two builds over one store, in one process: blocks of queries
 // alternated between the builds (which goes first flips every block), so both see the same machine
 // load. On these shared machines two bench runs of one tree differ by as much as two trees; the
 // alternated means tell a 3–5% change. Each build opens the store with its own code (its own
@@ -72,21 +72,27 @@ const a = await open(distA, seed);
 const b = await open(distB, false);
 const queries = a.queries;
 
-/** CPU ms (every thread of this process) a retrieve over one block of queries from `from` */
-async function block(memory: Memory, from: number): Promise<number> {
+/** CPU ms (every thread of this process) and wall ms a retrieve over one block of queries from `from` */
+async function block(memory: Memory, from: number): Promise<{ cpu: number; wall: number }> {
   // --once: the last block is what is left, not queries asked again
   const n = once ? Math.min(BLOCK, queries.length - from) : BLOCK;
   const c0 = process.cpuUsage();
+  const t0 = performance.now();
   for (let i = 0; i < n; i++) await memory.retrieve(queries[(from + i) % queries.length]!);
   const d = process.cpuUsage(c0);
-  return (d.user + d.system) / 1000 / n;
+  return { cpu: (d.user + d.system) / 1000 / n, wall: (performance.now() - t0) / n };
 }
 
 const blocks = Math.ceil(queries.length / BLOCK);
 const ms = { a: [] as number[], b: [] as number[] };
+const wall = { a: [] as number[], b: [] as number[] };
 /** both builds over the block from `from`, which goes first flipping with `turn` */
 async function both(turn: number, from: number): Promise<void> {
-  for (const side of turn % 2 === 0 ? (['a', 'b'] as const) : (['b', 'a'] as const)) ms[side].push(await block(side === 'a' ? a.memory : b.memory, from));
+  for (const side of turn % 2 === 0 ? (['a', 'b'] as const) : (['b', 'a'] as const)) {
+    const t = await block(side === 'a' ? a.memory : b.memory, from);
+    ms[side].push(t.cpu);
+    wall[side].push(t.wall);
+  }
 }
 if (once) {
   const warm = Math.ceil(blocks / 10);
@@ -99,6 +105,7 @@ if (once) {
 const mean = (xs: number[]) => xs.reduce((s, x) => s + x, 0) / xs.length;
 process.stdout.write(
   `${which}${which === 'realtext' ? ` (${kind}${scale === 'none' ? '' : `, 100k ${scale}`})` : ''}, ${once ? `each of ${queries.length} queries once (the first tenth a warm-up)` : `${rounds} rounds of ${blocks} blocks of ${BLOCK} queries`}: ` +
-    `A ${mean(ms.a).toFixed(3)} ms, B ${mean(ms.b).toFixed(3)} ms CPU a retrieve; B/A ${(mean(ms.b) / mean(ms.a)).toFixed(3)}\n`,
+    `A ${mean(ms.a).toFixed(3)} ms, B ${mean(ms.b).toFixed(3)} ms CPU a retrieve; B/A ${(mean(ms.b) / mean(ms.a)).toFixed(3)}; ` +
+    `wall A ${mean(wall.a).toFixed(3)} ms, B ${mean(wall.b).toFixed(3)} ms; B/A ${(mean(wall.b) / mean(wall.a)).toFixed(3)}\n`,
 );
 process.exit(0);

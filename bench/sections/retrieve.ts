@@ -19,6 +19,7 @@ import { contentHash } from '../../src/domain/hash.js';
 import type { Turn } from '../../src/domain/turn.js';
 import { HashEmbedder } from '../../src/embedding/hash.js';
 import { Arena } from '../../src/adapters/embedded/arena.js';
+import { ACC_BYTES, blockRowsOf, capacityFor, encodeQuery, queryBytes, writeRow } from '../../src/adapters/embedded/layout.js';
 import { quantizeInto, strideFor } from '../../src/adapters/embedded/quantize.js';
 import { EmbeddedVectorIndex } from '../../src/adapters/embedded/vector-index.js';
 import { TopK } from '../../src/adapters/embedded/top-k.js';
@@ -94,28 +95,32 @@ function bareScan(u: { vectors: Float32Array; ids: string[]; n: number }, q: Flo
 class Int8Floor {
   private readonly arena = new Arena();
   private readonly stride = strideFor(DIM);
-  private readonly blocks = new Map<string, { base: number; n: number }>();
+  private readonly blocks = new Map<string, { base: number; scales: number; n: number; sb: number }>();
   private scratch = 0;
-  private scratchRows = 0;
 
-  /** ms of one pass of the dot-product kernel over every code of the user */
+  /** ms of one pass of the scan kernel over every code of the user (a floor no row passes: nothing handed back) */
   scan(user: string, u: { vectors: Float32Array; n: number }, q: Float32Array): number {
     const a = this.arena;
+    const stride = this.stride;
     let block = this.blocks.get(user);
     if (!block) {
-      const base = a.alloc(u.n * this.stride);
-      for (let i = 0; i < u.n; i++) quantizeInto(u.vectors.subarray(i * DIM, (i + 1) * DIM), a.i8, base + i * this.stride);
-      this.blocks.set(user, (block = { base, n: u.n }));
+      const cap = capacityFor(u.n);
+      const base = a.alloc(cap * stride);
+      const scales = a.alloc(cap * 4);
+      const codes = new Int8Array(stride);
+      for (let i = 0; i < u.n; i++) {
+        a.f32[scales / 4 + i] = quantizeInto(u.vectors.subarray(i * DIM, (i + 1) * DIM), codes.fill(0), 0);
+        writeRow(a.i8, base, stride, blockRowsOf(cap), i, codes);
+      }
+      this.blocks.set(user, (block = { base, scales, n: u.n, sb: blockRowsOf(cap) }));
     }
-    if (block.n > this.scratchRows) {
-      this.scratchRows = block.n;
-      this.scratch = a.alloc(this.stride * 2 + Math.ceil((block.n * 4) / 16) * 16);
-    }
-    const q16 = this.scratch;
-    a.i16.fill(0, q16 / 2, q16 / 2 + this.stride);
-    quantizeInto(q, a.i16, q16 / 2);
+    if (this.scratch === 0) this.scratch = a.alloc(queryBytes(stride) + 16 + ACC_BYTES);
+    const codes = new Int16Array(stride);
+    quantizeInto(q, codes, 0);
+    encodeQuery(codes, stride, a.i16, a.i32, this.scratch);
+    const out = this.scratch + queryBytes(stride);
     const t = performance.now();
-    a.kernels.dotI8(q16, block.base, block.n, this.stride, q16 + this.stride * 2);
+    a.kernels.scanTop(this.scratch, block.base, block.scales, block.n, stride, block.sb, Infinity, out, out + 16);
     return performance.now() - t;
   }
 }

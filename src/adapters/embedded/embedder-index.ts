@@ -1,5 +1,6 @@
 import { Arena } from './arena.js';
 import { CandidateRows } from './candidate-rows.js';
+import { encodeQuery, queryBytes } from './layout.js';
 import { Partition, type CreatedSpan, type PartitionShape, type ScanSplit } from './partition.js';
 import { quantizeInto, strideFor } from './quantize.js';
 import { scanThread } from './scan-thread.js';
@@ -27,6 +28,8 @@ export class EmbedderIndex {
   private where = new Map<string, Partition>();
   /** rows held: an entry's passages are rows of their own */
   private rows = 0;
+  /** a query's codes before they are encoded for the kernel */
+  private readonly queryCodes: Int16Array;
 
   private readonly split: ScanSplit | null;
 
@@ -37,6 +40,7 @@ export class EmbedderIndex {
     split: { minRows: number } | false = { minRows: SPLIT_MIN_ROWS },
   ) {
     this.stride = strideFor(dim);
+    this.queryCodes = new Int16Array(this.stride);
     this.split = split ? { thread: scanThread(), minRows: split.minRows } : null;
   }
 
@@ -91,11 +95,12 @@ export class EmbedderIndex {
   nearest(query: Float32Array, userId: string, sessionId: string | undefined, r: number, allowed?: ReadonlySet<number>, share = true, span?: CreatedSpan): { rowids: number[]; ids: string[] } {
     const p = this.partitions.get(userId);
     if (!p || p.n === 0) return { rowids: [], ids: [] };
-    const q16 = this.arena.scratch(this.stride * 2 + Partition.outBytes(p.n));
-    const a = this.arena;
-    a.i16.fill(0, q16 / 2, q16 / 2 + this.stride);
-    quantizeInto(query, a.i16, q16 / 2);
-    return p.nearest(q16, q16 + this.stride * 2, r, sessionId, allowed, share, span);
+    const bytes = queryBytes(this.stride);
+    const at = this.arena.scratch(bytes + Partition.outBytes(p.n));
+    const codes = this.queryCodes.fill(0);
+    quantizeInto(query, codes, 0);
+    encodeQuery(codes, this.stride, this.arena.i16, this.arena.i32, at);
+    return p.nearest(at, at + bytes, r, sessionId, allowed, share, span);
   }
 
   /**

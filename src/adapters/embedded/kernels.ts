@@ -1,105 +1,124 @@
 import { assemble, F32, I32, op, V128, type FuncDef } from './wasm.js';
 
 /*
- * The scan kernels of the embedded index, in WebAssembly with 128-bit SIMD: a plain JS loop does one
- * multiply-add at a time (~25 ms for 100k × 384 floats on these machines), `i32x4.dot_i16x8_s` does
- * eight. All pointers are byte offsets into the kernel's memory; every row is `stride` bytes long,
- * a multiple of 16.
+ * The scan kernel of the embedded index, in WebAssembly with 128-bit SIMD. Rows are stored in blocks
+ * (layout.ts): within a block of `sb` rows, each pair of dimensions is one run of 2·sb bytes, the
+ * pair's two codes for every row of the block. The kernel reads the query's pairs one after another,
+ * each run from start to end, so a query reads only the runs of the pairs it holds: the `hash`
+ * embedder's queries hold a word's few features (a question 30 of 384 dimensions, a chat message 100),
+ * and a scan of rows stored whole read every byte of every row. `i32x4.dot_i16x8_s` over 8 bytes of a
+ * run (4 rows × 2 dimensions, widened as they load) and the query's pair repeated gives 4 rows' sums.
+ * All pointers are byte offsets into the kernel's memory.
  */
 
-// dotI8(q16, base, n, stride, out): out[i] = Σ q16[j]·base[i][j] as int32 (no overflow: |Σ| ≤ 127²·dim)
-// q16 is the int8 query widened to int16 (2·stride bytes), base holds n int8 rows.
-const DOT_I8: FuncDef = (() => {
-  const [q16, base, n, stride, out] = [0, 1, 2, 3, 4];
-  const [i, p, j, acc, a] = [5, 6, 7, 8, 9];
-  return {
-    name: 'dotI8',
-    params: [I32, I32, I32, I32, I32],
-    results: [],
-    locals: [I32, I32, I32, V128, V128],
-    body: [
-      op.get(base), op.set(p),
-      op.block, op.loop,
-      op.get(i), op.get(n), op.i32GeU, op.brIf(1),
-      op.v128Zero, op.set(acc),
-      op.i32Const(0), op.set(j),
-      op.block, op.loop,
-      op.get(j), op.get(stride), op.i32GeU, op.brIf(1),
-      op.get(p), op.get(j), op.i32Add, op.v128Load(), op.set(a),
-      op.get(acc),
-      op.get(a), op.i16x8ExtendLowI8x16S,
-      op.get(q16), op.get(j), op.i32Const(1), op.i32Shl, op.i32Add, op.v128Load(0),
-      op.i32x4DotI16x8S, op.i32x4Add,
-      op.get(a), op.i16x8ExtendHighI8x16S,
-      op.get(q16), op.get(j), op.i32Const(1), op.i32Shl, op.i32Add, op.v128Load(16),
-      op.i32x4DotI16x8S, op.i32x4Add,
-      op.set(acc),
-      op.get(j), op.i32Const(16), op.i32Add, op.set(j),
-      op.br(0),
-      op.end, op.end,
-      op.get(out), op.get(i), op.i32Const(2), op.i32Shl, op.i32Add,
-      op.get(acc), op.i32x4ExtractLane(0), op.get(acc), op.i32x4ExtractLane(1), op.i32Add,
-      op.get(acc), op.i32x4ExtractLane(2), op.i32Add, op.get(acc), op.i32x4ExtractLane(3), op.i32Add,
-      op.i32Store(),
-      op.get(p), op.get(stride), op.i32Add, op.set(p),
-      op.get(i), op.i32Const(1), op.i32Add, op.set(i),
-      op.br(0),
-      op.end, op.end,
-    ],
-  };
-})();
-
-
-// scanTop(q16, base, scales, n, stride, floor, out) → count: the int8 scan with the scale and the
-// threshold folded in. For each of the n rows, score = dot(q, row) · scales[i] (float32); the rows
-// scoring above `floor` are written to out as (i32 row, f32 score) pairs and counted. A caller that
-// raises `floor` to its current k-th best between calls reads back a few hundred candidates instead
-// of scoring every row in JS (that loop cost as much as the scan). `v128.load8x8_s` widens as it
-// loads. (Scoring two to four rows per pass to share the query loads measured no faster here.)
-// scanTopMasked(q16, base, scales, mask, n, stride, floor, out) → count: the same over the rows whose
-// byte at mask + i is not 0 (the rows a retrieval filter allows); the others are skipped unscored.
+// scanTop(query, base, scales, n, stride, sb, floor, out, acc) → count: for each of the n rows from
+// `base` (the start of a block), score = Σ codes·query · scales[i] (float32); the rows scoring above
+// `floor` are written to out as (i32 row, f32 score) pairs, in row order, and counted. A caller that
+// raises `floor` to its current k-th best between calls reads back a few hundred candidates instead of
+// scoring every row in JS. `query`: the encoded query (layout.ts, encodeQuery); `acc`: 4·sb bytes of
+// scratch, a block's sums.
+// scanTopMasked(query, base, scales, mask, n, stride, sb, floor, out, acc) → count: the same over the
+// rows whose byte at mask + i is not 0 (the rows a retrieval filter allows); a block none of whose rows
+// is allowed is skipped unread.
 const scanTop = (masked: boolean): FuncDef => {
-  const [q16, base, scales, mask] = [0, 1, 2, 3];
   const shift = masked ? 1 : 0;
-  const [n, stride, floor, out] = [3 + shift, 4 + shift, 5 + shift, 6 + shift];
-  const [i, p, j, cnt, s, acc, at] = [7, 8, 9, 10, 11, 12, 13].map((x) => x + shift) as [number, number, number, number, number, number, number];
-  const next = [op.get(p), op.get(stride), op.i32Add, op.set(p), op.get(i), op.i32Const(1), op.i32Add, op.set(i)];
+  const [query, base, scales, mask] = [0, 1, 2, 3];
+  const [n, stride, sb, floor, out, acc] = [3, 4, 5, 6, 7, 8].map((x) => x + shift) as [number, number, number, number, number, number];
+  const [i, p, pairs, e, k, run, j, end, rows, r, cnt, at, s, q, hit] = Array.from({ length: 15 }, (_, x) => 9 + shift + x) as number[] as [
+    number, number, number, number, number, number, number, number, number, number, number, number, number, number, number,
+  ];
+  const UNROLL = 4;
+  const sums: number[][] = [];
+  for (let u = 0; u < UNROLL; u++) {
+    sums.push(op.get(j), op.get(j), op.v128Load(u * 16), op.get(run), op.v128Load8x8S(u * 8), op.get(q), op.i32x4DotI16x8S, op.i32x4Add, op.v128Store(u * 16));
+  }
+  // row r + lane of the block: a candidate when its score beats the floor (and its mask byte is set)
+  const lane = (l: number): number[][] => [
+    op.get(r), op.i32Const(l), op.i32Add, op.get(rows), op.i32LtU, op.if,
+    ...(masked ? [op.get(mask), op.get(i), op.i32Add, op.get(r), op.i32Add, op.i32Load8U(l), op.if] : []),
+    op.get(acc), op.get(r), op.i32Const(2), op.i32Shl, op.i32Add, op.i32Load(l * 4), op.f32ConvertI32S,
+    op.get(scales), op.get(i), op.get(r), op.i32Add, op.i32Const(2), op.i32Shl, op.i32Add, op.f32Load(l * 4), op.f32Mul, op.tee(s),
+    op.get(floor), op.f32Gt, op.if,
+    op.get(out), op.get(cnt), op.i32Const(3), op.i32Shl, op.i32Add, op.tee(at), op.get(i), op.get(r), op.i32Add, op.i32Const(l), op.i32Add, op.i32Store(0),
+    op.get(at), op.get(s), op.f32Store(4),
+    op.get(cnt), op.i32Const(1), op.i32Add, op.set(cnt),
+    op.end,
+    ...(masked ? [op.end] : []),
+    op.end,
+  ];
+  const nextBlock = [
+    op.get(p), op.get(stride), op.get(sb), op.i32Mul, op.i32Add, op.set(p),
+    op.get(i), op.get(sb), op.i32Add, op.set(i),
+  ];
   return {
     name: masked ? 'scanTopMasked' : 'scanTop',
-    params: masked ? [I32, I32, I32, I32, I32, I32, F32, I32] : [I32, I32, I32, I32, I32, F32, I32],
+    params: masked ? [I32, I32, I32, I32, I32, I32, I32, F32, I32, I32] : [I32, I32, I32, I32, I32, I32, F32, I32, I32],
     results: [I32],
-    locals: [I32, I32, I32, I32, F32, V128, I32],
+    locals: [I32, I32, I32, I32, I32, I32, I32, I32, I32, I32, I32, I32, F32, V128, V128],
     body: [
+      op.get(query), op.i32Load(0), op.set(pairs),
       op.get(base), op.set(p),
       op.block, op.loop,
       op.get(i), op.get(n), op.i32GeU, op.brIf(1),
-      // a row the mask leaves out: the next one (br 1 from inside the `if` is the loop)
-      ...(masked ? [op.get(mask), op.get(i), op.i32Add, op.i32Load8U(0), op.i32Eqz, op.if, ...next, op.br(1), op.end] : []),
-      op.v128Zero, op.set(acc),
-      op.i32Const(0), op.set(j),
+      // the block's rows: sb, fewer in the last
+      op.get(n), op.get(i), op.i32Sub, op.set(rows),
+      op.get(sb), op.get(rows), op.i32LtU, op.if, op.get(sb), op.set(rows), op.end,
+      // sums are kept for the rows rounded up to 4·UNROLL (the runs are padded to a block's sb rows)
+      op.get(acc), op.get(rows), op.i32Const(4 * UNROLL - 1), op.i32Add, op.i32Const(-4 * UNROLL), op.i32And, op.i32Const(2), op.i32Shl, op.i32Add, op.set(end),
+      ...(masked
+        ? [
+            // a block whose rows are all left out: the next one (br 1 from inside the `if` is the loop)
+            op.v128Zero, op.set(hit),
+            op.get(mask), op.get(i), op.i32Add, op.set(j),
+            op.get(j), op.get(rows), op.i32Add, op.set(k),
+            op.block, op.loop,
+            op.get(j), op.get(k), op.i32GeU, op.brIf(1),
+            op.get(hit), op.get(j), op.v128Load(0), op.v128Or, op.set(hit),
+            op.get(j), op.i32Const(16), op.i32Add, op.set(j),
+            op.br(0),
+            op.end, op.end,
+            op.get(hit), op.v128AnyTrue, op.i32Eqz, op.if, ...nextBlock, op.br(1), op.end,
+          ]
+        : []),
+      op.get(acc), op.set(j),
       op.block, op.loop,
-      op.get(j), op.get(stride), op.i32GeU, op.brIf(1),
-      op.get(acc),
-      op.get(p), op.get(j), op.i32Add, op.tee(at), op.v128Load8x8S(0),
-      op.get(q16), op.get(j), op.i32Const(1), op.i32Shl, op.i32Add, op.v128Load(0),
-      op.i32x4DotI16x8S, op.i32x4Add,
-      op.get(at), op.v128Load8x8S(8),
-      op.get(q16), op.get(j), op.i32Const(1), op.i32Shl, op.i32Add, op.v128Load(16),
-      op.i32x4DotI16x8S, op.i32x4Add,
-      op.set(acc),
+      op.get(j), op.get(end), op.i32GeU, op.brIf(1),
+      op.get(j), op.v128Zero, op.v128Store(0),
       op.get(j), op.i32Const(16), op.i32Add, op.set(j),
       op.br(0),
       op.end, op.end,
-      op.get(acc), op.i32x4ExtractLane(0), op.get(acc), op.i32x4ExtractLane(1), op.i32Add,
-      op.get(acc), op.i32x4ExtractLane(2), op.i32Add, op.get(acc), op.i32x4ExtractLane(3), op.i32Add,
-      op.f32ConvertI32S,
-      op.get(scales), op.get(i), op.i32Const(2), op.i32Shl, op.i32Add, op.f32Load(0), op.f32Mul, op.tee(s),
-      op.get(floor), op.f32Gt, op.if,
-      op.get(out), op.get(cnt), op.i32Const(3), op.i32Shl, op.i32Add, op.tee(at), op.get(i), op.i32Store(0),
-      op.get(at), op.get(s), op.f32Store(4),
-      op.get(cnt), op.i32Const(1), op.i32Add, op.set(cnt),
+      // each pair of the query: its run in this block, every row
+      op.get(query), op.i32Const(16), op.i32Add, op.set(e),
+      op.i32Const(0), op.set(k),
+      op.block, op.loop,
+      op.get(k), op.get(pairs), op.i32GeU, op.brIf(1),
+      op.get(e), op.v128Load(0), op.set(q),
+      op.get(p), op.get(e), op.i32Load(16), op.get(sb), op.i32Mul, op.i32Const(1), op.i32Shl, op.i32Add, op.set(run),
+      op.get(acc), op.set(j),
+      op.block, op.loop,
+      op.get(j), op.get(end), op.i32GeU, op.brIf(1),
+      ...sums,
+      op.get(j), op.i32Const(16 * UNROLL), op.i32Add, op.set(j),
+      op.get(run), op.i32Const(8 * UNROLL), op.i32Add, op.set(run),
+      op.br(0),
+      op.end, op.end,
+      op.get(e), op.i32Const(32), op.i32Add, op.set(e),
+      op.get(k), op.i32Const(1), op.i32Add, op.set(k),
+      op.br(0),
+      op.end, op.end,
+      // four rows at a time: any of them above the floor? then each
+      op.i32Const(0), op.set(r),
+      op.block, op.loop,
+      op.get(r), op.get(rows), op.i32GeU, op.brIf(1),
+      op.get(acc), op.get(r), op.i32Const(2), op.i32Shl, op.i32Add, op.v128Load(0), op.f32x4ConvertI32x4S,
+      op.get(scales), op.get(i), op.get(r), op.i32Add, op.i32Const(2), op.i32Shl, op.i32Add, op.v128Load(0), op.f32x4Mul,
+      op.get(floor), op.f32x4Splat, op.f32x4Gt, op.v128AnyTrue, op.if,
+      ...lane(0), ...lane(1), ...lane(2), ...lane(3),
       op.end,
-      ...next,
+      op.get(r), op.i32Const(4), op.i32Add, op.set(r),
+      op.br(0),
+      op.end, op.end,
+      ...nextBlock,
       op.br(0),
       op.end, op.end,
       op.get(cnt),
@@ -129,12 +148,11 @@ export const WASM_PAGE = 65_536;
  */
 const MAX_PAGES = 65_536;
 
-const MODULE = new Wasm.Module(assemble([DOT_I8, SCAN_TOP, SCAN_TOP_MASKED], { sharedMaxPages: MAX_PAGES }));
+const MODULE = new Wasm.Module(assemble([SCAN_TOP, SCAN_TOP_MASKED], { sharedMaxPages: MAX_PAGES }));
 
 export interface KernelFns {
-  dotI8(q16: number, base: number, n: number, stride: number, out: number): void;
-  scanTop(q16: number, base: number, scales: number, n: number, stride: number, floor: number, out: number): number;
-  scanTopMasked(q16: number, base: number, scales: number, mask: number, n: number, stride: number, floor: number, out: number): number;
+  scanTop(query: number, base: number, scales: number, n: number, stride: number, sb: number, floor: number, out: number, acc: number): number;
+  scanTopMasked(query: number, base: number, scales: number, mask: number, n: number, stride: number, sb: number, floor: number, out: number, acc: number): number;
 }
 
 /** A memory for the kernels: `pages` of 64 KiB, growable, shared (a SharedArrayBuffer under it). */

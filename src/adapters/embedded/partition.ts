@@ -1,24 +1,29 @@
 import type { Arena } from './arena.js';
+import { ACC_BYTES, BLOCK_ROWS, blockRowsOf, capacityFor, readRow, writeRow } from './layout.js';
 import { quantizeInto } from './quantize.js';
 import type { ScanThread } from './scan-thread.js';
-import { MAX_R, OUT_BYTES, splitScan } from './split-scan.js';
+import { MAX_R, SCRATCH_BYTES, splitScan } from './split-scan.js';
 import { TopK } from './top-k.js';
 
-const MIN_CAPACITY = 8;
+/*
+ * A kernel call starts at a layout block (layout.ts): chunks and zones are whole blocks of a big
+ * partition, and a small one is a single block.
+ */
 /** rows scanned before the first threshold is known, then per kernel call (the threshold rises between calls) */
-const FIRST_CHUNK = 512;
-const CHUNK = 8192;
+const FIRST_CHUNK = BLOCK_ROWS;
+const CHUNK = 16 * BLOCK_ROWS;
 /**
  * rows of one zone: the earliest and latest time of each zone's rows are kept, and a search of a time
  * skips the zones that hold none of it (rows are appended as turns come, so a zone holds a stretch of
  * a conversation)
  */
-const ZONE = 512;
+const ZONE = BLOCK_ROWS;
 /**
  * a filter's allowed rows are handed to the scan as a byte a row from this many rows: the kernel skips
- * the rest unscored. Below it the allowed Set is tested on each row the kernel returns (a listing is
- * only kept from EmbeddedVectorIndexOptions.probeFrom rows, 4,096 by default, and a mask is built once
- * a listing and version)
+ * a block none of whose rows is allowed, and hands back only allowed rows. Below it the allowed Set is
+ * tested on each row the kernel returns (a listing is only kept from
+ * EmbeddedVectorIndexOptions.probeFrom rows, 4,096 by default, and a mask is built once a listing and
+ * version)
  */
 const MASK_FROM = 4_096;
 
@@ -49,17 +54,19 @@ const slotKey = (id: string, part: number): string => (part === 0 ? id : `${id}\
 
 /**
  * The vectors of one user under one embedder: `cap` int8 rows in one arena block, contiguous, so a
- * search scans exactly the user's vectors and nothing else; their scales in a second block (the
- * kernel reads them). Beside each row, in JS arrays: its id, its SQLite rowid (for the exact rerank),
- * its session and its time (a time filter is tested here, not listed from the store: each query
- * names its own time, so a listing would serve one query). An entry has one row per part (its whole
- * text, and each passage of a long turn). Removal moves the last row into the hole, keeping the rows
- * dense.
+ * search scans exactly the user's vectors and nothing else, laid out in blocks of `sb` rows
+ * (layout.ts); their scales in a second block (the kernel reads them). Beside each row, in JS arrays:
+ * its id, its SQLite rowid (for the exact rerank), its session and its time (a time filter is tested
+ * here, not listed from the store: each query names its own time, so a listing would serve one
+ * query). An entry has one row per part (its whole text, and each passage of a long turn). Removal
+ * moves the last row into the hole, keeping the rows dense.
  */
 export class Partition implements PartitionShape {
   n = 0;
   version = 0;
   private cap = 0;
+  /** rows of a layout block (layout.ts): the whole capacity of a small partition, BLOCK_ROWS of a big one */
+  private sb = 0;
   private block = 0;
   /** byte offset of the float32 scales in the arena */
   private scalesBlock = 0;
@@ -88,6 +95,8 @@ export class Partition implements PartitionShape {
    * never a result: kept across writes, and a stale one costs time, not correctness)
    */
   private readonly hints = new Map<string, number>();
+  /** one row's codes on their way in or out of the layout */
+  private readonly codes: Int8Array;
   /** each allowed Set's mask (masked scans), while the partition is at the version it was built at */
   private readonly masks = new WeakMap<ReadonlySet<number>, { version: number; bytes: Uint8Array }>();
 
@@ -96,16 +105,18 @@ export class Partition implements PartitionShape {
     private readonly arena: Arena,
     private readonly stride: number,
     private readonly split: ScanSplit | null = null,
-  ) {}
+  ) {
+    this.codes = new Int8Array(stride);
+  }
 
-  /** scratch bytes `nearest` needs for its results over `n` rows (after the query's 2·stride), a mask's included */
+  /** scratch bytes `nearest` needs over `n` rows (after the encoded query): results, a mask, a block's sums */
   static outBytes(n: number): number {
-    return resultBytes(n) + roundUp16(n);
+    return Math.max(resultBytes(n) + maskBytes(n) + ACC_BYTES, SCRATCH_BYTES);
   }
 
   /** Makes room for `n` rows in all (a load knows each user's count: no regrowth, no holes). */
   reserve(n: number): void {
-    if (n > this.cap) this.resize(n);
+    if (n > this.cap) this.resize(capacityFor(n));
   }
 
   /** Inserts or replaces the vector of `id`'s `part`; true when the row is new. */
@@ -115,17 +126,16 @@ export class Partition implements PartitionShape {
     const added = slot === undefined;
     this.version++;
     if (slot === undefined) {
-      if (this.n === this.cap) this.resize(Math.max(MIN_CAPACITY, Math.ceil(this.cap * 1.5)));
+      if (this.n === this.cap) this.resize(capacityFor(Math.ceil(this.cap * 1.5) + 1));
       slot = this.n++;
       this.slots.set(key, slot);
       this.ids[slot] = id;
       this.keys[slot] = key;
       if (part > 0 && part > (this.lastPart.get(id) ?? 0)) this.lastPart.set(id, part);
     }
-    const codes = this.arena.i8;
-    const row = this.block + slot * this.stride;
-    codes.fill(0, row + vector.length, row + this.stride);
-    const scale = quantizeInto(vector, codes, row);
+    const codes = this.codes.fill(0);
+    const scale = quantizeInto(vector, codes, 0);
+    writeRow(this.arena.i8, this.block, this.stride, this.sb, slot, codes);
     this.arena.f32[this.scalesBlock / 4 + slot] = scale;
     this.rowids[slot] = rowid;
     this.created[slot] = createdMs;
@@ -154,8 +164,8 @@ export class Partition implements PartitionShape {
     this.sessionRows[this.sessions[slot]!]!--;
     const last = --this.n;
     if (slot !== last) {
-      const rows = this.block;
-      this.arena.u8.copyWithin(rows + slot * this.stride, rows + last * this.stride, rows + (last + 1) * this.stride);
+      readRow(this.arena.i8, this.block, this.stride, this.sb, last, this.codes);
+      writeRow(this.arena.i8, this.block, this.stride, this.sb, slot, this.codes);
       const moved = this.keys[last]!;
       this.ids[slot] = this.ids[last]!;
       this.keys[slot] = moved;
@@ -174,25 +184,25 @@ export class Partition implements PartitionShape {
 
   /**
    * The `r` rows nearest to the query by the int8 scan, best first, as SQLite rowids (and ids, to
-   * check the row still holds the same vector). `q16Offset` holds the query's codes widened to int16;
-   * `outOffset` has room for `Partition.outBytes(n)`. `allowed`: only these rowids compete (a
+   * check the row still holds the same vector). `query` holds the query encoded (layout.ts,
+   * encodeQuery); `out` has room for `Partition.outBytes(n)`. `allowed`: only these rowids compete (a
    * retrieval filter), so the r best are the r best matching rows; `span`: only rows of that time.
    * `share`: the scan may be split with the helper thread.
    */
-  nearest(q16Offset: number, outOffset: number, r: number, sessionId: string | undefined, allowed?: ReadonlySet<number>, share = true, span?: CreatedSpan): { rowids: number[]; ids: string[] } {
+  nearest(query: number, out: number, r: number, sessionId: string | undefined, allowed?: ReadonlySet<number>, share = true, span?: CreatedSpan): { rowids: number[]; ids: string[] } {
     const session = sessionId === undefined ? -1 : this.sessionNumbers.get(sessionId);
     if (this.n === 0 || session === undefined) return { rowids: [], ids: [] };
     r = Math.min(r, this.n);
     const rowids: number[] = [];
     const ids: string[] = [];
     const every = session < 0 && !allowed && !span;
-    const slots = share && every ? this.splitScan(q16Offset, outOffset, r) : null;
+    const slots = share && every ? this.splitScan(query, out, r) : null;
     if (slots) {
       for (const slot of slots) (rowids.push(this.rowids[slot]!), ids.push(this.ids[slot]!));
       return { rowids, ids };
     }
     const top = new TopK(r);
-    this.scan(q16Offset, outOffset, top, session, allowed, span);
+    this.scan(query, out, top, session, allowed, span);
     for (let i = 0; i < top.size; i++) {
       const slot = top.items[i]!;
       rowids.push(this.rowids[slot]!);
@@ -205,15 +215,15 @@ export class Partition implements PartitionShape {
    * Every row, shared with the helper thread (split-scan.ts) when the partition is big enough and the
    * helper is up: the same r rows as `scan`, best first. Null: scan on this thread alone.
    */
-  private splitScan(q16: number, out: number, r: number): number[] | null {
+  private splitScan(query: number, out: number, r: number): number[] | null {
     const split = this.split;
     if (!split || this.n < split.minRows || r > MAX_R) return null;
     const a = this.arena;
     const memoryId = split.thread.ready(a.memory);
     if (memoryId === null) return null;
     // before the views are read: its first allocation may grow the memory
-    const helperOut = a.helperOut(OUT_BYTES);
-    const job = { q16, base: this.block, scales: this.scalesBlock, rows: this.n, stride: this.stride, r };
+    const helperOut = a.helperOut(SCRATCH_BYTES);
+    const job = { query, base: this.block, scales: this.scalesBlock, rows: this.n, stride: this.stride, sb: this.sb, r };
     const { slots, helped } = splitScan(a.kernels, a.i32, a.f32, split.thread.ctrl, memoryId, job, out, helperOut, () => split.thread.wake());
     split.thread.scans++;
     split.thread.helped += helped;
@@ -230,19 +240,24 @@ export class Partition implements PartitionShape {
    * scan that scored every row, then tested each in JS, made a time-filtered search of 100k vectors
    * ~1.6× a plain one.)
    */
-  private scan(q16: number, out: number, top: TopK, session: number, allowed: ReadonlySet<number> | undefined, span: CreatedSpan | undefined): void {
+  private scan(query: number, out: number, top: TopK, session: number, allowed: ReadonlySet<number> | undefined, span: CreatedSpan | undefined): void {
     const a = this.arena;
     const { sessions, rowids, created } = this;
     const from = span?.from ?? -Infinity;
     const before = span?.before ?? Infinity;
     const mask = allowed && this.n >= MASK_FROM ? this.maskOf(allowed, out + resultBytes(this.n)) : -1;
+    const acc = out + resultBytes(this.n) + maskBytes(this.n);
+    const { stride, sb } = this;
     const tested = mask < 0 ? allowed : undefined;
     for (const [start, end] of this.zonesOf(from, before)) {
       for (let at = start; at < end; ) {
         const count = Math.min(top.size < top.k ? FIRST_CHUNK : CHUNK, end - at);
-        const rows = this.block + at * this.stride;
+        const rows = this.block + at * stride;
         const scales = this.scalesBlock + at * 4;
-        const found = mask >= 0 ? a.kernels.scanTopMasked(q16, rows, scales, mask + at, count, this.stride, top.floor, out) : a.kernels.scanTop(q16, rows, scales, count, this.stride, top.floor, out);
+        const found =
+          mask >= 0
+            ? a.kernels.scanTopMasked(query, rows, scales, mask + at, count, stride, sb, top.floor, out, acc)
+            : a.kernels.scanTop(query, rows, scales, count, stride, sb, top.floor, out, acc);
         const i32 = a.i32;
         const f32 = a.f32;
         for (let c = 0, o = out / 4; c < found; c++, o += 2) {
@@ -334,15 +349,27 @@ export class Partition implements PartitionShape {
     return n;
   }
 
+  /** Grows to `cap` rows (capacityFor's). A small partition's block grows with it, so its rows are laid out again. */
   private resize(cap: number): void {
     const a = this.arena;
+    const sb = blockRowsOf(cap);
     if (this.cap === 0) this.block = a.alloc(cap * this.stride);
-    else if (!a.extend(this.block, this.cap * this.stride, cap * this.stride)) {
+    else if (sb !== this.sb) {
       const block = a.alloc(cap * this.stride);
-      a.u8.copyWithin(block, this.block, this.block + this.n * this.stride);
+      for (let slot = 0; slot < this.n; slot++) {
+        readRow(a.i8, this.block, this.stride, this.sb, slot, this.codes);
+        writeRow(a.i8, block, this.stride, sb, slot, this.codes);
+      }
+      a.release(this.block, this.cap * this.stride);
+      this.block = block;
+    } else if (!a.extend(this.block, this.cap * this.stride, cap * this.stride)) {
+      // whole blocks of BLOCK_ROWS rows: they keep their layout wherever they are
+      const block = a.alloc(cap * this.stride);
+      a.u8.copyWithin(block, this.block, this.block + this.cap * this.stride);
       a.release(this.block, this.cap * this.stride);
       this.block = block;
     }
+    this.sb = sb;
     const scales = a.alloc(scalesBytes(cap));
     if (this.cap > 0) {
       a.u8.copyWithin(scales, this.scalesBlock, this.scalesBlock + this.n * 4);
@@ -362,6 +389,9 @@ export class Partition implements PartitionShape {
 }
 
 const roundUp16 = (bytes: number): number => Math.ceil(bytes / 16) * 16;
+
+/** a mask of `n` rows: the kernel reads it 16 bytes at a time */
+const maskBytes = (n: number): number => roundUp16(n) + 16;
 
 /** the kernel's results over `n` rows: (row, score) pairs of a chunk, or an int32 a row */
 const resultBytes = (n: number): number => roundUp16(Math.max(n * 4, Math.min(n, CHUNK) * 8));

@@ -1,4 +1,5 @@
 import type { KernelFns } from './kernels.js';
+import { ACC_BYTES, BLOCK_ROWS } from './layout.js';
 import { TopK } from './top-k.js';
 
 /*
@@ -25,7 +26,7 @@ export const SEQ = 0;
 const CLAIM = 1;
 /** which memory the job's offsets are in (the helper instantiates the kernels on each new one) */
 export const MEMORY = 2;
-const Q16 = 3;
+const QUERY = 3;
 const BASE = 4;
 const SCALES = 5;
 const ROWS = 6;
@@ -36,6 +37,7 @@ const R = 10;
 const OUT = 11;
 /** 1 once the helper waits for jobs */
 export const STATUS = 12;
+const SB = 13;
 /** per chunk: (gen << 2) | 1 published by the helper, | 2 taken back by the caller */
 const STATE = 16;
 export const MAX_CHUNKS = 1024;
@@ -55,30 +57,36 @@ const GEN_MASK = 0x7ffff;
 const PUBLISHED = 1;
 const TAKEN = 2;
 /** rows per kernel call: the kernel writes up to this many (row, score) pairs to `out` */
-export const CALL_ROWS = 2048;
+export const CALL_ROWS = 4 * BLOCK_ROWS;
 export const OUT_BYTES = CALL_ROWS * 8;
+/** a thread's scratch: its kernel output, then a block's sums */
+export const SCRATCH_BYTES = OUT_BYTES + ACC_BYTES;
 /** rows per kernel call while a thread's top r is not full yet (every row it sees is a candidate) */
-const FIRST_CALL_ROWS = 512;
+const FIRST_CALL_ROWS = BLOCK_ROWS;
 
 export interface ScanJob {
-  q16: number;
+  /** the encoded query (layout.ts) */
+  query: number;
   base: number;
   scales: number;
   rows: number;
   stride: number;
+  /** rows of a block (layout.ts): chunks start at a block */
+  sb: number;
   r: number;
 }
 
 /**
  * Scans rows [from, from + count) of the job into `top` (and `also`, when given), the kernel's floor
- * being `top`'s k-th best or `bound`, whichever is higher. Each kernel call's candidates land at `out`.
+ * being `top`'s k-th best or `bound`, whichever is higher. Each kernel call's candidates land at
+ * `out`, a block's sums after them (a thread's SCRATCH_BYTES).
  */
 function scanRows(k: KernelFns, i32: Int32Array, f32: Float32Array, job: ScanJob, out: number, from: number, count: number, top: TopK, bound: number, also?: TopK): void {
   const end = from + count;
   for (let at = from; at < end; ) {
     const n = Math.min(top.size < top.k ? FIRST_CALL_ROWS : CALL_ROWS, end - at);
     const floor = Math.max(top.floor, bound);
-    const found = k.scanTop(job.q16, job.base + at * job.stride, job.scales + at * 4, n, job.stride, floor, out);
+    const found = k.scanTop(job.query, job.base + at * job.stride, job.scales + at * 4, n, job.stride, job.sb, floor, out, out + OUT_BYTES);
     for (let c = 0, p = out >> 2; c < found; c++, p += 2) {
       const row = at + i32[p]!;
       const score = f32[p + 1]!;
@@ -104,9 +112,9 @@ function below(f: number): number {
   return b[0]!;
 }
 
-/** Chunk size for `rows` rows: CALL_ROWS, larger when that would make more than MAX_CHUNKS. */
+/** Chunk size for `rows` rows: CALL_ROWS, larger (whole blocks) when that would make more than MAX_CHUNKS. */
 export function chunkRowsFor(rows: number): number {
-  return Math.max(CALL_ROWS, Math.ceil(rows / MAX_CHUNKS));
+  return Math.max(CALL_ROWS, Math.ceil(rows / MAX_CHUNKS / BLOCK_ROWS) * BLOCK_ROWS);
 }
 
 /** the generation of job `seq` (what claims and chunk states carry) */
@@ -138,11 +146,12 @@ export function splitScan(
   const seq = (Atomics.load(ctrl, SEQ) + 1) | 0;
   const gen = genOf(seq);
   ctrl[MEMORY] = memoryId;
-  ctrl[Q16] = job.q16;
+  ctrl[QUERY] = job.query;
   ctrl[BASE] = job.base;
   ctrl[SCALES] = job.scales;
   ctrl[ROWS] = job.rows;
   ctrl[STRIDE] = job.stride;
+  ctrl[SB] = job.sb;
   ctrl[CHUNK_ROWS] = chunkRows;
   ctrl[CHUNKS] = chunks;
   ctrl[R] = job.r;
@@ -188,7 +197,7 @@ export function splitScan(
  */
 export function helpScan(k: KernelFns, i32: Int32Array, f32: Float32Array, ctrl: Int32Array, seq: number): void {
   const gen = genOf(seq);
-  const job: ScanJob = { q16: ctrl[Q16]!, base: ctrl[BASE]!, scales: ctrl[SCALES]!, rows: ctrl[ROWS]!, stride: ctrl[STRIDE]!, r: ctrl[R]! };
+  const job: ScanJob = { query: ctrl[QUERY]!, base: ctrl[BASE]!, scales: ctrl[SCALES]!, rows: ctrl[ROWS]!, stride: ctrl[STRIDE]!, sb: ctrl[SB]!, r: ctrl[R]! };
   const chunkRows = ctrl[CHUNK_ROWS]!;
   const chunks = ctrl[CHUNKS]!;
   const out = ctrl[OUT]!;

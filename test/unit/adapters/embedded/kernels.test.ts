@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { Arena } from '../../../../src/adapters/embedded/arena.js';
+import { ACC_BYTES, blockRowsOf, capacityFor, encodeQuery, queryBytes, readRow, writeRow } from '../../../../src/adapters/embedded/layout.js';
 import { quantizeInto, strideFor, cosine } from '../../../../src/adapters/embedded/quantize.js';
 import { sleb, uleb } from '../../../../src/adapters/embedded/wasm.js';
 import { clustered, rng } from './data.js';
@@ -18,67 +19,86 @@ describe('wasm encoding', () => {
   });
 });
 
-describe('dotI8 kernel', () => {
-  for (const dim of [8, 20, 384]) {
-    it(`matches a plain integer dot product (${dim} dimensions, padded rows)`, () => {
-      const stride = strideFor(dim);
-      const n = 300;
-      const r = rng(dim);
-      const arena = new Arena();
-      const base = arena.alloc(n * stride);
-      const q16 = arena.alloc(stride * 2);
-      const out = arena.alloc(n * 4);
-      const rows: number[][] = [];
-      for (let i = 0; i < n; i++) {
-        const row = Array.from({ length: dim }, () => Math.floor(r() * 255) - 127);
-        rows.push(row);
-        arena.i8.set(row, base + i * stride);
-        arena.i8.fill(0, base + i * stride + dim, base + (i + 1) * stride);
-      }
-      const q = Array.from({ length: dim }, () => Math.floor(r() * 255) - 127);
-      arena.i16.fill(0, q16 / 2, q16 / 2 + stride);
-      arena.i16.set(q, q16 / 2);
-      arena.kernels.dotI8(q16, base, n, stride, out);
-      for (let i = 0; i < n; i++) {
-        const want = rows[i]!.reduce((s, x, j) => s + x * q[j]!, 0);
-        assert.equal(arena.i32[out / 4 + i], want, `row ${i}`);
-      }
-    });
-  }
+describe('row layout', () => {
+  it('sizes a small partition as one block and a big one in whole blocks', () => {
+    assert.deepEqual([1, 16, 17, 300, 512, 513, 1500].map(capacityFor), [16, 16, 32, 512, 512, 1024, 1536]);
+    assert.deepEqual([32, 256, 512, 1024].map(blockRowsOf), [32, 256, 512, 512]);
+  });
+
+  it('reads back every row it wrote, in blocks of any size', () => {
+    const stride = strideFor(40);
+    const r = rng(7);
+    for (const [n, sb] of [[5, 16], [600, 512], [1100, 512]] as const) {
+      const i8 = new Int8Array(Math.ceil(n / sb) * sb * stride);
+      const rows = Array.from({ length: n }, () => Int8Array.from({ length: stride }, () => Math.floor(r() * 255) - 127));
+      rows.forEach((row, i) => writeRow(i8, 0, stride, sb, i, row));
+      const back = new Int8Array(stride);
+      rows.forEach((row, i) => (readRow(i8, 0, stride, sb, i, back), assert.deepEqual(back, row, `row ${i} of ${n}`)));
+    }
+  });
+
+  it('encodes only the pairs of dimensions a query holds', () => {
+    const stride = 32;
+    const q = new Int16Array(stride);
+    q[3] = -5; // pair 1
+    q[20] = 7; // pair 10
+    q[21] = 9;
+    const arena = new Arena();
+    const at = arena.alloc(queryBytes(stride));
+    encodeQuery(q, stride, arena.i16, arena.i32, at);
+    assert.equal(arena.i32[at / 4], 2);
+    assert.deepEqual([...arena.i16.subarray((at + 16) / 2, (at + 32) / 2)], [0, -5, 0, -5, 0, -5, 0, -5]);
+    assert.equal(arena.i32[(at + 32) / 4], 1);
+    assert.deepEqual([...arena.i16.subarray((at + 48) / 2, (at + 64) / 2)], [7, 9, 7, 9, 7, 9, 7, 9]);
+    assert.equal(arena.i32[(at + 64) / 4], 10);
+  });
 });
 
 describe('scanTop kernel', () => {
-  for (const [dim, n] of [[8, 3], [20, 301], [384, 1000]] as const) {
-    it(`returns exactly the rows whose scaled dot beats the floor, with their float32 scores (${dim} dimensions, ${n} rows)`, () => {
+  // one block of 16 rows with 3 held; one block of 512 with 301; two blocks, the second partial; a
+  // query holding a few dimensions (the `hash` embedder's questions); one holding none
+  const cases = [
+    { dim: 8, n: 3, held: 1 },
+    { dim: 20, n: 301, held: 1 },
+    { dim: 384, n: 1000, held: 1 },
+    { dim: 384, n: 1000, held: 0.08 },
+    { dim: 64, n: 40, held: 0 },
+  ];
+  for (const { dim, n, held } of cases) {
+    it(`returns exactly the rows whose scaled dot beats the floor, with their float32 scores (${dim} dimensions, ${n} rows, ${held * 100}% of the query's held)`, () => {
       const stride = strideFor(dim);
-      const r = rng(dim + n);
+      const r = rng(dim + n + held);
       const arena = new Arena();
-      const base = arena.alloc(n * stride);
-      const scales = arena.alloc(Math.ceil((n * 4) / 16) * 16);
-      const q16 = arena.alloc(stride * 2);
+      const cap = capacityFor(n);
+      const sb = blockRowsOf(cap);
+      const base = arena.alloc(cap * stride);
+      const scales = arena.alloc(cap * 4);
+      const query = arena.alloc(queryBytes(stride));
       const out = arena.alloc(n * 8);
+      const acc = arena.alloc(ACC_BYTES);
       const rows: number[][] = [];
       for (let i = 0; i < n; i++) {
         const row = Array.from({ length: dim }, () => Math.floor(r() * 255) - 127);
         rows.push(row);
-        arena.i8.set(row, base + i * stride);
-        arena.i8.fill(0, base + i * stride + dim, base + (i + 1) * stride);
+        const codes = new Int8Array(stride);
+        codes.set(row);
+        writeRow(arena.i8, base, stride, sb, i, codes);
         arena.f32[scales / 4 + i] = r() * 2;
       }
-      const q = Array.from({ length: dim }, () => Math.floor(r() * 255) - 127);
-      arena.i16.fill(0, q16 / 2, q16 / 2 + stride);
-      arena.i16.set(q, q16 / 2);
+      const q = Array.from({ length: dim }, () => (r() < held ? Math.floor(r() * 255) - 127 : 0));
+      encodeQuery(q, stride, arena.i16, arena.i32, query);
       const score = (i: number) => Math.fround(Math.fround(rows[i]!.reduce((s, x, j) => s + x * q[j]!, 0)) * arena.f32[scales / 4 + i]!);
       const all = Array.from({ length: n }, (_, i) => score(i));
       const floor = [...all].sort((a, b) => b - a)[Math.min(n - 1, 10)]!;
-      // every third row, and the first, left out by the mask (a byte a row; any non-zero byte keeps it)
-      const mask = arena.alloc(Math.ceil(n / 16) * 16);
-      for (let i = 0; i < n; i++) arena.u8[mask + i] = i % 3 === 0 ? 0 : 1 + (i % 200);
+      // every third row, and the first, left out by the mask (a byte a row; any non-zero byte keeps
+      // it), and every row of the second block (skipped unread)
+      const mask = arena.alloc(Math.ceil(n / 16) * 16 + 16);
+      for (let i = 0; i < n; i++) arena.u8[mask + i] = i % 3 === 0 || i >= 512 ? 0 : 1 + (i % 200);
       const read = (found: number) => Array.from({ length: found }, (_, c) => [arena.i32[out / 4 + 2 * c]!, arena.f32[out / 4 + 2 * c + 1]!]);
       for (const f of [-Infinity, floor]) {
         const want = all.flatMap((s, i) => (s > f ? [[i, s]] : []));
-        assert.deepEqual(read(arena.kernels.scanTop(q16, base, scales, n, stride, f, out)), want);
-        assert.deepEqual(read(arena.kernels.scanTopMasked(q16, base, scales, mask, n, stride, f, out)), want.filter(([i]) => i! % 3 !== 0), 'masked');
+        assert.deepEqual(read(arena.kernels.scanTop(query, base, scales, n, stride, sb, f, out, acc)), want);
+        assert.deepEqual(read(arena.kernels.scanTopMasked(query, base, scales, mask, n, stride, sb, f, out, acc)), want.filter(([i]) => i! % 3 !== 0 && i! < 512), 'masked');
       }
     });
   }

@@ -2,9 +2,10 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { Arena } from '../../../../src/adapters/embedded/arena.js';
 import { EmbedderIndex } from '../../../../src/adapters/embedded/embedder-index.js';
+import { ACC_BYTES, blockRowsOf, capacityFor, encodeQuery, queryBytes, writeRow } from '../../../../src/adapters/embedded/layout.js';
 import { quantizeInto, strideFor } from '../../../../src/adapters/embedded/quantize.js';
 import { scanThread } from '../../../../src/adapters/embedded/scan-thread.js';
-import { claim, CONTROL_BYTES, genOf, helpScan, OUT_BYTES, SEQ, splitScan, type ScanJob } from '../../../../src/adapters/embedded/split-scan.js';
+import { claim, CONTROL_BYTES, genOf, helpScan, SCRATCH_BYTES, SEQ, splitScan, type ScanJob } from '../../../../src/adapters/embedded/split-scan.js';
 import { TopK } from '../../../../src/adapters/embedded/top-k.js';
 import { clustered } from './data.js';
 
@@ -19,7 +20,7 @@ function rowsWithTies(n: number, distinct: number): { vectors: Float32Array[]; n
 /** the one-thread scan's answer: the r best (score, then row order) by the kernel's float32 scores */
 function oneThread(arena: Arena, job: ScanJob, out: number): number[] {
   const top = new TopK(job.r);
-  const found = arena.kernels.scanTop(job.q16, job.base, job.scales, job.rows, job.stride, -Infinity, out);
+  const found = arena.kernels.scanTop(job.query, job.base, job.scales, job.rows, job.stride, job.sb, -Infinity, out, out + job.rows * 8);
   for (let c = 0; c < found; c++) top.push(arena.i32[out / 4 + 2 * c]!, arena.f32[out / 4 + 2 * c + 1]!);
   return Array.from(top.items.subarray(0, top.size));
 }
@@ -28,14 +29,22 @@ function oneThread(arena: Arena, job: ScanJob, out: number): number[] {
 function layout(vectors: Float32Array[], q: Float32Array, r: number): { arena: Arena; job: ScanJob; out: number } {
   const stride = strideFor(DIM);
   const arena = new Arena();
-  const base = arena.alloc(vectors.length * stride);
-  const scales = arena.alloc(Math.ceil((vectors.length * 4) / 16) * 16);
-  vectors.forEach((v, i) => (arena.f32[scales / 4 + i] = quantizeInto(v, arena.i8, base + i * stride)));
-  const q16 = arena.alloc(stride * 2);
-  arena.i16.fill(0, q16 / 2, q16 / 2 + stride);
-  quantizeInto(q, arena.i16, q16 / 2);
-  const out = arena.alloc(vectors.length * 8);
-  return { arena, job: { q16, base, scales, rows: vectors.length, stride, r }, out };
+  const cap = capacityFor(vectors.length);
+  const sb = blockRowsOf(cap);
+  const base = arena.alloc(cap * stride);
+  const scales = arena.alloc(cap * 4);
+  const codes = new Int8Array(stride);
+  vectors.forEach((v, i) => {
+    arena.f32[scales / 4 + i] = quantizeInto(v, codes.fill(0), 0);
+    writeRow(arena.i8, base, stride, sb, i, codes);
+  });
+  const query = arena.alloc(queryBytes(stride));
+  const q16 = new Int16Array(stride);
+  quantizeInto(q, q16, 0);
+  encodeQuery(q16, stride, arena.i16, arena.i32, query);
+  // the one-thread answer's output, then a block's sums (a split scan's caller needs SCRATCH_BYTES)
+  const out = arena.alloc(Math.max(vectors.length * 8 + ACC_BYTES, SCRATCH_BYTES));
+  return { arena, job: { query, base, scales, rows: vectors.length, stride, sb, r }, out };
 }
 
 describe('split scan (two threads over one partition)', () => {
@@ -45,7 +54,7 @@ describe('split scan (two threads over one partition)', () => {
     for (let t = 0; t < 20; t++) {
       const { arena, job, out } = layout(vectors, near(t * 31), 44);
       const want = oneThread(arena, job, out);
-      const helperOut = arena.alloc(OUT_BYTES);
+      const helperOut = arena.alloc(SCRATCH_BYTES);
       const views = () => [arena.kernels, arena.i32, arena.f32] as const;
       // the helper answers every chunk before the caller claims one; it takes none; it claims the
       // first chunk and stalls (the caller takes it back), then answers the rest; it only stalls

@@ -1,0 +1,74 @@
+/*
+ * How a partition's int8 rows lie in the arena, and how a query is handed to the scan kernel
+ * (kernels.ts). Rows are grouped in blocks of `sb` rows (sb·stride bytes each, one after another, so
+ * the rows from a block's start are at base + row·stride as if they lay whole). Within a block, each
+ * pair of dimensions d = 2p, 2p + 1 is one run of 2·sb bytes: row r's two codes at p·2·sb + 2r. A
+ * query holding a few dimensions reads a few runs, each from start to end, instead of every byte of
+ * every row.
+ */
+
+/** rows of a block once a partition holds that many: a block's sums (4 bytes a row) stay in L1 */
+export const BLOCK_ROWS = 512;
+/** scratch for the kernel's sums of a block: 4 bytes a row */
+export const ACC_BYTES = 4 * BLOCK_ROWS;
+/** the smallest block: the kernel sums 16 rows at a time (a user of one vector holds 16 rows' room) */
+const MIN_BLOCK_ROWS = 16;
+
+/** A partition's capacity for `n` rows: a power of two up to BLOCK_ROWS (one block), then whole blocks. */
+export function capacityFor(n: number): number {
+  if (n > BLOCK_ROWS) return Math.ceil(n / BLOCK_ROWS) * BLOCK_ROWS;
+  let cap = MIN_BLOCK_ROWS;
+  while (cap < n) cap *= 2;
+  return cap;
+}
+
+/** The block rows of a partition of capacity `cap` (capacityFor's): all of it, or BLOCK_ROWS. */
+export function blockRowsOf(cap: number): number {
+  return Math.min(cap, BLOCK_ROWS);
+}
+
+/** Writes one row's codes (`codes`, stride bytes) as row `slot` of the rows at `base`. */
+export function writeRow(i8: Int8Array, base: number, stride: number, sb: number, slot: number, codes: Int8Array): void {
+  const at = base + Math.floor(slot / sb) * sb * stride + (slot % sb) * 2;
+  const run = 2 * sb;
+  for (let d = 0, o = at; d < stride; d += 2, o += run) {
+    i8[o] = codes[d]!;
+    i8[o + 1] = codes[d + 1]!;
+  }
+}
+
+/** Reads row `slot` of the rows at `base` into `codes` (stride bytes). */
+export function readRow(i8: Int8Array, base: number, stride: number, sb: number, slot: number, codes: Int8Array): void {
+  const at = base + Math.floor(slot / sb) * sb * stride + (slot % sb) * 2;
+  const run = 2 * sb;
+  for (let d = 0, o = at; d < stride; d += 2, o += run) {
+    codes[d] = i8[o]!;
+    codes[d + 1] = i8[o + 1]!;
+  }
+}
+
+/** Bytes of an encoded query of `stride` codes: a count, then 32 bytes a pair of dimensions. */
+export function queryBytes(stride: number): number {
+  return 16 + 16 * stride;
+}
+
+/**
+ * Encodes a query's codes (`q`, stride int8 values held in any integer array) at `at` for the kernel:
+ * the number of pairs it holds (an i32), then from at + 16 each pair that is not all zeros, 32 bytes
+ * each: its two codes repeated as 8 int16 lanes (a, b, a, b, …), then the pair's number as an i32.
+ */
+export function encodeQuery(q: ArrayLike<number>, stride: number, i16: Int16Array, i32: Int32Array, at: number): void {
+  let pairs = 0;
+  for (let p = 0; p < stride / 2; p++) {
+    const a = q[2 * p] ?? 0;
+    const b = q[2 * p + 1] ?? 0;
+    if (a === 0 && b === 0) continue;
+    const e = at + 16 + 32 * pairs++;
+    for (let l = 0; l < 8; l += 2) {
+      i16[e / 2 + l] = a;
+      i16[e / 2 + l + 1] = b;
+    }
+    i32[e / 4 + 4] = p;
+  }
+  i32[at / 4] = pairs;
+}
