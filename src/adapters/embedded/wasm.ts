@@ -90,9 +90,6 @@ export const op = {
   f32x4Gt: simd(0x44),
   f32x4Mul: simd(0xe6),
   f32x4ConvertI32x4S: simd(0xfa),
-  i32x4ExtractLane: (lane: number) => simd(0x1b, lane),
-  i16x8ExtendLowI8x16S: simd(0x87),
-  i16x8ExtendHighI8x16S: simd(0x88),
   i32x4Add: simd(0xae),
   i32x4DotI16x8S: simd(0xba),
 };
