@@ -29,21 +29,22 @@ export function blockRowsOf(cap: number): number {
 
 /** Writes one row's codes (`codes`, stride bytes) as row `slot` of the rows at `base`. */
 export function writeRow(i8: Int8Array, base: number, stride: number, sb: number, slot: number, codes: Int8Array): void {
-  const at = base + Math.floor(slot / sb) * sb * stride + (slot % sb) * 2;
-  const run = 2 * sb;
-  for (let d = 0, o = at; d < stride; d += 2, o += run) {
-    i8[o] = codes[d]!;
-    i8[o + 1] = codes[d + 1]!;
-  }
+  copyRow(i8, base, stride, sb, slot, codes, true);
 }
 
 /** Reads row `slot` of the rows at `base` into `codes` (stride bytes). */
 export function readRow(i8: Int8Array, base: number, stride: number, sb: number, slot: number, codes: Int8Array): void {
+  copyRow(i8, base, stride, sb, slot, codes, false);
+}
+
+/** row `slot`'s two codes of each pair, from run to run: into the layout (`write`) or out of it */
+function copyRow(i8: Int8Array, base: number, stride: number, sb: number, slot: number, codes: Int8Array, write: boolean): void {
   const at = base + Math.floor(slot / sb) * sb * stride + (slot % sb) * 2;
-  const run = 2 * sb;
-  for (let d = 0, o = at; d < stride; d += 2, o += run) {
-    codes[d] = i8[o]!;
-    codes[d + 1] = i8[o + 1]!;
+  const [to, from] = write ? [i8, codes] : [codes, i8];
+  const [toStep, fromStep] = write ? [2 * sb, 2] : [2, 2 * sb];
+  for (let d = 0, t = write ? at : 0, f = write ? 0 : at; d < stride; d += 2, t += toStep, f += fromStep) {
+    to[t] = from[f]!;
+    to[t + 1] = from[f + 1]!;
   }
 }
 
