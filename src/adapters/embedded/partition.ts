@@ -245,8 +245,10 @@ export class Partition implements PartitionShape {
     const { sessions, rowids, created } = this;
     const from = span?.from ?? -Infinity;
     const before = span?.before ?? Infinity;
-    const mask = allowed && this.n >= MASK_FROM ? this.maskOf(allowed, out + resultBytes(this.n)) : -1;
-    const acc = out + resultBytes(this.n) + maskBytes(this.n);
+    // after the kernel's results: the mask's room, then a block's sums
+    const maskAt = out + resultBytes(this.n);
+    const mask = allowed && this.n >= MASK_FROM ? this.maskOf(allowed, maskAt) : -1;
+    const acc = maskAt + maskBytes(this.n);
     const { stride, sb } = this;
     const tested = mask < 0 ? allowed : undefined;
     for (const [start, end] of this.zonesOf(from, before)) {
@@ -363,9 +365,9 @@ export class Partition implements PartitionShape {
       a.release(this.block, this.cap * this.stride);
       this.block = block;
     } else if (!a.extend(this.block, this.cap * this.stride, cap * this.stride)) {
-      // whole blocks of BLOCK_ROWS rows: they keep their layout wherever they are
+      // whole blocks of BLOCK_ROWS rows: they keep their layout wherever they are (the blocks holding rows)
       const block = a.alloc(cap * this.stride);
-      a.u8.copyWithin(block, this.block, this.block + this.cap * this.stride);
+      a.u8.copyWithin(block, this.block, this.block + Math.ceil(this.n / sb) * sb * this.stride);
       a.release(this.block, this.cap * this.stride);
       this.block = block;
     }
