@@ -5,6 +5,7 @@ import { bm25Idf, withoutCommon } from '../../retrieval/query-terms.js';
 import { MatchRecords, type Match } from './match-records.js';
 import type { EntryRow } from './rows/entries.js';
 import { KeptPostings } from './kept-postings.js';
+import { indexAbove, newestFirst } from './newest-first.js';
 import { countAfter, LONG_ROW_TOKENS, repeatPattern } from './repeats.js';
 
 // BM25 over one user's entries with that user's statistics only. FTS5's bm25() takes the row count,
@@ -84,9 +85,6 @@ const ALL_ROWIDS: RowidSpan = { from: 0, to: Number.MAX_SAFE_INTEGER };
  */
 const STATEMENTS = 256;
 
-/** the most matches one step of the newest-first walk reads */
-const MAX_WALK_CHUNK = 16_384;
-
 /** FTS5's record of the row count and the total tokens of each column (FTS5_AVERAGES_ROWID) */
 const AVERAGES_ID = 1;
 
@@ -144,8 +142,6 @@ function best(scores: ReadonlyMap<number, number>, top: number): Array<[number, 
 export class UserBm25 {
   private readonly stats: Statement;
   private readonly averages: Statement;
-  /** the newest matches of a user's words, a chunk at a time (newestMatches) */
-  private readonly walk: Statement;
   /** a phrase's matches (see phraseStatement), by LIMIT (0: none) */
   private readonly phrase = new Map<number, Statement>();
   /** each matched row's owner, length, session and recorded repeats, kept while no entry changes */
@@ -171,8 +167,6 @@ export class UserBm25 {
     this.averages = db.prepare('SELECT block FROM entries_fts_data WHERE id = ?').pluck();
     this.rows = new MatchRecords(db);
     this.newestRow = db.prepare('SELECT coalesce(max(rowid), 0) FROM entries').pluck();
-    // the index alone, newest first; the owner and conditions are tested on the rows kept (MatchRecords)
-    this.walk = db.prepare('SELECT json_group_array(rowid ORDER BY rowid DESC) FROM (SELECT f.rowid FROM entries_fts f WHERE entries_fts MATCH @match AND f.rowid >= @from AND f.rowid <= @to ORDER BY f.rowid DESC LIMIT @n)').pluck();
     // each by its id, whatever the planner guesses of a small table (CROSS JOIN keeps the order)
     this.sessionSizes = db.prepare('SELECT s.id, s.session_id, s.bytes FROM json_each(@ids) j CROSS JOIN session_sizes s ON s.id = j.value').raw();
     this.sessionCount = db.prepare('SELECT sessions FROM session_counts WHERE user_id = ?').pluck();
@@ -214,10 +208,21 @@ export class UserBm25 {
     const span = newest ? (plan.span ?? ALL_ROWIDS) : ALL_ROWIDS;
     if (docs === 0 || given.length === 0) return [];
     const avgdl = bytes / docs || 1;
+    // a phrase's rowids alone, their records then taken from those kept (withSizes); over the whole
+    // history, those read by earlier searches are kept (KeptPostings)
+    const phrase = (match: string, limit: number, from: number, to: number) => JSON.parse(this.phraseStatement(limit).get({ match, floor: from, to }) as string) as number[];
+    let newestRow: number | undefined;
+    const kept = (match: string, limit: number) =>
+      this.postings.matches(`${limit} ${match}`, (newestRow ??= this.newestRow.get() as number), limit, (after) => phrase(match, limit, after + 1, ALL_ROWIDS.to));
     let floor = span.from;
     let allowed: Set<number> | null = null;
+    // with `newest`: each phrase's matches within the span, ascending (a named session's stretch is
+    // read alone, never the whole history: plan.span)
+    let within: Map<string, number[]> | null = null;
     if (newest) {
-      const found = this.newestMatches(userId, given.map((p) => p.match).join(' OR '), span, test, newest);
+      within = new Map();
+      for (const { match } of given) if (!within.has(match)) within.set(match, plan.span ? phrase(match, 0, span.from, span.to) : kept(match, 0));
+      const found = this.newestMatches(userId, [...within.values()], span, test, newest);
       if (found.length === 0) return [];
       floor = found[found.length - 1]!;
       // every match from the floor up that meets the conditions is one of these: they are the rows
@@ -226,15 +231,13 @@ export class UserBm25 {
     }
     // words searched alike (a query's "ab-cd" and "cd-ab": repeatKey tells them apart) are read once
     const reads = new Map<string, number[]>();
-    // a phrase's rowids alone, their records then taken from those kept (withSizes); over the whole
-    // history, those read by earlier searches are kept (KeptPostings)
-    const phrase = (p: WeightedPhrase, limit: number, from: number) => JSON.parse(this.phraseStatement(limit).get({ match: p.match, floor: from, to: span.to }) as string) as number[];
-    let newestRow: number | undefined;
     const read = (p: WeightedPhrase, limit: number): number[] => {
       const key = `${limit} ${p.match}`;
       let rows = reads.get(key);
       if (!rows) {
-        rows = newest ? phrase(p, limit, floor) : this.postings.matches(key, (newestRow ??= this.newestRow.get() as number), limit, (after) => phrase(p, limit, after + 1));
+        // with `newest`, the matches scored: from the floor up
+        const list = within?.get(p.match);
+        rows = list ? list.slice(indexAbove(list, floor - 1), indexAbove(list, span.to)) : kept(p.match, limit);
         reads.set(key, rows);
       }
       return rows;
@@ -305,19 +308,18 @@ export class UserBm25 {
   }
 
   /**
-   * The user's newest `rows` matches of `match` within `span` meeting `test`, newest first. The index
-   * is walked alone, newest first, a chunk at a time, and each match's owner and attributes are taken
-   * from what the connection keeps of matched rows (MatchRecords). Joined in the walk to its
-   * entry_sizes record instead, every match passed cost a lookup and its conditions' JSON calls at
-   * every search (100k real turns of one user, `metadata` keeping a quarter: 1.65 ms a walk, 0.63 for
-   * the index alone).
+   * The user's newest `rows` matches within `span` meeting `test`, newest first, of the union of the
+   * phrases' matches (`lists`, ascending), a chunk at a time: each match's owner and attributes are
+   * taken from what the connection keeps of matched rows (MatchRecords). An FTS5 OR query walked newest
+   * first instead decoded every phrase's matches again at each search (100k real turns of one user:
+   * 0.6 ms plain, 2 ms with a `metadata` filter keeping a quarter; docs/bench-report.md, round 45).
    */
-  private newestMatches(userId: string, match: string, span: RowidSpan, test: RowTest, { rows, whole }: { rows: number; whole: boolean }): number[] {
+  private newestMatches(userId: string, lists: ReadonlyArray<readonly number[]>, span: RowidSpan, test: RowTest, { rows, whole }: { rows: number; whole: boolean }): number[] {
     const out: number[] = [];
-    let to = span.to;
+    const next = newestFirst(lists, span);
     // the next step reads what the share of matches kept so far says is still missing, and a quarter more
-    for (let chunk = test ? 2 * rows : rows, read = 0; ; chunk = Math.min(MAX_WALK_CHUNK, Math.ceil(((rows - out.length) * 1.25 * read) / Math.max(1, out.length)))) {
-      const ids = JSON.parse(this.walk.get({ match, from: span.from, to, n: chunk }) as string) as number[];
+    for (let chunk = test ? 2 * rows : rows, read = 0; ; chunk = Math.ceil(((rows - out.length) * 1.25 * read) / Math.max(1, out.length))) {
+      const ids = next(chunk);
       read += ids.length;
       // every row of the index is the user's (in this snapshot): no match's owner to look up
       const mine = whole ? null : this.rows.matchesOf(userId, [ids]);
@@ -328,7 +330,6 @@ export class UserBm25 {
         if (out.length === rows) return out;
       }
       if (ids.length < chunk) return out;
-      to = ids[ids.length - 1]! - 1;
     }
   }
 

@@ -100,3 +100,36 @@ describe("a big user's newest matches beside another user's newer ones", () => {
     }
   });
 });
+
+describe("a big user's newest matches scored with each long row's recorded repeats", () => {
+  it('counts a long row that an earlier search left below its floor as a fresh connection does', async () => {
+    const path = join(tmpDir(), 'newest-repeats.db');
+    const db = openDatabase(path);
+    const fresh = openDatabase(path);
+    try {
+      const at = (i: number) => new Date(Date.UTC(2024, 0, 1) + i * 60_000).toISOString();
+      const long = 2200;
+      const entries = Array.from({ length: COMMON_TERM_DOCS + 1000 }, (_, i): MemoryEntry => {
+        // one long reply names the ferry five times among 150 other words
+        const content = i === long ? `${'ferry '.repeat(5)}${Array.from({ length: 150 }, (_, w) => `word${w}`).join(' ')}` : `the ferry timetable changed again, note ${i}`;
+        return {
+          id: `e${i}`, user_id: 'big', session_id: `s${Math.floor(i / 20)}`, role: 'user', name: null, kind: 'turn', content, content_hash: contentHash(content),
+          importance: 0.5, pinned: false, metadata: { part: i % 4 }, covers: null, created_at: at(i), updated_at: at(i),
+        };
+      });
+      const store = new SqliteLongTermStore(db, undefined, { textSearchThread: false });
+      store.upsertSync(entries);
+      const scoreOf = async (s: SqliteLongTermStore) => (await s.searchText('big', 'ferry', { limit: 600, where: { metadata: { part: 0 } } })).find((h) => h.entry.id === `e${long}`)?.bm25;
+      // the plain search scores the newest 500 matches: the long reply lies below them
+      const plain = await store.searchText('big', 'ferry', { limit: 600 });
+      assert.ok(!plain.some((h) => h.entry.id === `e${long}`));
+      const kept = await scoreOf(store);
+      const once = await scoreOf(new SqliteLongTermStore(fresh, undefined, { textSearchThread: false }));
+      assert.ok(once !== undefined && kept !== undefined, 'the filtered search scores the long reply');
+      assert.equal(kept, once);
+    } finally {
+      db.close();
+      fresh.close();
+    }
+  });
+});
