@@ -46,6 +46,11 @@ function wordCounts(generation: number): TextFact<WordCounts> {
   return counting.fact;
 }
 
+/** Counts a hit's words as feedbackWords reads them, so that a pass may count those of texts nothing has read yet beforehand (retrieve.ts). */
+export function readFeedbackFacts(content: string): void {
+  factOf(content, wordCounts(settle()));
+}
+
 /** by word id, zero between passes: a word's share of the best sessions, and how many hits hold it */
 let shares = new Float64Array(4096);
 let holders = new Int32Array(4096);

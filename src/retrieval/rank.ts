@@ -505,6 +505,16 @@ const ASKS_ONLY: TextFact<boolean> = {
 };
 
 /**
+ * Computes, for a candidate's text, the facts every candidate's ranking reads (its stems, whether it
+ * only asks), so that a pass may compute those of texts nothing has read yet before it ranks them
+ * (retrieve.ts: coldFacts). Facts are kept by text: computed here, ranking finds them.
+ */
+export function readRankingFacts(content: string): void {
+  heldStems(content, []);
+  asksOnly(content);
+}
+
+/**
  * A turn whose substance is its questions: what is left once the sentences ending in "?" are taken
  * out holds fewer than three content words ("Wow, nice! What breed is it?").
  */

@@ -9,10 +9,11 @@ import type { ShortTermStore } from '../ports/short-term.js';
 import type { Around } from '../ports/turn-log.js';
 import type { VectorIndex } from '../ports/vector-index.js';
 import { throwIfAbandoned, withBudget, type TierStatus } from './budget.js';
-import { feedbackWords, withAddedWords } from './feedback.js';
+import { feedbackWords, readFeedbackFacts, withAddedWords } from './feedback.js';
+import { inTurns } from './in-turns.js';
 import { formatPromptBlocks } from './prompt-blocks.js';
 import { QUESTION_FRAME, changeTerms, heldStems, queryTerms, sentenceCount, stems, words } from './query-terms.js';
-import { ALL_SIGNALS, CONTEXT_SHARE, isMessage, LEXICAL_SEMANTIC_WEIGHT, NEIGHBOUR_SHARE, addContext, isShort, finalize, scoreCandidates, type Candidate, type ContextAddition, type RankOptions, type Scored, type Signals } from './rank.js';
+import { ALL_SIGNALS, CONTEXT_SHARE, isMessage, LEXICAL_SEMANTIC_WEIGHT, NEIGHBOUR_SHARE, addContext, isShort, finalize, readRankingFacts, scoreCandidates, type Candidate, type ContextAddition, type RankOptions, type Scored, type Signals } from './rank.js';
 import type { RetrieveRequest } from './request.js';
 import { askedOf, asksAboutSelf } from './subject.js';
 import { parseTimeRange, withoutTimeExpression, type TimeRange } from './time-range.js';
@@ -167,6 +168,11 @@ export class Retriever {
       long_term: sig.long_term ? lt.value.text : [],
       period: sig.period_list ? lt.value.period : [],
     };
+    // a fresh process's first pass computes the facts of texts nothing has read yet (~100 candidates'
+    // stems: 20–40 ms in one turn, and every request waited behind it): a few at a time, the event
+    // loop turning between
+    await inTurns(Object.values(lists).flatMap((list) => list.map((c) => c.content)), readRankingFacts);
+    throwIfAbandoned(signal);
     let scored = scoreCandidates(lists, options);
     // the hits whose neighbours are read are the most relevant, whoever said them: another speaker's
     // question ranks low itself but leads to the named person's answer. Not for a message (see
@@ -272,7 +278,10 @@ export class Retriever {
     // as deep as its top_k asks: what it finds is summed into the first search's hits, and reading it
     // as deep as the first gained nothing for its cost (asked at top_k 8: RealMem dev R@8 0.699 read
     // 60 deep, 0.705 read 24 deep, within the noise, for half the CPU the deeper first search adds)
-    const expansion = bySession && this.signals.feedback ? feedbackWords(found, queryTerms(asked).length) : [];
+    const feedback = bySession && this.signals.feedback;
+    // the words of texts nothing has read yet are counted a few at a time (see inTurns below)
+    if (feedback) await inTurns(found.map((h) => h.entry.content), readFeedbackFacts);
+    const expansion = feedback ? feedbackWords(found, queryTerms(asked).length) : [];
     const hits = expansion.length > 0 ? withAddedWords(found, await search('', {}, expansion, req.top_k * CANDIDATES_PER_RESULT), k) : found;
     const periodList: Candidate[] = inPeriodHits.map(({ entry, bm25 }) => entryCandidate(entry, { bm25: round(bm25) }));
     const seen = new Set(periodList.map((c) => c.id));

@@ -1,6 +1,7 @@
 // The rowids each query word matched, kept by a connection between searches. A chat's messages repeat
 // their words, and the words a message's feedback search adds (retrieval/feedback.ts) come from the same
 // few sessions message after message; read afresh, each was one FTS5 query and its JSON array again.
+// A big user's search of its newest matches merges the same lists (bm25.ts, newestMatches).
 // Kept, a word's list is read again only past the newest row it was read through: an insert takes a
 // rowid above every row there is, so a list read through row R misses nothing at or below R. An entry
 // whose text, owner or session changes, or that goes, moves `entry_changes`, and MatchRecords.refresh
