@@ -84,14 +84,23 @@ describe('the matches kept between searches', () => {
     assert.deepEqual(calls, [0, 0, 9], 'read past row 9 once the table grew past it');
   });
 
-  it('drops everything kept past its bound', () => {
-    const kept = new KeptPostings(4);
+  it('drops the lists used least recently past its bound, and only as many as the new one needs', () => {
+    const kept = new KeptPostings(7);
     const calls: string[] = [];
-    const read = (key: string) => () => (calls.push(key), [1, 2, 3]);
-    kept.matches('a', 3, 0, read('a'));
-    kept.matches('b', 3, 0, read('b'));
-    kept.matches('b', 3, 0, read('b'));
-    kept.matches('a', 3, 0, read('a'));
-    assert.deepEqual(calls, ['a', 'b', 'a'], "b's list pushed a's out; b stayed");
+    const read = (key: string, n: number) => () => (calls.push(key), Array.from({ length: n }, (_, i) => i + 1));
+    kept.matches('a', 9, 0, read('a', 3));
+    kept.matches('b', 9, 0, read('b', 2));
+    kept.matches('c', 9, 0, read('c', 2));
+    // a used again: b is now the least recently used
+    kept.matches('a', 9, 0, read('a', 3));
+    kept.matches('d', 9, 0, read('d', 2));
+    kept.matches('a', 9, 0, read('a', 3));
+    kept.matches('c', 9, 0, read('c', 2));
+    kept.matches('b', 9, 0, read('b', 2));
+    assert.deepEqual(calls, ['a', 'b', 'c', 'd', 'b'], 'd pushed b out alone; a and c stayed');
+    // a list longer than the bound is read each time, and pushes nothing out
+    kept.matches('huge', 9, 0, read('huge', 8));
+    kept.matches('c', 9, 0, read('c', 2));
+    assert.deepEqual(calls.slice(5), ['huge'], 'c stayed');
   });
 });
