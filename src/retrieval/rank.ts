@@ -507,7 +507,7 @@ const ASKS_ONLY: TextFact<boolean> = {
 /**
  * Computes, for a candidate's text, the facts every candidate's ranking reads (its stems, whether it
  * only asks), so that a pass may compute those of texts nothing has read yet before it ranks them
- * (retrieve.ts: coldFacts). Facts are kept by text: computed here, ranking finds them.
+ * (retrieve.ts, inTurns). Facts are kept by text: computed here, ranking finds them.
  */
 export function readRankingFacts(content: string): void {
   heldStems(content, []);

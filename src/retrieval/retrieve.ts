@@ -279,7 +279,7 @@ export class Retriever {
     // as deep as the first gained nothing for its cost (asked at top_k 8: RealMem dev R@8 0.699 read
     // 60 deep, 0.705 read 24 deep, within the noise, for half the CPU the deeper first search adds)
     const feedback = bySession && this.signals.feedback;
-    // the words of texts nothing has read yet are counted a few at a time (see inTurns below)
+    // the words of texts nothing has read yet are counted a few at a time, as ranking's facts are (retrieve)
     if (feedback) await inTurns(found.map((h) => h.entry.content), readFeedbackFacts);
     const expansion = feedback ? feedbackWords(found, queryTerms(asked).length) : [];
     const hits = expansion.length > 0 ? withAddedWords(found, await search('', {}, expansion, req.top_k * CANDIDATES_PER_RESULT), k) : found;

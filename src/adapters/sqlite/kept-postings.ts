@@ -10,9 +10,8 @@
 /**
  * rowids kept in all (8 bytes each): past it the lists used least recently go, read again when next
  * searched (dropped all at once, 100k real turns of one user had every list read again every ~270
- * messages). What UserBm25
- * derives of each list lives as long: a reference to each of the user's matches (8 bytes) and, for
- * each word counted, 8 bytes a row — about twice as much again in all
+ * messages). What UserBm25 derives of each list lives as long: a reference to each of the user's
+ * matches (8 bytes) and, for each word counted, 8 bytes a row — about twice as much again in all
  */
 const MAX_ROWIDS = 1_000_000;
 
