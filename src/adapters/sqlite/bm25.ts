@@ -5,7 +5,7 @@ import { bm25Idf, withoutCommon } from '../../retrieval/query-terms.js';
 import { MatchRecords, type Match } from './match-records.js';
 import type { EntryRow } from './rows/entries.js';
 import { KeptPostings } from './kept-postings.js';
-import { indexAbove, newestFirst } from './newest-first.js';
+import { ascendingWithin, newestFirst, wholeList, type Descending } from './newest-first.js';
 import { countAfter, LONG_ROW_TOKENS, repeatPattern } from './repeats.js';
 
 // BM25 over one user's entries with that user's statistics only. FTS5's bm25() takes the row count,
@@ -142,7 +142,7 @@ function best(scores: ReadonlyMap<number, number>, top: number): Array<[number, 
 export class UserBm25 {
   private readonly stats: Statement;
   private readonly averages: Statement;
-  /** a phrase's matches (see phraseStatement), by LIMIT (0: none) */
+  /** a phrase's matches (see phraseStatement), by LIMIT (0: none; negative: the older ones newest first) */
   private readonly phrase = new Map<number, Statement>();
   /** each matched row's owner, length, session and recorded repeats, kept while no entry changes */
   private readonly rows: MatchRecords;
@@ -216,12 +216,19 @@ export class UserBm25 {
       this.postings.matches(`${limit} ${match}`, (newestRow ??= this.newestRow.get() as number), limit, (after) => phrase(match, limit, after + 1, ALL_ROWIDS.to));
     let floor = span.from;
     let allowed: Set<number> | null = null;
-    // with `newest`: each phrase's matches within the span, ascending (a named session's stretch is
-    // read alone, never the whole history: plan.span)
-    let within: Map<string, number[]> | null = null;
+    // with `newest`: each phrase's matches within the span, newest first, read down as far as the merge
+    // needs (a named session's stretch is read alone and whole, never the whole history: plan.span)
+    let within: Map<string, Descending> | null = null;
     if (newest) {
       within = new Map();
-      for (const { match } of given) if (!within.has(match)) within.set(match, plan.span ? phrase(match, 0, span.from, span.to) : kept(match, 0));
+      const newestOf = (match: string) =>
+        this.postings.newestOf(
+          `newest ${match}`,
+          (newestRow ??= this.newestRow.get() as number),
+          (after) => phrase(match, 0, after + 1, ALL_ROWIDS.to),
+          (below, n) => JSON.parse(this.phraseStatement(n, true).get({ match, below }) as string) as number[],
+        );
+      for (const { match } of given) if (!within.has(match)) within.set(match, plan.span ? wholeList(phrase(match, 0, span.from, span.to)) : newestOf(match));
       const found = this.newestMatches(userId, [...within.values()], span, test, newest);
       if (found.length === 0) return [];
       floor = found[found.length - 1]!;
@@ -237,7 +244,7 @@ export class UserBm25 {
       if (!rows) {
         // with `newest`, the matches scored: from the floor up
         const list = within?.get(p.match);
-        rows = list ? list.slice(indexAbove(list, floor - 1), indexAbove(list, span.to)) : kept(p.match, limit);
+        rows = list ? ascendingWithin(list, floor, span.to) : kept(p.match, limit);
         reads.set(key, rows);
       }
       return rows;
@@ -314,7 +321,7 @@ export class UserBm25 {
    * first instead decoded every phrase's matches again at each search (100k real turns of one user:
    * 0.6 ms plain, 2 ms with a `metadata` filter keeping a quarter; docs/bench-report.md, round 45).
    */
-  private newestMatches(userId: string, lists: ReadonlyArray<readonly number[]>, span: RowidSpan, test: RowTest, { rows, whole }: { rows: number; whole: boolean }): number[] {
+  private newestMatches(userId: string, lists: readonly Descending[], span: RowidSpan, test: RowTest, { rows, whole }: { rows: number; whole: boolean }): number[] {
     const out: number[] = [];
     const next = newestFirst(lists, span);
     // the next step reads what the share of matches kept so far says is still missing, and a quarter more
@@ -389,17 +396,24 @@ export class UserBm25 {
    * more per row than it saved (RealMem dev, 581 queries: 3.9 ms a query against 3.1 written in).
    * Rowids come back as one JSON array: returned a row each, they cost better-sqlite3 more than FTS5
    * took to find them (1,143 matches of a word: 166 µs as rows, 95 as one array, 53 to count them).
+   * `older`: the newest `limit` below rowid @below instead, newest first (FTS5 walks a word's matches
+   * down from there: the newest 64 of 3,672 matches in 27 µs, all of them in 636).
    */
-  private phraseStatement(limit: number): Statement {
-    let st = this.phrase.get(limit);
+  private phraseStatement(limit: number, older = false): Statement {
+    const key = older ? -limit : limit;
+    let st = this.phrase.get(key);
     if (st) {
       // the newest use last: the first key is the least recently used
-      this.phrase.delete(limit);
-      this.phrase.set(limit, st);
+      this.phrase.delete(key);
+      this.phrase.set(key, st);
     } else {
-      st = this.db.prepare(`SELECT json_group_array(rowid) FROM (SELECT f.rowid FROM entries_fts f WHERE entries_fts MATCH @match AND f.rowid >= @floor AND f.rowid <= @to${limit > 0 ? ` LIMIT ${Math.floor(limit)}` : ''})`).pluck();
+      const n = Math.floor(limit);
+      const rows = older
+        ? `AND f.rowid < @below ORDER BY f.rowid DESC LIMIT ${n}`
+        : `AND f.rowid >= @floor AND f.rowid <= @to${limit > 0 ? ` LIMIT ${n}` : ''}`;
+      st = this.db.prepare(`SELECT json_group_array(rowid) FROM (SELECT f.rowid FROM entries_fts f WHERE entries_fts MATCH @match ${rows})`).pluck();
       if (this.phrase.size >= STATEMENTS) this.phrase.delete(this.phrase.keys().next().value!);
-      this.phrase.set(limit, st);
+      this.phrase.set(key, st);
     }
     return st;
   }

@@ -103,4 +103,49 @@ describe('the matches kept between searches', () => {
     kept.matches('c', 9, 0, read('c', 2));
     assert.deepEqual(calls.slice(5), ['huge'], 'c stayed');
   });
+  it('reads a word from its newest match down only as far as asked, and keeps what it read', () => {
+    const kept = new KeptPostings();
+    const rows = Array.from({ length: 300 }, (_, i) => i + 1);
+    const reads: string[] = [];
+    const above = (after: number) => (reads.push(`above ${after}`), rows.filter((r) => r > after));
+    const below = (under: number, n: number) => (reads.push(`below ${under} ${n}`), rows.filter((r) => r < under).reverse().slice(0, n));
+    const first = kept.newestOf('w', 300, above, below);
+    assert.deepEqual(first.rowids.slice(0, 3), [300, 299, 298]);
+    assert.equal(first.rowids.length, 64);
+    first.more();
+    first.more();
+    assert.equal(first.rowids.length, 256);
+    assert.equal(first.complete, false);
+    first.more();
+    assert.equal(first.complete, true, 'fewer than asked: none older');
+    assert.deepEqual(first.rowids, rows.slice().reverse());
+    assert.deepEqual(reads, ['below 301 64', 'below 237 64', 'below 173 128', 'below 45 256']);
+    // a later search finds all of it kept; a row added since is read above the newest kept
+    rows.push(301);
+    const later = kept.newestOf('w', 301, above, below);
+    assert.deepEqual(later.rowids.slice(0, 2), [301, 300]);
+    assert.equal(later.rowids.length, 301);
+    assert.equal(later.complete, true);
+    assert.deepEqual(reads.slice(4), ['above 300']);
+  });
+
+  it('counts what a newest-first list grows by against its bound', () => {
+    const kept = new KeptPostings(130);
+    const rows = Array.from({ length: 300 }, (_, i) => i + 1);
+    const reads: string[] = [];
+    const below = (key: string) => (under: number, n: number) => (reads.push(key), rows.filter((r) => r < under).reverse().slice(0, n));
+    const small = () => kept.matches('small', 300, 0, () => (reads.push('small'), rows.slice(0, 30)));
+    small();
+    const grown = kept.newestOf('w', 300, () => [], below('w'));
+    small();
+    grown.more();
+    assert.equal(grown.rowids.length, 128);
+    small();
+    assert.deepEqual(reads, ['small', 'w', 'w', 'small'], 'grown to 128 of 130, it pushed the small list out');
+    // grown past the bound: read, and no longer kept
+    const tight = new KeptPostings(100);
+    tight.newestOf('w', 300, () => [], below('tight')).more();
+    tight.newestOf('w', 300, () => [], below('tight'));
+    assert.deepEqual(reads.slice(4), ['tight', 'tight', 'tight']);
+  });
 });

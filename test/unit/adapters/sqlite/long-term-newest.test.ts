@@ -62,6 +62,18 @@ describe('a big user\'s filtered text search', () => {
     assert.deepEqual(await store.searchText(user, 'ferry', { limit: 5, where: { session_ids: ['never-held'] } }), []);
   });
 
+  it('reads a word\'s matches from the newest down, about as many as it scores, and keeps them', async () => {
+    counts.wordRows = 0;
+    const search = () => store.searchText(user, 'timetable', { limit: 5 });
+    const newest = ['e2999', 'e2998', 'e2997', 'e2996', 'e2995'];
+    assert.deepEqual((await search()).map((h) => h.entry.id), newest);
+    // the newest 500 matches are scored: the word's newest 64, then as many again until they hold them
+    assert.ok(counts.wordRows >= 500 && counts.wordRows <= 1_024, `rows read: ${counts.wordRows} of ${total} matches`);
+    counts.wordRows = 0;
+    assert.deepEqual((await search()).map((h) => h.entry.id), newest);
+    assert.equal(counts.wordRows, 0, 'kept: none read again');
+  });
+
   it('tests the newest matches for its conditions on what the connection keeps, reading each match\'s attributes once', async () => {
     counts.attributeRows = 0;
     const search = () => store.searchText(user, 'ferry', { limit: 5, where: { metadata: { part: 1 }, roles: ['assistant'] } });
