@@ -9,6 +9,8 @@
 // whose text, owner or session changes, or that goes, moves `entry_changes`, and MatchRecords.refresh
 // then has everything here dropped (clear), in the same snapshot as the search reads.
 
+import type { Descending } from './newest-first.js';
+
 /**
  * rowids kept in all (8 bytes each): past it the lists used least recently go, read again when next
  * searched (dropped all at once, 100k real turns of one user had every list read again every ~270
@@ -28,8 +30,6 @@ interface Kept {
 
 /** the newest matches of a word read at first (newestOf), and at least as many more each time a merge needs older ones */
 const FIRST_NEWEST = 64;
-
-import type { Descending } from './newest-first.js';
 
 export class KeptPostings {
   /** the least recently used first */
