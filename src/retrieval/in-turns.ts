@@ -6,14 +6,15 @@ export const TURN_MS = 8;
 /**
  * Runs `each` over the items, giving the event loop a turn whenever it has run `ms` since the last
  * one. A turn, not a pause (pace.ts): the request doing this work waits through whatever it lets in.
+ * `now`: the clock (tests give their own: a shared machine's scheduler moves the real one).
  */
-export async function inTurns<T>(items: Iterable<T>, each: (item: T) => void, ms = TURN_MS): Promise<void> {
-  let started = performance.now();
+export async function inTurns<T>(items: Iterable<T>, each: (item: T) => void, ms = TURN_MS, now = () => performance.now()): Promise<void> {
+  let started = now();
   for (const item of items) {
     each(item);
-    if (performance.now() - started >= ms) {
+    if (now() - started >= ms) {
       await nextTurn();
-      started = performance.now();
+      started = now();
     }
   }
 }
