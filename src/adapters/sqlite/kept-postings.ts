@@ -93,21 +93,24 @@ export class KeptPostings {
         out.complete = list.complete = older.length < want;
         for (const r of older) list.rowids.push(r);
         // held by the map still (not gone since): counted, and the others make room
-        if (this.lists.get(key) === list) this.keep(key, list, list, older.length);
+        if (this.lists.get(key) === list) {
+          this.held += older.length;
+          this.keep(key, list, list);
+        }
       },
     };
     return out;
   }
 
   /**
-   * `list` kept as `key`'s, in place of `was` (what was kept of it; `grown`: the rows it gained when it
-   * is `was` itself), the newest used; the least recently used others go until it fits (a Map's first
-   * keys: the few left by deletes are walked once a miss, which reads the index anyway).
+   * `list` kept as `key`'s, in place of `was` (what was kept of it, as counted in `held`), the newest
+   * used; the least recently used others go until it fits (a Map's first keys: the few left by deletes
+   * are walked once a miss, which reads the index anyway).
    */
-  private keep(key: string, was: Kept | undefined, list: Kept, grown = 0): void {
+  private keep(key: string, was: Kept | undefined, list: Kept): void {
     if (was) {
       this.lists.delete(key);
-      this.held -= was === list ? list.rowids.length - grown : was.rowids.length;
+      this.held -= was.rowids.length;
     }
     if (list.rowids.length > this.maxRowids) return;
     for (const [k, gone] of this.lists) {
