@@ -8,6 +8,8 @@ import { assemble, F32, I32, op, V128, type FuncDef } from './wasm.js';
  * embedder's queries hold a word's few features (a question 30 of 384 dimensions, a chat message 100),
  * and a scan of rows stored whole read every byte of every row. `i32x4.dot_i16x8_s` over 8 bytes of a
  * run (4 rows × 2 dimensions, widened as they load) and the query's pair repeated gives 4 rows' sums.
+ * Pairs are read two at a time (the query holds an even number, in the order layout.ts gives them), so
+ * a row's sum is loaded and stored once for both, and two runs stream at once.
  * All pointers are byte offsets into the kernel's memory.
  */
 
@@ -24,13 +26,19 @@ const scanTop = (masked: boolean): FuncDef => {
   const shift = masked ? 1 : 0;
   const [query, base, scales, mask] = [0, 1, 2, 3];
   const [n, stride, sb, floor, out, acc] = [3, 4, 5, 6, 7, 8].map((x) => x + shift) as [number, number, number, number, number, number];
-  const [i, p, pairs, e, k, run, j, end, rows, r, cnt, at, s, q, hit] = Array.from({ length: 15 }, (_, x) => 9 + shift + x) as number[] as [
-    number, number, number, number, number, number, number, number, number, number, number, number, number, number, number,
+  const [i, p, pairs, e, k, run, j, end, rows, r, cnt, at, s, q, hit, run2, q2] = Array.from({ length: 17 }, (_, x) => 9 + shift + x) as number[] as [
+    number, number, number, number, number, number, number, number, number, number, number, number, number, number, number, number, number,
   ];
   const UNROLL = 4;
+  // two pairs at a time: a row's sum is loaded and stored once for both, and two runs stream at once
   const sums: number[][] = [];
   for (let u = 0; u < UNROLL; u++) {
-    sums.push(op.get(j), op.get(j), op.v128Load(u * 16), op.get(run), op.v128Load8x8S(u * 8), op.get(q), op.i32x4DotI16x8S, op.i32x4Add, op.v128Store(u * 16));
+    sums.push(
+      op.get(j), op.get(j), op.v128Load(u * 16),
+      op.get(run), op.v128Load8x8S(u * 8), op.get(q), op.i32x4DotI16x8S, op.i32x4Add,
+      op.get(run2), op.v128Load8x8S(u * 8), op.get(q2), op.i32x4DotI16x8S, op.i32x4Add,
+      op.v128Store(u * 16),
+    );
   }
   // row r + lane of the block: a candidate when its score beats the floor (and its mask byte is set)
   const lane = (l: number): number[][] => [
@@ -54,7 +62,7 @@ const scanTop = (masked: boolean): FuncDef => {
     name: masked ? 'scanTopMasked' : 'scanTop',
     params: masked ? [I32, I32, I32, I32, I32, I32, I32, F32, I32, I32] : [I32, I32, I32, I32, I32, I32, F32, I32, I32],
     results: [I32],
-    locals: [I32, I32, I32, I32, I32, I32, I32, I32, I32, I32, I32, I32, F32, V128, V128],
+    locals: [I32, I32, I32, I32, I32, I32, I32, I32, I32, I32, I32, I32, F32, V128, V128, I32, V128],
     body: [
       op.get(query), op.i32Load(0), op.set(pairs),
       op.get(base), op.set(p),
@@ -93,17 +101,20 @@ const scanTop = (masked: boolean): FuncDef => {
       op.block, op.loop,
       op.get(k), op.get(pairs), op.i32GeU, op.brIf(1),
       op.get(e), op.v128Load(0), op.set(q),
+      op.get(e), op.v128Load(32), op.set(q2),
       op.get(p), op.get(e), op.i32Load(16), op.get(sb), op.i32Mul, op.i32Const(1), op.i32Shl, op.i32Add, op.set(run),
+      op.get(p), op.get(e), op.i32Load(48), op.get(sb), op.i32Mul, op.i32Const(1), op.i32Shl, op.i32Add, op.set(run2),
       op.get(acc), op.set(j),
       op.block, op.loop,
       op.get(j), op.get(end), op.i32GeU, op.brIf(1),
       ...sums,
       op.get(j), op.i32Const(16 * UNROLL), op.i32Add, op.set(j),
       op.get(run), op.i32Const(8 * UNROLL), op.i32Add, op.set(run),
+      op.get(run2), op.i32Const(8 * UNROLL), op.i32Add, op.set(run2),
       op.br(0),
       op.end, op.end,
-      op.get(e), op.i32Const(32), op.i32Add, op.set(e),
-      op.get(k), op.i32Const(1), op.i32Add, op.set(k),
+      op.get(e), op.i32Const(64), op.i32Add, op.set(e),
+      op.get(k), op.i32Const(2), op.i32Add, op.set(k),
       op.br(0),
       op.end, op.end,
       // four rows at a time: any of them above the floor? then each

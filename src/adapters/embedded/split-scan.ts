@@ -57,7 +57,7 @@ const GEN_MASK = 0x7ffff;
 const PUBLISHED = 1;
 const TAKEN = 2;
 /** rows per kernel call: the kernel writes up to this many (row, score) pairs to `out` */
-export const CALL_ROWS = 4 * BLOCK_ROWS;
+export const CALL_ROWS = 2 * BLOCK_ROWS;
 export const OUT_BYTES = CALL_ROWS * 8;
 /** a thread's scratch: its kernel output, then a block's sums */
 export const SCRATCH_BYTES = OUT_BYTES + ACC_BYTES;

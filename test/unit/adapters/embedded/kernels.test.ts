@@ -21,8 +21,8 @@ describe('wasm encoding', () => {
 
 describe('row layout', () => {
   it('sizes a small partition as one block and a big one in whole blocks', () => {
-    assert.deepEqual([1, 16, 17, 300, 512, 513, 1500].map(capacityFor), [16, 16, 32, 512, 512, 1024, 1536]);
-    assert.deepEqual([32, 256, 512, 1024].map(blockRowsOf), [32, 256, 512, 512]);
+    assert.deepEqual([1, 16, 17, 300, 2048, 2049, 5000].map(capacityFor), [16, 16, 32, 512, 2048, 4096, 6144]);
+    assert.deepEqual([32, 256, 2048, 4096].map(blockRowsOf), [32, 256, 2048, 2048]);
   });
 
   it('reads back every row it wrote, in blocks of any size', () => {
@@ -52,16 +52,53 @@ describe('row layout', () => {
     assert.deepEqual([...arena.i16.subarray((at + 48) / 2, (at + 64) / 2)], [7, 9, 7, 9, 7, 9, 7, 9]);
     assert.equal(arena.i32[(at + 64) / 4], 10);
   });
+
+  it('pairs the first half of the held pairs with the second, an odd count padded with a zero pair', () => {
+    const stride = 32;
+    const q = new Int16Array(stride);
+    [2, 9, 21].forEach((d) => (q[d] = d)); // pairs 1, 4 and 10 of 16
+    const arena = new Arena();
+    const at = arena.alloc(queryBytes(stride));
+    encodeQuery(q, stride, arena.i16, arena.i32, at);
+    const slots = Array.from({ length: arena.i32[at / 4]! }, (_, i) => {
+      const e = at + 16 + 32 * i;
+      return [arena.i32[e / 4 + 4], ...arena.i16.subarray(e / 2, e / 2 + 8)];
+    });
+    assert.deepEqual(slots, [
+      [1, 2, 0, 2, 0, 2, 0, 2, 0],
+      [10, 0, 21, 0, 21, 0, 21, 0, 21],
+      [4, 0, 9, 0, 9, 0, 9, 0, 9],
+      [10, 0, 0, 0, 0, 0, 0, 0, 0],
+    ]);
+  });
+
+  it('encodes every pair of a query holding most of them, the zero ones as zeros', () => {
+    const stride = 16;
+    const q = new Int16Array(stride);
+    [0, 2, 5, 7, 9].forEach((d) => (q[d] = d + 1)); // pairs 0 to 4 of 8
+    const arena = new Arena();
+    const at = arena.alloc(queryBytes(stride));
+    encodeQuery(q, stride, arena.i16, arena.i32, at);
+    assert.equal(arena.i32[at / 4], 8);
+    [0, 4, 1, 5, 2, 6, 3, 7].forEach((p, i) => {
+      const e = at + 16 + 32 * i;
+      assert.deepEqual([...arena.i16.subarray(e / 2, e / 2 + 2)], [q[2 * p], q[2 * p + 1]], `pair ${p}`);
+      assert.equal(arena.i32[e / 4 + 4], p);
+    });
+  });
 });
 
 describe('scanTop kernel', () => {
   // one block of 16 rows with 3 held; one block of 512 with 301; two blocks, the second partial; a
-  // query holding a few dimensions (the `hash` embedder's questions); one holding none
+  // query holding a few dimensions (the `hash` embedder's questions), one holding half its pairs, one
+  // holding three quarters (encoded whole, zero pairs included); one holding none
   const cases = [
     { dim: 8, n: 3, held: 1 },
     { dim: 20, n: 301, held: 1 },
-    { dim: 384, n: 1000, held: 1 },
-    { dim: 384, n: 1000, held: 0.08 },
+    { dim: 384, n: 3000, held: 1 },
+    { dim: 384, n: 3000, held: 0.08 },
+    { dim: 384, n: 3000, held: 0.3 },
+    { dim: 384, n: 3000, held: 0.5 },
     { dim: 64, n: 40, held: 0 },
   ];
   for (const { dim, n, held } of cases) {
@@ -93,12 +130,12 @@ describe('scanTop kernel', () => {
       // every third row, and the first, left out by the mask (a byte a row; any non-zero byte keeps
       // it), and every row of the second block (skipped unread)
       const mask = arena.alloc(Math.ceil(n / 16) * 16 + 16);
-      for (let i = 0; i < n; i++) arena.u8[mask + i] = i % 3 === 0 || i >= 512 ? 0 : 1 + (i % 200);
+      for (let i = 0; i < n; i++) arena.u8[mask + i] = i % 3 === 0 || i >= sb ? 0 : 1 + (i % 200);
       const read = (found: number) => Array.from({ length: found }, (_, c) => [arena.i32[out / 4 + 2 * c]!, arena.f32[out / 4 + 2 * c + 1]!]);
       for (const f of [-Infinity, floor]) {
         const want = all.flatMap((s, i) => (s > f ? [[i, s]] : []));
         assert.deepEqual(read(arena.kernels.scanTop(query, base, scales, n, stride, sb, f, out, acc)), want);
-        assert.deepEqual(read(arena.kernels.scanTopMasked(query, base, scales, mask, n, stride, sb, f, out, acc)), want.filter(([i]) => i! % 3 !== 0 && i! < 512), 'masked');
+        assert.deepEqual(read(arena.kernels.scanTopMasked(query, base, scales, mask, n, stride, sb, f, out, acc)), want.filter(([i]) => i! % 3 !== 0 && i! < sb), 'masked');
       }
     });
   }

@@ -48,7 +48,7 @@ function layout(vectors: Float32Array[], q: Float32Array, r: number): { arena: A
 }
 
 describe('split scan (two threads over one partition)', () => {
-  const { vectors, near } = rowsWithTies(9000, 700);
+  const { vectors, near } = rowsWithTies(20_000, 1500);
 
   it('gives the one-thread answer, ties in row order, whichever thread scans which chunk', () => {
     for (let t = 0; t < 20; t++) {
