@@ -9,11 +9,11 @@
  * What a scan costs is how it reads memory, not its arithmetic. Runs read in order, every one of a
  * block, stream at the memory's full speed; runs picked here and there are each a jump the hardware
  * prefetcher must find again. Over 100k rows of 384 codes, one thread on these machines, reading one
- * run at a time: every pair 2.4 ms, yet 71 pairs of 512-row blocks (1 KiB runs) 4.2 ms and 140 pairs
- * 5.2. Hence blocks of 2,048 rows (4 KiB runs, a page each), two runs read at once from far apart in
+ * run at a time: every pair 1.9 ms, yet 71 pairs of 512-row blocks (1 KiB runs) 3.5 ms and 140 pairs
+ * 4.6. Hence blocks of 2,048 rows (4 KiB runs, a page each), two runs read at once from far apart in
  * the query's list (encodeQuery; two neighbouring runs at once were slower than one), and a query
- * holding most pairs read whole (its zero pairs add nothing to a sum, so the scores are the same):
- * 71 pairs in 0.8–0.9 ms, every pair in 1.5.
+ * holding more than half of the pairs read whole (its zero pairs add nothing to a sum, so the scores
+ * are the same): 71 pairs in 1.1–1.4 ms, every pair in 1.8–2.0 (`node dist/bench/profile-scan.js`).
  */
 
 /** rows of a block once a partition holds that many: a block's sums (4 bytes a row) stay in L1, and a run is a 4 KiB page */
@@ -58,10 +58,11 @@ function copyRow(i8: Int8Array, base: number, stride: number, sb: number, slot: 
 }
 
 /**
- * the share of a row's pairs from which a query reads them all: one thread over 100k rows of 2,048-row
- * blocks read 71 pairs (of 192) in 0.8–0.9 ms, 100 in 1.3–1.6, 140 in 1.7–2.2, and every pair in 1.5
+ * the share of a row's pairs from which a query reads them all: one thread over 100k rows
+ * (`node dist/bench/profile-scan.js`) read 85 held pairs (of 192) in 1.5 ms, 100 in 2.0–2.4, 140 in
+ * 2.7–3.6, and every pair in 1.8–2.0
  */
-const DENSE_SHARE = 0.55;
+const DENSE_SHARE = 0.5;
 
 /** Bytes of an encoded query of `stride` codes: a count, then 32 bytes a pair of dimensions. */
 export function queryBytes(stride: number): number {
