@@ -12,7 +12,7 @@
  * run at a time: every pair 1.9 ms, yet 71 pairs of 512-row blocks (1 KiB runs) 3.5 ms and 140 pairs
  * 4.6. Hence blocks of 2,048 rows (4 KiB runs, a page each), two runs read at once from far apart in
  * the query's list (encodeQuery; two neighbouring runs at once were slower than one), and a query
- * holding more than half of the pairs read whole (its zero pairs add nothing to a sum, so the scores
+ * holding half of the pairs or more read whole (its zero pairs add nothing to a sum, so the scores
  * are the same): 71 pairs in 1.1–1.4 ms, every pair in 1.8–2.0 (`node dist/bench/profile-scan.js`).
  */
 

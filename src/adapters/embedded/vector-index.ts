@@ -93,8 +93,9 @@ const CHANGES_PAGE = 5_000;
  * Search: the user's vectors sit in one contiguous int8 partition (see `Partition`), scanned by a
  * WebAssembly SIMD kernel (~1.9 ms for 100k × 384 on these machines, ~1.2 for a chat message's query
  * of the `hash` embedder, against ~25 ms for a plain JS float32 scan); the best `candidates(k)` rows
- * are read back from the store, reranked by their exact float32 cosine and cut to `k`. No score comes from the quantized codes. Memory: ~0.4 KiB per
- * 384-dimension vector plus its id; float32 vectors and payloads stay in the store.
+ * are read back from the store, reranked by their exact float32 cosine and cut to `k`. No score comes
+ * from the quantized codes. Memory: ~0.4 KiB per 384-dimension vector plus its id; float32 vectors and
+ * payloads stay in the store.
  *
  * A filtered search reranks the best rows its filter allows, found one of two ways with the same
  * answer: in the unfiltered scan's best rows, checked against the filter as they are read (`probe`:

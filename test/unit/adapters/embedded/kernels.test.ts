@@ -90,8 +90,8 @@ describe('row layout', () => {
 
 describe('scanTop kernel', () => {
   // one block of 16 rows with 3 held; one block of 512 with 301; two blocks, the second partial; a
-  // query holding a few dimensions (the `hash` embedder's questions), one holding half its pairs, one
-  // holding three quarters (encoded whole, zero pairs included); one holding none
+  // query holding a few dimensions (the `hash` embedder's questions), one holding about half its
+  // pairs, one holding three quarters (encoded whole, zero pairs included); one holding none
   const cases = [
     { dim: 8, n: 3, held: 1 },
     { dim: 20, n: 301, held: 1 },
