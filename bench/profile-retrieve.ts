@@ -55,7 +55,7 @@ async function run(name: string, users: number, userOf: (i: number) => string): 
   }
   const d = process.cpuUsage(c0);
   const main = threadCpu(process.pid) - m0;
-  // each part alone, on the main thread (the text-search thread idle): CPU time, which the machine's
+  // each part alone, on the main thread: CPU time, which the machine's
   // load moves far less than wall time
   const store = sqliteOf(services).longTerm;
   const cpuOf = async (fn: (i: number) => unknown): Promise<number> => {

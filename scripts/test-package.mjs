@@ -33,7 +33,6 @@ const REQUIRED = [
   'dist/src/adapters/sqlite/migrations.js',
   'dist/src/adapters/postgres/migrations.js',
   // worker threads are started from files next to their modules
-  'dist/src/adapters/sqlite/text-search-worker.js',
   'dist/src/adapters/embedded/scan-worker.js',
   'dist/workers/main.js',
   'dist/web/index.html',

@@ -349,8 +349,8 @@ async function measure(report: Report, label: string, corpus: Corpus, queriesPer
     const ipCpu0 = ownCpuMs();
     for (const kind of Object.keys(KINDS)) inProcess[kind] = await timedKind(kind);
     const ipCpu = (ownCpuMs() - ipCpu0) / (qs.length * Object.keys(KINDS).length);
-    // a chat writes its turn and then retrieves: each write commits, and the text-search thread's
-    // connection must read again what the commit may have changed. Only the retrieve is timed
+    // a chat writes its turn and then retrieves: each write commits, and a connection must read again
+    // what another's commit may have changed. Only the retrieve is timed
     const afterWrite: number[] = [];
     let afterWriteCpu = 0;
     for (const [i, q] of qs.entries()) {

@@ -245,7 +245,7 @@ export async function measure(
     const per = (x: number) => (x / queries).toFixed(3);
     report.add({
       ...base, metric: `retrieve CPU time per pass, ${label}`, value: cpu.retrieve / queries,
-      note: `profile (CPU ms per pass, mean): semantic search ${per(cpu.semantic)} (int8 kernel alone ${per(cpu.floor)}), long-term FTS ${per(cpu.fts)}, the rest — query embedding, short-term, fusion and ranking, context lookups, budget timers — ${per(Math.max(0, cpu.retrieve - cpu.semantic - cpu.fts))}; CPU of every thread: the FTS query runs on the text-search thread beside the semantic scan, so a pass's wall time is nearer the larger of the two than their sum`,
+      note: `profile (CPU ms per pass, mean): semantic search ${per(cpu.semantic)} (int8 kernel alone ${per(cpu.floor)}), long-term FTS ${per(cpu.fts)}, the rest — query embedding, short-term, fusion and ranking, context lookups, budget timers — ${per(Math.max(0, cpu.retrieve - cpu.semantic - cpu.fts))}; CPU of every thread (the semantic scan may share a big user's partition with its helper thread)`,
     });
     report.add({ section: 'retrieve', metric: `recall@8 vs exact scan, ${label}`, value: hits8 / queries, unit: '', target: '≥ 0.99', met: hits8 / queries >= 0.99, note: `recall@24: ${(hits24 / queries).toFixed(4)}` });
   }

@@ -142,7 +142,7 @@ export const LISTENER_GONE_MS = 60_000;
 /**
  * An idle listener writes its heartbeat this often (a sixth of LISTENER_GONE_MS); one that has just
  * applied an erasure writes it at once. Each heartbeat is a commit, and on SQLite every other
- * connection to the file (the text-search thread's, another process's) drops its page cache and its
+ * connection to the file (another process's) drops its page cache and its
  * mapping of the file before its next read: written on each ERASURE_POLL_MS poll, 4 times a second, it
  * made the long-term search at 100k turns of one user cost ~6 ms of CPU on that thread against ~3
  * (issue #25; a search right after a commit ~13 ms against ~2.6).

@@ -30,8 +30,8 @@ export function throwIfAbandoned(signal: AbortSignal | undefined): void {
 /**
  * Runs one tier's read under its time budget. Over budget or failed, the tier is skipped for this
  * call (its late answer is dropped) and the outcome says why; the pass never waits past the budget.
- * `signal` aborts when the budget runs out: work not yet started for the tier (a search waiting for
- * the text-search thread, a scan after the index's load) is then not done at all, since nobody waits
+ * `signal` aborts when the budget runs out: work not yet started for the tier (a text search, a
+ * scan after the index's load) is then not done at all, since nobody waits
  * for its answer (under load, work of abandoned passes otherwise ran anyway, ahead of live ones).
  *
  * `abandoned`, the caller's signal (an HTTP client that closed its connection), aborts the tier's

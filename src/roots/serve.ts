@@ -104,22 +104,6 @@ async function warmBeforeListening(services: Services): Promise<boolean> {
   }
 }
 
-/**
- * Starts the long-term store's text-search thread before the process listens (when a user's searches
- * would use it), waiting for it at most WARM_BEFORE_LISTENING_MS: otherwise the first search of a big
- * user ran on the event loop while the thread started.
- */
-async function warmTextSearch(services: Services): Promise<void> {
-  const longTerm = services.longTerm as Services['longTerm'] & { warm?: (timeoutMs: number) => Promise<boolean> };
-  if (!longTerm.warm) return;
-  const started = performance.now();
-  try {
-    if (await longTerm.warm(WARM_BEFORE_LISTENING_MS)) services.log.debug({ ms: Math.round(performance.now() - started) }, 'text search ready before listening');
-  } catch (err) {
-    services.log.warn({ err: (err as Error).message }, 'the text-search thread could not be started ahead of the first retrieve');
-  }
-}
-
 function listeningLine(addr: { address: string; port: number; family?: string; addressType?: number | string }): void {
   const v6 = addr.family === 'IPv6' || addr.addressType === 6;
   // the line tests and scripts wait for
@@ -130,7 +114,6 @@ function listeningLine(addr: { address: string; port: number; family?: string; a
 async function serveOne(config: Config, log: Logger): Promise<void> {
   await prepareToAnswer(log);
   const services = await wireServe(config, log);
-  await warmTextSearch(services);
   const server = await listen(services);
   const addr = server.address() as AddressInfo;
   log.info({ host: addr.address, port: addr.port, backends: services.backends() }, 'neuralcleave serving');
@@ -252,7 +235,7 @@ async function serveWorker(config: Config, parent: Logger): Promise<void> {
   // the primary reconciles, schedules archival and watches erasures: once for the service
   await prepareToAnswer(log);
   const services = await wire(config, { logger: log, runWorkers: false, reconcile: false, shared });
-  const [warmed] = await Promise.all([warmBeforeListening(services), warmTextSearch(services)]);
+  const warmed = await warmBeforeListening(services);
   const connections = new ConnectionShare((m) => sendToPrimary(process, m));
   connections.listen(process);
   const server = await listen(services, connections).catch((err: unknown) => {

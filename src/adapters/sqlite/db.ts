@@ -16,23 +16,6 @@ export type Db = Database.Database;
  */
 export const MMAP_BYTES = 1 << 30;
 
-/**
- * The read-only connection of the text-search thread (text-search-worker.ts). It reads through read(),
- * not mmap: every commit of another connection — this process's own writes, a worker's — makes it
- * drop what it had read, and a mapped connection pays far more to read its pages again. One user
- * holding the 5,022 RealMem dev entries (the thread searches for users of 2,000 or more), CPU of every
- * thread per search: with a turn written before each, mapped 11.2 ms, read() 8.4–8.7 ms; with no
- * writes between them 5.5 and 6.9–7.1 ms. A chat writes (and its workers commit embeddings and
- * entries) at least as often as it retrieves.
- */
-export function openSearchConnection(path: string): Db {
-  const db = new Database(path, { readonly: true, fileMustExist: true });
-  db.pragma('busy_timeout = 10000');
-  // never called here, but a statement that writes entries (the store prepares them) compiles the triggers that call it
-  registerOwnedText(db);
-  return db;
-}
-
 /** whether another connection (a thread's) can open this database: a file, not an in-memory or temporary one */
 export function onFile(db: Db): boolean {
   return !db.memory && db.name !== '' && db.name !== ':memory:';

@@ -6,7 +6,6 @@ import type { Statement } from 'better-sqlite3';
 import { atomically, onFile, type Db } from './db.js';
 import { filterSql } from './filter-sql.js';
 import { mergeTextIndexOnThread, mergeTextIndexSync } from './text-index-merge.js';
-import { TextSearchThread } from './text-search-thread.js';
 import { UserBm25, type RowTest, type RowidSpan, type SearchPlan, type WeightedPhrase } from './bm25.js';
 import { EntryRepeats, NAME_WEIGHT, repeatKey, repeatsOf } from './repeats.js';
 import { TransactionBatcher } from './transaction-batcher.js';
@@ -137,20 +136,6 @@ const FILTERED_CACHE = 64;
 
 export interface SqliteLongTermOptions {
   /**
-   * BM25 searches on a worker thread with its own read-only connection (TextSearchThread), so they
-   * run beside the semantic scan of the same retrieval pass. Default: on for a database file; a
-   * `:memory:` or read-only database searches on the caller's thread.
-   */
-  textSearchThread?: boolean;
-  /**
-   * Searches of a user with fewer entries than this run on the caller's thread even when the thread is
-   * on (default COMMON_TERM_DOCS). A small user's match reads its own posting lists and costs well
-   * under a millisecond, and its semantic scan is as short, so there is nothing for the thread to run
-   * beside; handing the call over cost more than the search (1,000 users, 100k entries: CPU per pass,
-   * all threads, 3.0–3.8 ms through the thread against 1.9 on the caller's thread).
-   */
-  threadFrom?: number;
-  /**
    * how long each transaction of a prune deletes before it waits as long, or a substring search reads
    * before it makes room for requests (src/pace.ts, room) (default STEP_MS; 0: a row or a page each)
    */
@@ -169,8 +154,6 @@ export const SUBSTRING_PAGE = 1_000;
 export class SqliteLongTermStore implements LongTermStore {
   readonly backend = 'sqlite' as const;
   private readonly s;
-  private readonly thread: TextSearchThread | null;
-  private readonly threadFrom: number;
   private readonly stepMs: number;
   private readonly substringPage: number;
   /** `rowsOf` statements by how many rowids they take */
@@ -188,9 +171,6 @@ export class SqliteLongTermStore implements LongTermStore {
     readonly writes: TransactionBatcher = new TransactionBatcher(db),
     options: SqliteLongTermOptions = {},
   ) {
-    const threaded = options.textSearchThread ?? (onFile(db) && !db.readonly);
-    this.thread = threaded ? new TextSearchThread(db.name, async (u, q, o) => this.searchTextSync(u, q, o)) : null;
-    this.threadFrom = options.threadFrom ?? COMMON_TERM_DOCS;
     this.stepMs = options.stepMs ?? STEP_MS;
     this.substringPage = Math.max(1, options.substringPage ?? SUBSTRING_PAGE);
     this.bm25 = new UserBm25(db);
@@ -229,7 +209,6 @@ export class SqliteLongTermStore implements LongTermStore {
       deleteSession: db.prepare('DELETE FROM entries WHERE user_id = ? AND session_id = ? RETURNING id'),
       count: db.prepare('SELECT count(*) AS n FROM entries'),
       countUser: db.prepare('SELECT count(*) AS n FROM entries WHERE user_id = ?'),
-      userFrom: db.prepare('SELECT 1 FROM text_stats WHERE docs >= ? LIMIT 1').pluck(),
       scan: db.prepare(`SELECT ${COLUMNS}, rowid FROM entries WHERE rowid > ? ORDER BY rowid LIMIT ?`),
     };
   }
@@ -290,13 +269,12 @@ export class SqliteLongTermStore implements LongTermStore {
   }
 
   async searchText(userId: string, query: string, o: ListOptions): Promise<TextHit[]> {
+    // a caller that gave up (its tier's budget ran out) before the search started: nothing is run
     o.signal?.throwIfAborted();
-    return this.thread && (this.threadFrom <= 0 || this.bm25.userStats(userId).docs >= this.threadFrom)
-      ? this.thread.search(userId, query, o)
-      : this.searchTextSync(userId, query, o);
+    return this.searchTextSync(userId, query, o);
   }
 
-  /** searchText on this thread and connection */
+  /** searchText without the signal: one synchronous read of this connection */
   searchTextSync(userId: string, query: string, o: ListOptions): TextHit[] {
     // one snapshot: the counts matchFor takes and the rows they are taken among are of one state of the file
     return atomically(this.db, () => this.searchSnapshot(userId, query, o), 'deferred');
@@ -566,22 +544,6 @@ export class SqliteLongTermStore implements LongTermStore {
   async mergeTextIndex(): Promise<TextIndexMerge> {
     // an in-memory database has no other connection to merge it on
     return onFile(this.db) ? mergeTextIndexOnThread(this.db.name) : mergeTextIndexSync(this.db);
-  }
-
-  /**
-   * For a process about to answer retrieves: starts the text-search thread when some user holds
-   * enough entries for their searches to use it (threadFrom), and resolves once it can answer or after
-   * `timeoutMs` (TextSearchThread.warm); whether it is up. Otherwise it starts at the first such
-   * search, as before.
-   */
-  async warm(timeoutMs: number): Promise<boolean> {
-    if (!this.thread || (this.threadFrom > 0 && !this.s.userFrom.get(this.threadFrom))) return false;
-    return this.thread.warm(timeoutMs);
-  }
-
-  /** Ends the text-search thread (the database itself is closed by its owner). */
-  async close(): Promise<void> {
-    await this.thread?.close();
   }
 
   /** Pages through every entry of every user in insertion order (memory reindex). */

@@ -56,8 +56,6 @@ export async function openSqliteStore(path: string, log?: Logger): Promise<Sqlit
     async close() {
       if (closed) return;
       closed = true;
-      // the long-term store's text-search thread holds a connection of its own
-      await longTerm.close();
       // jobs' writes still lingering in the batcher's later lane
       writes.drain();
       db.close();

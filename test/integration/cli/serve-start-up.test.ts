@@ -1,10 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { join } from 'node:path';
-import { openDatabase } from '../../../src/adapters/sqlite/db.js';
-import { SqliteLongTermStore } from '../../../src/adapters/sqlite/long-term.js';
-import { contentHash } from '../../../src/domain/hash.js';
-import { COMMON_TERM_DOCS } from '../../../src/retrieval/query-terms.js';
 import { startCli, stop } from '../../helpers/cli.js';
 import { tmpDir } from '../../helpers/tmp.js';
 
@@ -32,24 +28,6 @@ describe('serve', () => {
     // issue 25: a fresh process's first retrieve compiled its code, ~60–70 ms of the ~110 it held the loop
     const warmed = out.indexOf('retrieval warmed up on a scratch store');
     assert.ok(warmed >= 0 && warmed < out.indexOf('listening on'), out.slice(0, 2000));
-    // no user is big enough for the text-search thread: it is not started
-    assert.ok(!out.includes('text search ready before listening'), out.slice(0, 2000));
-  });
-
-  // issue 25: a big user's first search started the text-search thread and ran on the event loop
-  // meanwhile, on a cold connection (100k turns of one user: 86 ms at a fresh serve's first retrieve)
-  it("has the text-search thread up before it listens when a user's searches would use it", async () => {
-    const db = openDatabase(join(dir, 'nc-big.db'));
-    const store = new SqliteLongTermStore(db, undefined, { textSearchThread: false });
-    const at = new Date(Date.UTC(2026, 0, 1)).toISOString();
-    store.upsertSync(Array.from({ length: COMMON_TERM_DOCS }, (_, i) => {
-      const content = `note ${i} about the harbour`;
-      return { id: `e${i}`, user_id: 'big', session_id: `s${i % 40}`, role: 'user' as const, name: null, kind: 'turn' as const, content, content_hash: contentHash(content), importance: 0.5, pinned: false, metadata: null, covers: null, created_at: at, updated_at: at };
-    }));
-    db.close();
-    const out = await outputUntilListening(1, 'nc-big.db');
-    const ready = out.indexOf('text search ready before listening');
-    assert.ok(ready >= 0 && ready < out.indexOf('listening on'), out.slice(0, 2000));
   });
 
   // issue 25: an HTTP process loaded its vectors after it listened, holding the connections the

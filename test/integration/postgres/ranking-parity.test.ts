@@ -63,7 +63,7 @@ describe('long-term ranking: PostgreSQL beside SQLite', () => {
 
   before(async () => {
     db = openDatabase(join(tmpDir('nc-parity-'), 'parity.db'));
-    sqlite = new SqliteLongTermStore(db, undefined, { textSearchThread: false });
+    sqlite = new SqliteLongTermStore(db);
     postgres = new PostgresLongTermStore((await pg()) as Postgres);
   });
   after(() => db.close());

@@ -43,7 +43,7 @@ describe('SQLite archive store: candidates read page by page', () => {
     const oracle = db.prepare(ONE_STATEMENT);
     const ran = recordRun(db);
     const log = new SqliteTurnLog(db);
-    const longTerm = new SqliteLongTermStore(db, log.writes, { textSearchThread: false });
+    const longTerm = new SqliteLongTermStore(db, log.writes);
     const store = new SqliteArchiveStore(db);
     const rand = mulberry32(7);
     const turns: Turn[] = [];
@@ -81,7 +81,6 @@ describe('SQLite archive store: candidates read page by page', () => {
       const plan = planOf(db, sql);
       assert.ok(!plan.some((d) => /^SCAN (turns|entries)\b/.test(d)), `a statement reads a whole table: ${sql}\n${JSON.stringify(plan)}`);
     }
-    await longTerm.close();
     db.close();
   });
 });

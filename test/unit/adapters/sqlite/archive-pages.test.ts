@@ -19,7 +19,7 @@ describe('SQLite archive store: the archives, page by page', () => {
   it('are every archive in rowid order, read from their own index', async () => {
     const db = openDatabase(join(tmpDir(), 'archives.db'));
     const prepared = recordPrepared(db);
-    const longTerm = new SqliteLongTermStore(db, undefined, { textSearchThread: false });
+    const longTerm = new SqliteLongTermStore(db);
     const store = new SqliteArchiveStore(db);
     const at = new Date(Date.UTC(2026, 0, 1)).toISOString();
     // one archive in every seventh entry, of two users
@@ -38,7 +38,6 @@ describe('SQLite archive store: the archives, page by page', () => {
     const reads = planOf(db, sql).filter((d) => /^(SCAN|SEARCH) entries\b/.test(d));
     assert.ok(reads.length > 0, sql);
     for (const d of reads) assert.match(d, /USING (COVERING )?INDEX entries_archives\b/, `a read of the entries beyond the archives: ${JSON.stringify(reads)}`);
-    await longTerm.close();
     db.close();
   });
 });

@@ -30,7 +30,7 @@ describe('SQLite archive store: a session replaced in steps', () => {
   it('writes the archive first, then deletes an entry a transaction, keeping what changed meanwhile', async () => {
     const db = openDatabase(join(tmpDir(), 'archive-steps.db'));
     const turnLog = new SqliteTurnLog(db);
-    const longTerm = new SqliteLongTermStore(db, turnLog.writes, { textSearchThread: false });
+    const longTerm = new SqliteLongTermStore(db, turnLog.writes);
     const store = new SqliteArchiveStore(db, { stepMs: 0 });
     const rows = 30;
     const turns = Array.from({ length: rows }, (_, i) => turn('ann', i));

@@ -22,7 +22,7 @@ describe('SQLite erasure in steps', () => {
   it('deletes a user a few rows a transaction, the turn log first, the event loop turning between', async () => {
     const db = openDatabase(join(tmpDir(), 'steps.db'));
     const turnLog = new SqliteTurnLog(db);
-    const longTerm = new SqliteLongTermStore(db, undefined, { textSearchThread: false });
+    const longTerm = new SqliteLongTermStore(db);
     const erasure = new SqliteErasureStore(db, { stepMs: 0 });
     const rows = 40;
     for (const user of ['ann', 'bob']) {

@@ -24,7 +24,7 @@ describe('SQLite inspector: counts a page of groups at a time', () => {
   it('lists users and a user\'s sessions across pages, the event loop turning between them', async () => {
     const db = openDatabase(join(tmpDir(), 'inspector.db'));
     const log = new SqliteTurnLog(db);
-    const longTerm = new SqliteLongTermStore(db, undefined, { textSearchThread: false });
+    const longTerm = new SqliteLongTermStore(db);
     const maintenance = new SqliteMaintenanceStore(db, 'inspector.db', 0);
     const groups = GROUP_PAGE * 2 + 50;
     // users u000…: each a turn at its own minute; every third also an entry, a minute later, in another session

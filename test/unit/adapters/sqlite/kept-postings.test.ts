@@ -22,12 +22,12 @@ describe('the matches kept between searches', () => {
   before(() => {
     db = openDatabase(join(tmpDir(), 'kept-postings.db'));
     watchPhraseReads(db, (match, rowids) => reads.push({ match, rowids }));
-    store = new SqliteLongTermStore(db, undefined, { textSearchThread: false });
+    store = new SqliteLongTermStore(db);
     store.upsertSync(Array.from({ length: 40 }, (_, i) => entry('ann', i, i % 4 === 0 ? `the ferry to Porto, note ${i}` : `a quiet walk, note ${i}`)));
   });
   after(() => db.close());
 
-  const fresh = () => new SqliteLongTermStore(db, undefined, { textSearchThread: false });
+  const fresh = () => new SqliteLongTermStore(db);
   const found = async (s: SqliteLongTermStore, query: string) => (await s.searchText('ann', query, { limit: 50 })).map((h) => [h.entry.id, h.bm25.toFixed(9)]);
   const rowidsRead = () => reads.reduce((n, r) => n + r.rowids, 0);
 

@@ -62,7 +62,7 @@ describe("long-term text search: BM25 over the user's own entries", () => {
   it('scores exactly as BM25 written out over the user\'s entries, plain and filtered', async () => {
     const db = openDatabase(join(tmpDir(), 'bm25.db'));
     try {
-      const store = new SqliteLongTermStore(db, undefined, { textSearchThread: false });
+      const store = new SqliteLongTermStore(db);
       const rnd = mulberry32(9);
       const entries: MemoryEntry[] = [];
       for (let i = 0; i < 5500; i++) {
@@ -115,7 +115,7 @@ describe("long-term text search: BM25 over the user's own entries", () => {
   async function scoresAsReference(file: string, n: number, userOf: (i: number) => string, user: string): Promise<{ matched: number; holding: number }> {
     const db = openDatabase(join(tmpDir(), file));
     try {
-      const store = new SqliteLongTermStore(db, undefined, { textSearchThread: false });
+      const store = new SqliteLongTermStore(db);
       const rnd = mulberry32(n);
       const entries: MemoryEntry[] = Array.from({ length: n }, (_, i) => {
         const content = Array.from({ length: 1 + Math.floor(rnd() * 8) }, () => WORDS[Math.floor(rnd() * WORDS.length)]!).join(' ');
@@ -154,7 +154,7 @@ describe("long-term text search: BM25 over the user's own entries", () => {
         }
         return st;
       }) as typeof db.prepare;
-      const store = new SqliteLongTermStore(db, undefined, { textSearchThread: false });
+      const store = new SqliteLongTermStore(db);
       const entries: MemoryEntry[] = Array.from({ length: 400 }, (_, i) => {
         const content = `everyday ${WORDS[i % WORDS.length]}${i % 50 === 0 ? ' narwhal' : ''}`;
         const at = new Date(Date.UTC(2024, 0, 1) + i * 60_000).toISOString();
@@ -201,7 +201,7 @@ describe("long-term text search: BM25 over the user's own entries", () => {
     // scored every match: 10.2 ms of CPU a search against 1.9)
     const db = openDatabase(join(tmpDir(), 'bm25-growth.db'));
     try {
-      const warm = new SqliteLongTermStore(db, undefined, { textSearchThread: false });
+      const warm = new SqliteLongTermStore(db);
       let n = 0;
       const add = (count: number, words: (i: number) => string) => {
         const entries: MemoryEntry[] = Array.from({ length: count }, () => {
@@ -219,7 +219,7 @@ describe("long-term text search: BM25 over the user's own entries", () => {
       };
       const query = async (store: SqliteLongTermStore) => (await store.searchText('grows', 'narwhal sprout everyday', { limit: 8 })).map((h) => [h.entry.id, h.bm25.toFixed(9)]);
       const sameAsFresh = async (stage: string) => {
-        const fresh = new SqliteLongTermStore(db, undefined, { textSearchThread: false });
+        const fresh = new SqliteLongTermStore(db);
         assert.deepEqual(decided(warm), decided(fresh), `${stage}: the words scored and the newest-only choice`);
         assert.deepEqual(await query(warm), await query(fresh), `${stage}: the results`);
       };

@@ -25,13 +25,13 @@ describe("a small user's common words", () => {
 
   before(() => {
     db = openDatabase(join(tmpDir(), 'common-words.db'));
-    new SqliteLongTermStore(db, undefined, { textSearchThread: false }).upsertSync(Array.from({ length: 200 }, (_, i) => entry('ann', i, text(i))));
+    new SqliteLongTermStore(db).upsertSync(Array.from({ length: 200 }, (_, i) => entry('ann', i, text(i))));
     watchPhraseReads(db, (match) => reads.push(match));
-    store = new SqliteLongTermStore(db, undefined, { textSearchThread: false });
+    store = new SqliteLongTermStore(db);
   });
   after(() => db.close());
 
-  const fresh = () => new SqliteLongTermStore(db, undefined, { textSearchThread: false });
+  const fresh = () => new SqliteLongTermStore(db);
   const scores = async (s: SqliteLongTermStore, user: string, query: string) => (await s.searchText(user, query, { limit: 10 })).map((h) => [h.entry.id, h.bm25.toFixed(9)]);
   /** reads of the user's word (prefixed as the index holds it: owned-text.ts) */
   const readsOf = (word: string, user = 'ann') => reads.filter((m) => m.includes(`"${ownerPrefix(user)}${word}"`)).length;

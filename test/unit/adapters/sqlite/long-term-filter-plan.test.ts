@@ -26,7 +26,7 @@ import { tmpDir } from '../../../helpers/tmp.js';
 describe('long-term text search: a filter does not change what the statement walks', () => {
   it('every filter kind drives its statement from the match, as the plain search does', async () => {
     const db = openDatabase(join(tmpDir(), 'plan.db'));
-    const store = new SqliteLongTermStore(db, undefined, { textSearchThread: false });
+    const store = new SqliteLongTermStore(db);
     const user = 'big';
     const entries: MemoryEntry[] = [];
     // 3,000 rows of the user (above the owner clause's threshold) of which twelve hold the query's word,
@@ -53,7 +53,7 @@ describe('long-term text search: a filter does not change what the statement wal
     };
     // a store of its own for each search: two cases with the same conditions (kinds: summary, kinds:
     // turn) would share one prepared statement, and the second would prepare nothing to look at
-    const search = (where?: RecordFilter) => new SqliteLongTermStore(db, undefined, { textSearchThread: false }).searchText(user, 'narwhal', { limit: 5, where });
+    const search = (where?: RecordFilter) => new SqliteLongTermStore(db).searchText(user, 'narwhal', { limit: 5, where });
     prepared.length = 0;
     assert.equal((await search()).length, 5, 'plain');
     const plain = plansOf('plain');

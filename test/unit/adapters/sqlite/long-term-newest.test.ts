@@ -35,7 +35,7 @@ describe('a big user\'s filtered text search', () => {
         importance: 0.5, pinned: false, metadata: { part: i % 4 }, covers: null, created_at: at, updated_at: at,
       });
     }
-    new SqliteLongTermStore(db, undefined, { textSearchThread: false }).upsertSync(entries);
+    new SqliteLongTermStore(db).upsertSync(entries);
     watchPhraseReads(db, (_, rowids) => (counts.wordRows += rowids));
     const prepare = db.prepare.bind(db);
     (db as { prepare: typeof db.prepare }).prepare = ((sql: string) => {
@@ -49,7 +49,7 @@ describe('a big user\'s filtered text search', () => {
       }) as typeof st.all;
       return st;
     }) as typeof db.prepare;
-    store = new SqliteLongTermStore(db, undefined, { textSearchThread: false });
+    store = new SqliteLongTermStore(db);
   });
   after(() => db.close());
 
@@ -99,7 +99,7 @@ describe("a big user's newest matches beside another user's newer ones", () => {
           importance: 0.5, pinned: false, metadata: { part: i % 4 }, covers: null, created_at: at(i), updated_at: at(i),
         };
       };
-      const store = new SqliteLongTermStore(db, undefined, { textSearchThread: false });
+      const store = new SqliteLongTermStore(db);
       // the big user holds most of the index (no owner clause), and the other's rows are the newest rowids
       store.upsertSync(Array.from({ length: COMMON_TERM_DOCS + 1000 }, (_, i) => entry('big', i)));
       store.upsertSync(Array.from({ length: 800 }, (_, i) => entry('other', i)));
@@ -129,14 +129,14 @@ describe("a big user's newest matches scored with each long row's recorded repea
           importance: 0.5, pinned: false, metadata: { part: i % 4 }, covers: null, created_at: at(i), updated_at: at(i),
         };
       });
-      const store = new SqliteLongTermStore(db, undefined, { textSearchThread: false });
+      const store = new SqliteLongTermStore(db);
       store.upsertSync(entries);
       const scoreOf = async (s: SqliteLongTermStore) => (await s.searchText('big', 'ferry', { limit: 600, where: { metadata: { part: 0 } } })).find((h) => h.entry.id === `e${long}`)?.bm25;
       // the plain search scores the newest 500 matches: the long reply lies below them
       const plain = await store.searchText('big', 'ferry', { limit: 600 });
       assert.ok(!plain.some((h) => h.entry.id === `e${long}`));
       const kept = await scoreOf(store);
-      const once = await scoreOf(new SqliteLongTermStore(fresh, undefined, { textSearchThread: false }));
+      const once = await scoreOf(new SqliteLongTermStore(fresh));
       assert.ok(once !== undefined && kept !== undefined, 'the filtered search scores the long reply');
       assert.equal(kept, once);
     } finally {

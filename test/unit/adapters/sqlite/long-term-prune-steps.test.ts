@@ -17,7 +17,7 @@ import { countTurns } from '../../../helpers/loop-turns.js';
 describe('SQLite long-term store: prune in steps', () => {
   it('deletes a row a transaction, the event loop turning between, and keeps what stopped matching', async () => {
     const db = openDatabase(join(tmpDir(), 'prune.db'));
-    const store = new SqliteLongTermStore(db, undefined, { textSearchThread: false, stepMs: 0 });
+    const store = new SqliteLongTermStore(db, undefined, { stepMs: 0 });
     const rows = 30;
     const low = Array.from({ length: rows }, (_, i) => entry('ann', `ann mentioned the ferry to Porto on day ${i}`, { importance: 0.1 }));
     const kept = entry('ann', 'ann said the harbour cafe is her favourite', { importance: 0.9 });

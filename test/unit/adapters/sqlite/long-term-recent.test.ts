@@ -23,7 +23,7 @@ const DAY = 86_400_000;
 describe('long-term recent: a period is a range of the index', () => {
   it('reads a period by its dates, with or without a filter, and lists what a walk would', async () => {
     const db = openDatabase(join(tmpDir(), 'recent.db'));
-    const store = new SqliteLongTermStore(db, undefined, { textSearchThread: false });
+    const store = new SqliteLongTermStore(db);
     const entries: MemoryEntry[] = [];
     for (let i = 0; i < 3000; i++) {
       const at = new Date(Date.UTC(2023, 0, 1) + i * (DAY / 4)).toISOString();
@@ -50,7 +50,7 @@ describe('long-term recent: a period is a range of the index', () => {
       { name: 'no period', o: { limit: 50 }, ranged: false },
     ];
     for (const c of cases) {
-      const fresh = new SqliteLongTermStore(db, undefined, { textSearchThread: false });
+      const fresh = new SqliteLongTermStore(db);
       prepared.length = 0;
       const got = await fresh.recent('big', c.o);
       const want = entries

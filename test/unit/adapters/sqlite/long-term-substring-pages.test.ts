@@ -21,7 +21,7 @@ const MINUTE = 60_000;
 describe('SQLite long-term store: a substring search in pages', () => {
   it('gives the event loop turns while it tests a big user, and returns the newest matches in order', async () => {
     const db = openDatabase(join(tmpDir(), 'substring.db'));
-    const store = new SqliteLongTermStore(db, undefined, { textSearchThread: false, stepMs: 0, substringPage: 100 });
+    const store = new SqliteLongTermStore(db, undefined, { stepMs: 0, substringPage: 100 });
     const start = Date.UTC(2025, 0, 1);
     // 1,000 entries of ann, three at each minute (so pages end inside a minute's entries); every 37th
     // holds the word, in two sessions; bob holds it too

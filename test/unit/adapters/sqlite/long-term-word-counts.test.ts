@@ -25,7 +25,7 @@ describe('a big user\'s word counts', () => {
     for (let i = 0; i < COMMON_TERM_DOCS + 200; i++) {
       entries.push(entry(user, i, i % 10 === 0 ? `the ferry timetable changed again, note ${i}` : i % 3 === 0 ? `a walk by the harbour, note ${i}` : `lunch with Ana, note ${i}`));
     }
-    new SqliteLongTermStore(db, undefined, { textSearchThread: false }).upsertSync(entries);
+    new SqliteLongTermStore(db).upsertSync(entries);
     const prepare = db.prepare.bind(db);
     (db as { prepare: typeof db.prepare }).prepare = ((sql: string) => {
       const st = prepare(sql);
@@ -38,7 +38,7 @@ describe('a big user\'s word counts', () => {
       }) as typeof st.get;
       return st;
     }) as typeof db.prepare;
-    store = new SqliteLongTermStore(db, undefined, { textSearchThread: false });
+    store = new SqliteLongTermStore(db);
   });
   after(() => db.close());
 
@@ -54,11 +54,11 @@ describe('a big user\'s word counts', () => {
 
   it('once another user holds rows, reads every match\'s owner, and that user\'s rows change no score', async () => {
     const alone = await scores('timetable walk');
-    const other = new SqliteLongTermStore(db, undefined, { textSearchThread: false });
+    const other = new SqliteLongTermStore(db);
     other.upsertSync(Array.from({ length: 300 }, (_, i) => entry('other', i, `timetable walk timetable walk ${i}`)));
     counts.joined = counts.bare = 0;
     // a new store: no count cached from before the other user wrote
-    store = new SqliteLongTermStore(db, undefined, { textSearchThread: false });
+    store = new SqliteLongTermStore(db);
     assert.deepEqual(await scores('timetable walk'), alone);
     assert.ok(counts.joined > 0, `joined counts ${counts.joined}`);
     assert.equal(counts.bare, 0);

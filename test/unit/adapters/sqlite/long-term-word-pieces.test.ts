@@ -32,7 +32,7 @@ describe('a query word of several pieces', () => {
   before(() => {
     db = openDatabase(join(tmpDir(), 'word-pieces.db'));
     watchPhraseReads(db, (match) => reads.push(match));
-    store = new SqliteLongTermStore(db, undefined, { textSearchThread: false });
+    store = new SqliteLongTermStore(db);
     store.upsertSync([
       entry('ann', 0, 'My mother-in-law visits on Sunday'),
       entry('ann', 1, 'The law office is closed on Sunday'),

@@ -32,7 +32,7 @@ describe('what a text search keeps of matched rows', () => {
     db = openDatabase(path);
     // bob first and larger: ann holds under half the index, so her matches are read as rowids and
     // their records by rowid (the path this keeps); her entries are the newest rowids
-    new SqliteLongTermStore(db, undefined, { textSearchThread: false }).upsertSync([
+    new SqliteLongTermStore(db).upsertSync([
       ...Array.from({ length: 60 }, (_, i) => entry('bob', i, `the ferry to the harbour, bob ${i}`)),
       ...Array.from({ length: 40 }, (_, i) => entry('ann', i, text(i))),
     ]);
@@ -48,16 +48,16 @@ describe('what a text search keeps of matched rows', () => {
       }) as typeof st.all;
       return st;
     }) as typeof db.prepare;
-    store = new SqliteLongTermStore(db, undefined, { textSearchThread: false });
+    store = new SqliteLongTermStore(db);
     other = openDatabase(path);
-    writer = new SqliteLongTermStore(other, undefined, { textSearchThread: false });
+    writer = new SqliteLongTermStore(other);
   });
   after(() => {
     db.close();
     other.close();
   });
 
-  const fresh = () => new SqliteLongTermStore(openDatabase(path), undefined, { textSearchThread: false });
+  const fresh = () => new SqliteLongTermStore(openDatabase(path));
   const scores = async (s: SqliteLongTermStore, query = 'ferry harbour note') =>
     (await s.searchText('ann', query, { limit: 40, bySession: true })).map((h) => [h.entry.id, h.bm25.toFixed(9), h.session_bm25?.toFixed(9)]);
   const reset = () => Object.assign(reads, { sizes: 0, repeats: 0, rows: 0 });
@@ -139,7 +139,7 @@ describe('MatchRecords, past what it keeps', () => {
   let db: Db;
   before(() => {
     db = openDatabase(join(tmpDir(), 'match-records-limits.db'));
-    new SqliteLongTermStore(db, undefined, { textSearchThread: false }).upsertSync(Array.from({ length: 30 }, (_, i) => entry(i % 2 ? 'ann' : 'bob', i, long(i, 2 + (i % 3)))));
+    new SqliteLongTermStore(db).upsertSync(Array.from({ length: 30 }, (_, i) => entry(i % 2 ? 'ann' : 'bob', i, long(i, 2 + (i % 3)))));
   });
   after(() => db.close());
 

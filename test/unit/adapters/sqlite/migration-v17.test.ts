@@ -34,7 +34,7 @@ describe('SQLite migration 17: session sizes', () => {
   it('keeps every session of every user sized through writes, edits and deletes, and fills a file written before it', async () => {
     const path = join(tmpDir(), 'session-sizes.db');
     let db = openDatabase(path);
-    let store = new SqliteLongTermStore(db, undefined, { textSearchThread: false });
+    let store = new SqliteLongTermStore(db);
     const texts = ['the ferry to Naxos', 'ferry tickets', 'a hotel near the port', 'lunch with Sam', 'Naxos, once'];
     await store.upsert(['ann', 'bob'].flatMap((u, k) => texts.map((t, i) => entry(u, `s${i % 3}`, k * 10 + i, t, i === 1 ? 'Ann' : null))));
     const search = async (s: SqliteLongTermStore) => (await s.searchText('ann', 'Naxos ferry hotel', { limit: 10, bySession: true })).map((h) => [h.entry.id, h.bm25, h.session_bm25]);
@@ -46,7 +46,7 @@ describe('SQLite migration 17: session sizes', () => {
     db = openDatabase(path);
     try {
       assert.equal(db.pragma('user_version', { simple: true }), MIGRATIONS.at(-1)!.version);
-      store = new SqliteLongTermStore(db, undefined, { textSearchThread: false });
+      store = new SqliteLongTermStore(db);
       let { kept, counted } = sizes(db);
       assert.equal(kept[0]!.length, 6);
       assert.deepEqual(kept, counted, 'filled from the entries');

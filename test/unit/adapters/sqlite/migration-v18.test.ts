@@ -32,7 +32,7 @@ describe('SQLite migration 18: filtered attributes beside each entry\'s length',
   it('fills a file written before it, keeps them through writes, edits, moves and deletes, and filters as before', async () => {
     const path = join(tmpDir(), 'filtered-attributes.db');
     let db = openDatabase(path);
-    let store = new SqliteLongTermStore(db, undefined, { textSearchThread: false });
+    let store = new SqliteLongTermStore(db);
     const texts = ['the ferry to Naxos', 'ferry tickets', 'a hotel near the port', 'lunch with Sam by the ferry', 'Naxos, once'];
     await store.upsert(['ann', 'bob'].flatMap((u, k) => texts.map((t, i) => entry(u, `s${i % 3}`, k * 10 + i, t))));
     const filters = [
@@ -52,7 +52,7 @@ describe('SQLite migration 18: filtered attributes beside each entry\'s length',
     db = openDatabase(path);
     try {
       assert.equal(db.pragma('user_version', { simple: true }), MIGRATIONS.at(-1)!.version);
-      store = new SqliteLongTermStore(db, undefined, { textSearchThread: false });
+      store = new SqliteLongTermStore(db);
       assert.equal(astray(db), 0, 'filled from the entries');
       assert.deepEqual(await search(store), before, 'the same filtered results');
 

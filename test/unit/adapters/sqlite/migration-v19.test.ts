@@ -26,7 +26,7 @@ describe('SQLite migration 19: a count of changed and deleted entries', () => {
     try {
       assert.equal(db.pragma('user_version', { simple: true }), MIGRATIONS.at(-1)!.version);
       const count = () => db.prepare('SELECT n FROM entry_changes').pluck().get() as number;
-      const store = new SqliteLongTermStore(db, undefined, { textSearchThread: false });
+      const store = new SqliteLongTermStore(db);
       const moves = async (what: string, write: () => unknown, by: number) => {
         const n = count();
         await write();

@@ -26,7 +26,7 @@ describe("SQLite migration 21: each user's words apart in the text index", () =>
   it("matches exactly each owner's rows, through edits and deletes, and fills the index of a file written before it", async () => {
     const path = join(tmpDir(), 'owned-text.db');
     let db = openDatabase(path);
-    let store = new SqliteLongTermStore(db, undefined, { textSearchThread: false });
+    let store = new SqliteLongTermStore(db);
     // user k holds k + 1 rows, every row the same words: only the owner tells them apart
     const entries = USERS.flatMap((u, k) => Array.from({ length: k + 1 }, (_, j) => entry(u, k * 10 + j, `the harbour locker ${j}`)));
     await store.upsert(entries);
@@ -44,7 +44,7 @@ describe("SQLite migration 21: each user's words apart in the text index", () =>
       assert.equal(db.pragma('user_version', { simple: true }), MIGRATIONS.at(-1)!.version);
       assert.equal(db.prepare("SELECT count(*) FROM pragma_table_xinfo('entries') WHERE name = 'owner_token'").pluck().get(), 0, 'the owner token is gone');
       db.exec("INSERT INTO entries_fts (entries_fts) VALUES ('integrity-check')");
-      store = new SqliteLongTermStore(db, undefined, { textSearchThread: false });
+      store = new SqliteLongTermStore(db);
       USERS.forEach((u, k) => assert.equal(matched(db, u), k + 1, `${u} after migrating from version ${version}`));
       assert.deepEqual(await Promise.all(USERS.map((u) => search(store, u))), before, 'every user finds what it found before');
     }

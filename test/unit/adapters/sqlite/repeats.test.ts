@@ -42,7 +42,7 @@ describe('SQLite entry_repeats', () => {
   it('follows inserts, edits, realignment, archiving and deletes', async () => {
     const db = openDatabase(join(tmpDir(), 'repeats.db'));
     try {
-      const store = new SqliteLongTermStore(db, undefined, { textSearchThread: false });
+      const store = new SqliteLongTermStore(db);
       await store.upsert([entry('ann', 1, `zebracorn zebracorn parade ${FILLER}`), entry('ann', 2, 'zebracorn zebracorn, short'), entry('bob', 3, `ferry ferry ${FILLER}`)]);
       assert.deepEqual(records(db), [['e1', ' zebracorn:2 '], ['e3', ' ferry:2 ']], 'long entries only');
       // an edit: the old text's words go with it
@@ -77,15 +77,15 @@ describe('SQLite entry_repeats', () => {
     let db = openDatabase(path);
     const ids = (hits: Array<{ entry: { id: string } }>) => hits.map((h) => h.entry.id);
     const entries = [entry('ann', 1, `otter otter otter ${FILLER}`), entry('ann', 2, `one otter ${FILLER}`), entry('ann', 3, 'a short note')];
-    await new SqliteLongTermStore(db, undefined, { textSearchThread: false }).upsert(entries);
-    const want = ids(await new SqliteLongTermStore(db, undefined, { textSearchThread: false }).searchText('ann', 'otter', { limit: 5 }));
+    await new SqliteLongTermStore(db).upsert(entries);
+    const want = ids(await new SqliteLongTermStore(db).searchText('ann', 'otter', { limit: 5 }));
     assert.deepEqual(want, ['e1', 'e2'], 'more hits of the word first, though its text is longer');
     db.exec(BEFORE_OWNER_TOKEN + 'DROP TRIGGER entry_repeats_ad; DROP TRIGGER entry_repeats_au; DROP TABLE entry_repeats; DROP INDEX vectors_filter; CREATE INDEX vectors_embedder_user ON vectors (embedder, user_id); DROP TRIGGER entry_sizes_ai; DROP TRIGGER entry_sizes_ad; DROP TRIGGER entry_sizes_au; DROP TABLE entry_sizes; DROP TRIGGER entries_stats_ai; DROP TRIGGER entries_stats_ad; DROP TRIGGER entries_stats_au; ALTER TABLE text_stats DROP COLUMN named; PRAGMA user_version = 10');
     db.close();
     db = openDatabase(path);
     try {
       assert.deepEqual(records(db), [['e1', ' otter:3 ']]);
-      assert.deepEqual(ids(await new SqliteLongTermStore(db, undefined, { textSearchThread: false }).searchText('ann', 'otter', { limit: 5 })), want);
+      assert.deepEqual(ids(await new SqliteLongTermStore(db).searchText('ann', 'otter', { limit: 5 })), want);
     } finally {
       db.close();
     }

@@ -24,7 +24,7 @@ describe('SQLite statements of one session', () => {
     const db = openDatabase(join(tmpDir(), 'sessions.db'));
     const prepared = recordPrepared(db);
     const turnLog = new SqliteTurnLog(db);
-    const longTerm = new SqliteLongTermStore(db, undefined, { textSearchThread: false });
+    const longTerm = new SqliteLongTermStore(db);
     const erasure = new SqliteErasureStore(db);
     const vectors = new SqliteVectorStore(db);
     // the reads and deletes of a session, which prepare their statements when first used

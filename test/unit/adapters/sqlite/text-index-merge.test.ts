@@ -27,7 +27,7 @@ describe('SQLite text index merge', () => {
   it('leaves one segment, and every search answers as before', async () => {
     const path = join(tmpDir(), 'merge.db');
     const db = openDatabase(path);
-    const store = new SqliteLongTermStore(db, undefined, { textSearchThread: false });
+    const store = new SqliteLongTermStore(db);
     for (let i = 0; i < 60; i++) await store.upsert([entry(i)]);
     await store.delete('ann', ['e1', 'e2']);
     const before = segments(db);
@@ -47,7 +47,7 @@ describe('SQLite text index merge', () => {
   it('runs on its own thread and connection: the event loop goes on while it waits for a writer', async () => {
     const path = join(tmpDir(), 'merge-wait.db');
     const db = openDatabase(path);
-    const store = new SqliteLongTermStore(db, undefined, { textSearchThread: false });
+    const store = new SqliteLongTermStore(db);
     for (let i = 0; i < 10; i++) await store.upsert([entry(i)]);
     // another connection of this thread holds the write lock: a merge on this thread would wait for it
     // (busy_timeout, 10 s) without ever letting it go, then fail with SQLITE_BUSY
@@ -70,7 +70,7 @@ describe('SQLite text index merge', () => {
   it('says which file it could not merge', async () => {
     const path = join(tmpDir(), 'merge-gone.db');
     const db = openDatabase(path);
-    const store = new SqliteLongTermStore(db, undefined, { textSearchThread: false });
+    const store = new SqliteLongTermStore(db);
     db.exec('DROP TABLE entries_fts');
     await assert.rejects(store.mergeTextIndex(), (err: Error) => err.message.includes(path) && /entries_fts/.test(err.message));
     db.close();

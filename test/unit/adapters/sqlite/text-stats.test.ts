@@ -23,7 +23,7 @@ const kept = (db: Db) => db.prepare('SELECT user_id, docs, bytes, named FROM tex
 describe('SQLite text_stats', () => {
   it('follows inserts, edits and deletes, and leaves no row for a user with no entries', async () => {
     const db = openDatabase(join(tmpDir(), 'stats.db'));
-    const store = new SqliteLongTermStore(db, undefined, { textSearchThread: false });
+    const store = new SqliteLongTermStore(db);
     await store.upsert([entry('ann', 1, 'café au lait ☕'), entry('ann', 2, 'tea', 'Ann'), entry('bob', 3, 'coffee')]);
     assert.deepEqual(kept(db), recomputed(db));
     assert.deepEqual(kept(db)[0], { user_id: 'ann', docs: 2, bytes: Buffer.byteLength('café au lait ☕') + 3 + 3, named: 1 });
@@ -38,7 +38,7 @@ describe('SQLite text_stats', () => {
   it('is built for a file written before it (migration 9)', async () => {
     const path = join(tmpDir(), 'old.db');
     let db = openDatabase(path);
-    await new SqliteLongTermStore(db, undefined, { textSearchThread: false }).upsert([entry('ann', 1, 'one two'), entry('bob', 2, 'three', 'Bob'), entry('ann', 3, 'four')]);
+    await new SqliteLongTermStore(db).upsert([entry('ann', 1, 'one two'), entry('bob', 2, 'three', 'Bob'), entry('ann', 3, 'four')]);
     // the file as version 8 left it: no table, no triggers (and none of the later migrations' changes)
     db.exec(BEFORE_OWNER_TOKEN + 'DROP TRIGGER entries_stats_ai; DROP TRIGGER entries_stats_ad; DROP TRIGGER entries_stats_au; DROP TABLE text_stats; ALTER TABLE erasures DROP COLUMN action; DROP TRIGGER entry_repeats_ad; DROP TRIGGER entry_repeats_au; DROP TABLE entry_repeats; DROP INDEX vectors_filter; CREATE INDEX vectors_embedder_user ON vectors (embedder, user_id); DROP TRIGGER entry_sizes_ai; DROP TRIGGER entry_sizes_ad; DROP TRIGGER entry_sizes_au; DROP TABLE entry_sizes; PRAGMA user_version = 8');
     db.close();
@@ -46,7 +46,7 @@ describe('SQLite text_stats', () => {
     assert.equal(db.pragma('user_version', { simple: true }), MIGRATIONS.at(-1)!.version);
     assert.deepEqual(kept(db), recomputed(db));
     assert.equal(kept(db).length, 2);
-    const hits = await new SqliteLongTermStore(db, undefined, { textSearchThread: false }).searchText('ann', 'four', { limit: 5 });
+    const hits = await new SqliteLongTermStore(db).searchText('ann', 'four', { limit: 5 });
     assert.deepEqual(hits.map((h) => h.entry.id), ['e3']);
     db.close();
   });
@@ -61,7 +61,7 @@ const sizesKept = (db: Db) => db.prepare('SELECT rowid, user_id, bytes FROM entr
 describe('SQLite entry_sizes', () => {
   it('follows inserts, edits and deletes', async () => {
     const db = openDatabase(join(tmpDir(), 'sizes.db'));
-    const store = new SqliteLongTermStore(db, undefined, { textSearchThread: false });
+    const store = new SqliteLongTermStore(db);
     await store.upsert([entry('ann', 1, 'café au lait ☕'), entry('ann', 2, 'tea', 'Ann'), entry('bob', 3, 'coffee')]);
     assert.deepEqual(sizesKept(db), sizesRecomputed(db));
     await store.update('ann', 'e2', { content: 'a much longer tea text' });
@@ -76,13 +76,13 @@ describe('SQLite entry_sizes', () => {
   it('is built for a file written before it (migration 13), and search reads it', async () => {
     const path = join(tmpDir(), 'old-sizes.db');
     let db = openDatabase(path);
-    await new SqliteLongTermStore(db, undefined, { textSearchThread: false }).upsert([entry('ann', 1, 'one two'), entry('bob', 2, 'three four', 'Bob'), entry('ann', 3, 'four')]);
+    await new SqliteLongTermStore(db).upsert([entry('ann', 1, 'one two'), entry('bob', 2, 'three four', 'Bob'), entry('ann', 3, 'four')]);
     db.exec(BEFORE_OWNER_TOKEN + 'DROP TRIGGER entry_sizes_ai; DROP TRIGGER entry_sizes_ad; DROP TRIGGER entry_sizes_au; DROP TABLE entry_sizes; DROP TRIGGER entries_stats_ai; DROP TRIGGER entries_stats_ad; DROP TRIGGER entries_stats_au; ALTER TABLE text_stats DROP COLUMN named; PRAGMA user_version = 12');
     db.close();
     db = openDatabase(path);
     assert.equal(db.pragma('user_version', { simple: true }), MIGRATIONS.at(-1)!.version);
     assert.deepEqual(sizesKept(db), sizesRecomputed(db));
-    const hits = await new SqliteLongTermStore(db, undefined, { textSearchThread: false }).searchText('ann', 'four', { limit: 5 });
+    const hits = await new SqliteLongTermStore(db).searchText('ann', 'four', { limit: 5 });
     assert.deepEqual(hits.map((h) => h.entry.id), ['e3'], "bob's row holding the word is not ann's");
     db.close();
   });
