@@ -6,8 +6,8 @@ import type { ErasureSignal } from '../../../src/ports/erasure.js';
 
 /**
  * A watcher over a fake erasure store that records every heartbeat it writes. Each heartbeat is a
- * commit to the shared SQLite file, and every other connection on the file (the text-search thread's,
- * another process's) then drops its page cache and its mapping of the file before its next read: at
+ * commit to the shared SQLite file, and every other connection on the file (another process's)
+ * then drops its page cache and its mapping of the file before its next read: at
  * 100k entries of one user, a search after a commit cost ~13 ms of CPU against ~2.6.
  */
 function watcher(signals: ErasureSignal[]) {
