@@ -139,6 +139,11 @@ function best(scores: ReadonlyMap<number, number>, top: number): Array<[number, 
   return out;
 }
 
+/** whether a row (its attributes; undefined: no such row) meets a search's conditions */
+function meets(a: Filterable | undefined, test: NonNullable<RowTest>): boolean {
+  return a !== undefined && test(a);
+}
+
 export class UserBm25 {
   private readonly stats: Statement;
   private readonly averages: Statement;
@@ -271,9 +276,12 @@ export class UserBm25 {
     if (test && !allowed) {
       const rows = new Set<number>();
       for (const hits of matched) for (const [rowid] of hits) rows.add(rowid);
-      this.rows.loadAttributes(rows);
+      const ids = [...rows];
+      const attributes = this.rows.attributesOf(ids);
       allowed = new Set<number>();
-      for (const rowid of rows) if (this.meets(rowid, test)) allowed.add(rowid);
+      ids.forEach((rowid, i) => {
+        if (meets(attributes[i], test)) allowed!.add(rowid);
+      });
     }
     // a list kept between searches (KeptPostings) has its counts taken once, for every row, whatever
     // the conditions; one read for this search alone, for the rows that meet them
@@ -330,20 +338,15 @@ export class UserBm25 {
       read += ids.length;
       // every row of the index is the user's (in this snapshot): no match's owner to look up
       const mine = whole ? null : this.rows.matchesOf(userId, [ids]);
-      if (test) this.rows.loadAttributes(mine ? ids.filter((id) => mine.has(id)) : ids);
-      for (const id of ids) {
-        if ((mine && !mine.has(id)) || (test && !this.meets(id, test))) continue;
-        out.push(id);
+      const owned = mine ? ids.filter((id) => mine.has(id)) : ids;
+      const attributes = test ? this.rows.attributesOf(owned) : null;
+      for (let i = 0; i < owned.length; i++) {
+        if (attributes && !meets(attributes[i], test!)) continue;
+        out.push(owned[i]!);
         if (out.length === rows) return out;
       }
       if (ids.length < chunk) return out;
     }
-  }
-
-  /** whether a row whose attributes were loaded meets the search's conditions */
-  private meets(rowid: number, test: NonNullable<RowTest>): boolean {
-    const a = this.rows.attributesOf(rowid);
-    return a !== undefined && test(a);
   }
 
   /**

@@ -173,13 +173,16 @@ describe('MatchRecords, past what it keeps', () => {
     const expected = new Map(
       (db.prepare('SELECT rowid, session_id, role, kind, created_at FROM entries').raw().all() as Array<[number, string, string, string, string]>).map(([rowid, ...rest]) => [rowid, rest]),
     );
-    kept.loadAttributes(all.slice(0, 6));
-    kept.loadAttributes(all);
-    for (const rowid of all) {
-      const a = kept.attributesOf(rowid);
+    kept.attributesOf(all.slice(0, 6));
+    const got = kept.attributesOf(all);
+    assert.equal(got.length, all.length);
+    all.forEach((rowid, i) => {
+      const a = got[i];
       assert.deepEqual([a?.session_id, a?.role, a?.kind, a?.created_at], expected.get(rowid));
       assert.deepEqual(a?.metadata, {});
-    }
-    assert.equal(kept.attributesOf(1e9), undefined, 'no such row');
+    });
+    // in the order asked, kept rows and read ones alike, a row that does not exist in its place
+    const mixed = kept.attributesOf([all[1]!, 1e9, all.at(-1)!, all[0]!]);
+    assert.deepEqual(mixed.map((a) => a?.created_at), [expected.get(all[1]!)![3], undefined, expected.get(all.at(-1)!)![3], expected.get(all[0]!)![3]]);
   });
 });
