@@ -179,9 +179,9 @@ export class MatchRecords {
 
   /**
    * Each row's attributes, in the order of `rows` (undefined: no such row), those not kept yet read
-   * and kept. One lookup a kept row: a big user's filtered search tests ~2,500 matches, and looking
-   * each up once to find what to read, then again to test it, was a tenth of the search's CPU at 16
-   * connections (docs/bench-report.md, round 48).
+   * and kept. One lookup a kept row: a big user's filtered search tests thousands of matches, and
+   * looking each up once to find what to read, then again to test it, took ~12% of a serve process's
+   * main thread at 16 connections on 100k real turns of one user (docs/bench-report.md, round 48).
    */
   attributesOf(rows: readonly number[]): Array<Filterable | undefined> {
     const out = new Array<Filterable | undefined>(rows.length);
