@@ -1,6 +1,7 @@
 // Profiles retrieval over the retrieve section's corpora (for `node --cpu-prof`, and for judging a
 // change by CPU time on a shared machine): per pass, the wall time, the CPU of the whole process (every
-// thread) and of the main thread alone, and each tier's read on its own.
+// thread: a big user's semantic scan may be shared with its helper) and of the main thread alone, and
+// each tier's read on its own.
 // Takes: a folder that keeps the corpora between runs (built on the first run: 100k turns of one user,
 // 100k turns of 1,000 users), which corpora (`one`, `many`, both by default), how many queries (400).
 // Prints one line per corpus.
@@ -65,23 +66,13 @@ async function run(name: string, users: number, userOf: (i: number) => string): 
     return (u.user + u.system) / 1000;
   };
   const fts = await cpuOf((i) => store.searchTextSync(qs[i]!.user, qs[i]!.text, { limit: 24 }));
-  const ftsThread = await cpuOf((i) => store.searchText(qs[i]!.user, qs[i]!.text, { limit: 24 }));
   const vecs = qs.map((q) => c.embedder.embedOne(q.text));
   const sem = await cpuOf((i) => services.vectors.search(c.embedder, vecs[i]!, { user_id: qs[i]!.user }, 24));
   const people = await cpuOf((i) => store.participants(qs[i]!.user, 200));
-  const thread = (store as unknown as { thread: unknown }).thread;
-  (store as unknown as { thread: unknown }).thread = null;
-  const localWall: number[] = [];
-  const local = await cpuOf(async (i) => {
-    const t = performance.now();
-    await ask(qs[i]!);
-    localWall.push(performance.now() - t);
-  });
-  (store as unknown as { thread: unknown }).thread = thread;
   const per = (x: number) => (x / queries).toFixed(3);
   process.stdout.write(
-    `${name}: wall p50 ${pct(wall, 50).toFixed(3)} p99 ${pct(wall, 99).toFixed(3)} ms; CPU per pass ${per((d.user + d.system) / 1000)} ms (main thread ${per(main)}; ` +
-      `all on the main thread ${per(local)}, wall p50 ${pct(localWall, 50).toFixed(3)} p99 ${pct(localWall, 99).toFixed(3)}); CPU alone: FTS ${per(fts)} (through the thread, all threads ${per(ftsThread)}), semantic search ${per(sem)}, participants ${per(people)} ms\n`,
+    `${name}: wall p50 ${pct(wall, 50).toFixed(3)} p99 ${pct(wall, 99).toFixed(3)} ms; CPU per pass ${per((d.user + d.system) / 1000)} ms (main thread ${per(main)}); ` +
+      `CPU alone: FTS ${per(fts)}, semantic search ${per(sem)}, participants ${per(people)} ms\n`,
   );
   await services.close();
 }
