@@ -115,6 +115,11 @@ function sliceLength(ms: number): number {
   return requestsWaiting(ms) ? ms / 2 : ms;
 }
 
+/** what is left of the current slice's length (sliceLength; negative once it has run over) */
+export function sliceLeft(ms = SLICE_MS): number {
+  return sliceLength(ms) - sliceSpent();
+}
+
 /** whether the current slice has run its length (sliceLength) */
 export function sliceOver(ms = SLICE_MS): boolean {
   return sliceSpent() >= sliceLength(ms);
