@@ -21,6 +21,17 @@ const PROBE_BUSY_MS = 1000;
  */
 export const GROUP_PAGE = 100;
 
+/**
+ * The rows (turns and entries) one statement of users' counts reads at most, as the users' sizes say
+ * (~4 ms). A user holding more is counted a page of its sessions at a time: a page of users holding
+ * one of 100k turns was one statement of ~100 ms (GET /inspect/users, `/health` waiting as long).
+ */
+export const USER_ROWS_PAGE = 5000;
+
+/** the rows user `@u` holds in each table, each counted up to `@cap` */
+const USER_ROWS = `SELECT (SELECT count(*) FROM (SELECT 1 FROM turns WHERE user_id = @u LIMIT @cap))
+  + (SELECT count(*) FROM (SELECT 1 FROM entries WHERE user_id = @u LIMIT @cap))`;
+
 /** the first `@page` users after `@after` that hold a turn or an entry, in order (each table's index) */
 const USER_KEYS = `
   SELECT user_id FROM (SELECT user_id FROM turns WHERE user_id > @after GROUP BY user_id ORDER BY user_id LIMIT @page)
@@ -59,12 +70,12 @@ const SESSION_STATS = `
  * `keys(after)` names the next page's groups after the last one read ('' at first), `stats(keys)`
  * counts them. Between pages, room for requests once the process's slice has run `stepMs` (src/pace.ts).
  */
-async function bestOfPages<T>(keys: (after: string) => string[], stats: (keys: string[]) => T[], before: (a: T, b: T) => number, limit: number, stepMs: number): Promise<T[]> {
+async function bestOfPages<T>(keys: (after: string) => string[], stats: (keys: string[]) => T[] | Promise<T[]>, before: (a: T, b: T) => number, limit: number, stepMs: number): Promise<T[]> {
   let best: T[] = [];
   for (let after = ''; ; ) {
     const page = keys(after);
     if (page.length === 0) return best;
-    best = [...best, ...stats(page)].sort(before).slice(0, limit);
+    best = [...best, ...(await stats(page))].sort(before).slice(0, limit);
     if (page.length < GROUP_PAGE) return best;
     after = page[page.length - 1]!;
     await room(stepMs);
@@ -159,7 +170,52 @@ export class SqliteMaintenanceStore implements MaintenanceStore {
     // a scoped listing's users, in pages of the same size
     const named = scope.all ? null : [...new Set(scope.users)].sort();
     const next = (after: string): string[] => (named ? named.filter((u) => u > after).slice(0, GROUP_PAGE) : (keys.all({ after, page: GROUP_PAGE }) as string[]));
-    return bestOfPages(next, (page) => stats.all({ keys: JSON.stringify(page) }) as UserSummary[], newestUser, limit, this.stepMs);
+    const rowsOf = this.db.prepare(USER_ROWS).pluck();
+    // a page's users in statements of USER_ROWS_PAGE rows at most; a user holding more, by its sessions
+    const counted = async (page: string[]): Promise<UserSummary[]> => {
+      const out: UserSummary[] = [];
+      let batch: string[] = [];
+      let rows = 0;
+      const flush = async () => {
+        if (batch.length === 0) return;
+        out.push(...(stats.all({ keys: JSON.stringify(batch) }) as UserSummary[]));
+        [batch, rows] = [[], 0];
+        await room(this.stepMs);
+      };
+      for (const userId of page) {
+        const n = rowsOf.get({ u: userId, cap: USER_ROWS_PAGE }) as number;
+        if (n >= USER_ROWS_PAGE) {
+          const big = await this.userBySessions(userId);
+          if (big) out.push(big);
+          continue;
+        }
+        if (rows + n > USER_ROWS_PAGE) await flush();
+        batch.push(userId);
+        rows += n;
+      }
+      await flush();
+      return out;
+    };
+    return bestOfPages(next, counted, newestUser, limit, this.stepMs);
+  }
+
+  /** a user's counts, summed over its sessions' a page at a time (see USER_ROWS_PAGE); null when it holds nothing */
+  private async userBySessions(userId: string): Promise<UserSummary | null> {
+    const keys = this.db.prepare(SESSION_KEYS).pluck();
+    const stats = this.db.prepare(SESSION_STATS);
+    const sum: UserSummary = { user_id: userId, sessions: 0, turns: 0, entries: 0, last_at: null };
+    for (let after = ''; ; ) {
+      const page = keys.all({ u: userId, after, page: GROUP_PAGE }) as string[];
+      for (const s of stats.all({ u: userId, keys: JSON.stringify(page) }) as SessionStats[]) {
+        sum.sessions++;
+        sum.turns += s.turns;
+        sum.entries += s.entries;
+        if (byText(s.last_at, sum.last_at) > 0) sum.last_at = s.last_at;
+      }
+      if (page.length < GROUP_PAGE) return sum.sessions > 0 ? sum : null;
+      after = page[page.length - 1]!;
+      await room(this.stepMs);
+    }
   }
 
   async sessions(userId: string, limit: number): Promise<SessionStats[]> {

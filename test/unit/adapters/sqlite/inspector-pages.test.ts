@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { openDatabase } from '../../../../src/adapters/sqlite/db.js';
 import { SqliteLongTermStore } from '../../../../src/adapters/sqlite/long-term.js';
-import { GROUP_PAGE, SqliteMaintenanceStore } from '../../../../src/adapters/sqlite/maintenance.js';
+import { GROUP_PAGE, SqliteMaintenanceStore, USER_ROWS_PAGE } from '../../../../src/adapters/sqlite/maintenance.js';
 import { SqliteTurnLog } from '../../../../src/adapters/sqlite/turn-log.js';
 import { turn } from '../../../contract/durable-records.js';
 import { entry } from '../../../contract/long-term.contract.js';
@@ -18,7 +18,9 @@ const at = (minute: number) => new Date(Date.UTC(2025, 0, 1) + minute * 60_000).
  * so the turns counted do not depend on the machine's speed): one statement over every row held it
  * as long as they all took. The listing is the one a single statement gave: the most recently active
  * first, every count whole across the pages' bounds, whether a group is in the turn log, the
- * long-term store or both.
+ * long-term store or both. A user holding more rows than one statement reads (USER_ROWS_PAGE) is
+ * counted a page of its sessions at a time: one page of users holding one of 100k turns held the event
+ * loop ~100 ms.
  */
 describe('SQLite inspector: counts a page of groups at a time', () => {
   it('lists users and a user\'s sessions across pages, the event loop turning between them', async () => {
@@ -65,5 +67,26 @@ describe('SQLite inspector: counts a page of groups at a time', () => {
     assert.deepEqual(listedSessions.slice(0, withEntry.length).map((s) => s.session_id), withEntry);
     assert.deepEqual(listedSessions[0], { session_id: 's000', turns: 1, entries: 1, first_at: at(10_000), last_at: at(20_000) });
     assert.deepEqual(listedSessions.slice(withEntry.length).map((s) => s.session_id), sessions.filter((_, i) => i % 5 !== 0));
+  });
+
+  it('counts a user holding more rows than a statement reads a page of its sessions at a time', async () => {
+    const db = openDatabase(join(tmpDir(), 'inspector-big.db'));
+    const log = new SqliteTurnLog(db);
+    const longTerm = new SqliteLongTermStore(db);
+    const maintenance = new SqliteMaintenanceStore(db, 'inspector-big.db', 0);
+    // more turns than one statement reads, over more sessions than a page holds; an entry in a session of its own
+    const sessions = GROUP_PAGE + 20;
+    await log.append(Array.from({ length: USER_ROWS_PAGE }, (_, i) => turn('big', `turn ${i}`, { session_id: `s${i % sessions}`, created_at: at(i) })));
+    await longTerm.upsert([entry('big', 'a summary', { session_id: 'summaries', created_at: at(USER_ROWS_PAGE), updated_at: at(USER_ROWS_PAGE) })]);
+    await log.append([turn('small', 'hello', { session_id: 'only', created_at: at(1) })]);
+
+    const counter = countTurns();
+    const listed = await maintenance.users({ all: true }, 10);
+    const turns = counter.stop();
+    assert.ok(turns >= 2, `the event loop turned ${turns} times while a user of ${USER_ROWS_PAGE + 1} rows in ${sessions + 1} sessions was counted`);
+    assert.deepEqual(listed, [
+      { user_id: 'big', sessions: sessions + 1, turns: USER_ROWS_PAGE, entries: 1, last_at: at(USER_ROWS_PAGE) },
+      { user_id: 'small', sessions: 1, turns: 1, entries: 0, last_at: at(1) },
+    ]);
   });
 });
