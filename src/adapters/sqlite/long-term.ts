@@ -10,7 +10,7 @@ import { UserBm25, type RowTest, type RowidSpan, type SearchPlan, type WeightedP
 import { EntryRepeats, NAME_WEIGHT, repeatKey, repeatsOf } from './repeats.js';
 import { TransactionBatcher } from './transaction-batcher.js';
 import { eachInSteps, STEP_MS } from './steps.js';
-import { room } from '../../pace.js';
+import { giveTurn, room } from '../../pace.js';
 import { contentHash } from '../../domain/hash.js';
 import { ENTRY_COLUMNS as COLUMNS, ENTRY_VALUES, entryParams, entryRowOf, rowToEntry, type EntryRow } from './rows/entries.js';
 import { ownedText, ownerPrefix, prepareOwnedText, PREPARED_FROM_CHARS } from './owned-text.js';
@@ -491,6 +491,22 @@ export class SqliteLongTermStore implements LongTermStore {
   }
 
   async update(userId: string, id: string, patch: EntryPatch): Promise<MemoryEntry | null> {
+    // a long new text: what the write derives from both texts worked out in the process's slices
+    // before it, as persistTurn does (the text index's owned texts of the old one and the new, the new
+    // one's repeated words). Inside the transaction, an edit of a 32,000-character reply to another
+    // held the event loop ~45 ms, ~11 of them these
+    let record: { content: string; name: string | null; repeats: string | null } | undefined;
+    if (patch.content !== undefined && patch.content.length >= PREPARED_FROM_CHARS) {
+      await room();
+      const held = this.getSync(userId, id);
+      if (held) {
+        prepareOwnedText(userId, held.content);
+        prepareOwnedText(userId, patch.content);
+        record = { content: patch.content, name: held.name ?? null, repeats: repeatsOf(patch.content, held.name ?? null) };
+        // the transaction in a turn of its own: not after the request's read and this in one
+        await giveTurn();
+      }
+    }
     // a new text drops the entry's repeats (its trigger): recorded again with it
     const info = atomically(this.db, () => {
       const done = this.s.update.run({
@@ -502,7 +518,7 @@ export class SqliteLongTermStore implements LongTermStore {
         pinned: patch.pinned === undefined ? null : patch.pinned ? 1 : 0,
         updated_at: new Date().toISOString(),
       });
-      if (done.changes > 0 && patch.content !== undefined) this.repeats.rewritten(userId, id);
+      if (done.changes > 0 && patch.content !== undefined) this.repeats.rewritten(userId, id, record);
       return done;
     });
     return info.changes > 0 ? this.getSync(userId, id) : null;

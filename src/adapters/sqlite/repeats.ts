@@ -66,10 +66,15 @@ export class EntryRepeats {
     if (record !== null) this.put.run(rowid, record);
   }
 
-  /** after an update of an entry's text (a changed text's trigger dropped its old record) */
-  rewritten(userId: string, id: string): void {
+  /**
+   * After an update of an entry's text (a changed text's trigger dropped its old record). `prepared`:
+   * the record counted before the write, used when it is of the text and name written.
+   */
+  rewritten(userId: string, id: string, prepared?: { content: string; name: string | null; repeats: string | null }): void {
     const row = this.textOf.get(userId, id) as [number, string, string | null] | undefined;
-    if (row) this.inserted(row[0], row[1], row[2]);
+    if (!row) return;
+    const [rowid, content, name] = row;
+    this.inserted(rowid, content, name, prepared && prepared.content === content && prepared.name === name ? prepared.repeats : repeatsOf(content, name));
   }
 }
 
