@@ -11,10 +11,11 @@
 // the bare scan of the same user's rows (every entry's text read) in the same run. Then every kind
 // mixed at 16 connections against `serve --processes 2`, and on the corpus as is one write of 30 turns
 // of 32,000 characters and its jobs while GET /health is polled. GET /health as a probe asks it (no key), 20
-// times on the one-process `serve`, and polled from its start through its first retrieve (which loads
-// every vector); on the corpus as is, last, the user of the second most turns is
-// pruned and the user of the most forgotten while GET /health is polled, the long write again on the
-// one-process serve, then every session left is
+// times on the one-process `serve`, polled from its start through its first retrieve (which loads
+// every vector), and polled while GET /inspect/users counts every user; on the corpus as is, last, the
+// user of the second most turns is pruned and the user of the most forgotten while GET /health is
+// polled, the long write again on the one-process serve, a 32,000-character turn's text edited to
+// another (and its jobs), then every session left is
 // archived by serve's own scheduled run (its cron set to fire seconds after it starts) while polled. The turns are written
 // straight into the tiers as the http section's seeding does (hash embedder), then the text index is
 // merged as the daily archival run merges it (a row compares retrieves before and after).
@@ -226,31 +227,64 @@ async function healthDuring(port: number, what: string, call: () => Promise<{ st
 /** turns of one write of the long-batch row, each MAX_TURN_CHARS of the corpus's own text */
 const LONG_BATCH_TURNS = 30;
 
+/** whether serve's queues hold no job (waiting, active or delayed) */
+async function queuesIdle(port: number): Promise<boolean> {
+  const queues = (JSON.parse((await send(port, 'GET', '/health')).answer) as { queues: Record<string, { waiting: number; active: number; delayed: number }> }).queues;
+  return Object.values(queues).every((q) => q.waiting + q.active + q.delayed === 0);
+}
+
+/** `written`, once serve's queues are empty (a 504 when they are not within 120 s) */
+async function whenIdle(port: number, written: { status: number; answer: string }, what: string): Promise<{ status: number; answer: string }> {
+  for (const until = Date.now() + 120_000; Date.now() < until; await new Promise((r) => setTimeout(r, 50))) if (await queuesIdle(port)) return written;
+  return { status: 504, answer: `the jobs of ${what} did not finish within 120 s` };
+}
+
+/** `chars` characters of the corpus's text in order, from `from` */
+function corpusText(corpus: Corpus, from: number, chars: number): string {
+  let text = '';
+  for (const s of corpus.sessions) {
+    for (const t of s.turns) text += `${t.content}\n`;
+    if (text.length >= from + chars) break;
+  }
+  return text.slice(from, from + chars);
+}
+
 /**
  * One POST /sessions/:id/turns of LONG_BATCH_TURNS turns of MAX_TURN_CHARS characters cut from the
  * corpus's text in order (the most the API takes in one write), then its jobs (persist, embed, the
  * session's compaction) until the queues are empty, while /health is polled: the slowest answer.
  */
 async function longBatch(port: number, corpus: Corpus, what: string, user: string): Promise<{ what: string; worst: number; ms: number }> {
-  let text = '';
-  for (const s of corpus.sessions) {
-    for (const t of s.turns) text += `${t.content}\n`;
-    if (text.length >= LONG_BATCH_TURNS * MAX_TURN_CHARS) break;
-  }
+  const text = corpusText(corpus, 0, LONG_BATCH_TURNS * MAX_TURN_CHARS);
   const turns = Array.from({ length: LONG_BATCH_TURNS }, (_, i) => ({ role: i % 2 ? 'assistant' : 'user', content: text.slice(i * MAX_TURN_CHARS, (i + 1) * MAX_TURN_CHARS) }));
   const chars = turns.reduce((n, t) => n + t.content.length, 0);
-  const idle = async () => {
-    const queues = (JSON.parse((await send(port, 'GET', '/health')).answer) as { queues: Record<string, { waiting: number; active: number; delayed: number }> }).queues;
-    return Object.values(queues).every((q) => q.waiting + q.active + q.delayed === 0);
-  };
   const label = `${what}: one POST /sessions/:id/turns of ${LONG_BATCH_TURNS} turns of ${MAX_TURN_CHARS.toLocaleString('en-US')} characters (${chars.toLocaleString('en-US')} in all) and its jobs`;
   return {
     what: label,
     ...(await healthDuring(port, label, async () => {
       const written = await send(port, 'POST', `/sessions/${encodeURIComponent(`${user}-long`)}/turns`, { user_id: user, turns });
-      if (written.status !== 202) return written;
-      for (const until = Date.now() + 120_000; Date.now() < until; await new Promise((r) => setTimeout(r, 50))) if (await idle()) return written;
-      return { status: 504, answer: 'the jobs of the long batch did not finish within 120 s' };
+      return written.status === 202 ? whenIdle(port, written, 'the long batch') : written;
+    })),
+  };
+}
+
+/**
+ * A turn of MAX_TURN_CHARS characters written (and its jobs done), then one PATCH /memory/:id of its
+ * text to as many other characters, and its jobs, while /health is polled: the slowest answer. The
+ * edit rewrites the turn in the text index (FTS5's secure-delete of the old text, the new one indexed)
+ * in one transaction, and embeds it again.
+ */
+async function longEdit(port: number, corpus: Corpus, user: string): Promise<{ what: string; worst: number; ms: number }> {
+  const id = `${user}-edited`;
+  const written = await send(port, 'POST', `/sessions/${encodeURIComponent(`${user}-edit`)}/turns`, { user_id: user, turns: [{ id, role: 'assistant', content: corpusText(corpus, 0, MAX_TURN_CHARS) }] });
+  if (written.status !== 202) throw new Error(`the turn to edit was not written: ${written.status} ${written.answer.slice(0, 300)}`);
+  await whenIdle(port, written, 'the turn to edit');
+  const label = `serve --processes 1: one PATCH /memory/:id of a ${MAX_TURN_CHARS.toLocaleString('en-US')}-character turn's text to another as long, and its jobs`;
+  return {
+    what: label,
+    ...(await healthDuring(port, label, async () => {
+      const edited = await send(port, 'PATCH', `/memory/${encodeURIComponent(id)}?user_id=${encodeURIComponent(user)}`, { content: corpusText(corpus, MAX_TURN_CHARS, MAX_TURN_CHARS) });
+      return edited.status === 200 ? whenIdle(port, edited, 'the edit') : edited;
     })),
   };
 }
@@ -385,6 +419,7 @@ async function measure(report: Report, label: string, corpus: Corpus, queriesPer
     });
     await services.close();
 
+    const longJobs: Array<{ what: string; worst: number; ms: number }> = [];
     // over HTTP, one request at a time, `serve` with one process
     const one = await startCluster(dir, 1);
     const http: Record<string, { p50: number; p99: number }> = {};
@@ -406,11 +441,13 @@ async function measure(report: Report, label: string, corpus: Corpus, queriesPer
       clientCpu = (ownCpuMs() - c0) / n;
       // a probe's keyless GET /health: every tier pinged, the vector index included
       health = await timed(20, () => get(`http://127.0.0.1:${one.port}`, '/health'));
+      // the inspector's first page: every user's counts (one user holding 100k turns included)
+      const listing = `GET /inspect/users counts every user`;
+      longJobs.push({ what: listing, ...(await healthDuring(one.port, listing, () => send(one.port, 'GET', '/inspect/users?limit=100'))) });
     } finally {
       await stop(one.proc);
     }
 
-    const longJobs: Array<{ what: string; worst: number; ms: number }> = [];
     // every kind mixed, 16 connections, `serve --processes 2`
     const two = await startCluster(dir, 2);
     let rate: { rate: number; p50: number; p99: number; failures: number };
@@ -471,6 +508,8 @@ async function measure(report: Report, label: string, corpus: Corpus, queriesPer
         // once what the forget left to its background steps is done
         await settle([three.proc.pid!]);
         longJobs.push(await longBatch(three.port, corpus, 'serve --processes 1', 'bench-long-1'));
+        await settle([three.proc.pid!]);
+        longJobs.push(await longEdit(three.port, corpus, 'bench-edit'));
       } finally {
         await stop(three.proc);
       }
