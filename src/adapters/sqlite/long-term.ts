@@ -271,17 +271,46 @@ export class SqliteLongTermStore implements LongTermStore {
   async searchText(userId: string, query: string, o: ListOptions): Promise<TextHit[]> {
     // a caller that gave up (its tier's budget ran out) before the search started: nothing is run
     o.signal?.throwIfAborted();
-    return this.searchTextSync(userId, query, o);
+    const phrases = this.phrasesOf(userId, query, o);
+    // a phrase whose count was never kept for the user: a big user's is counted first
+    const uncounted = phrases.filter((p) => !this.dfCache.has(`${userId}\u0000${p.match}`));
+    if (uncounted.length > 0) {
+      await this.countAhead(userId, uncounted);
+      o.signal?.throwIfAborted();
+    }
+    return this.searchTextSync(userId, query, o, phrases);
   }
 
-  /** searchText without the signal: one synchronous read of this connection */
-  searchTextSync(userId: string, query: string, o: ListOptions): TextHit[] {
+  /**
+   * A big user's words whose document frequencies were never kept (counted; or pushed out since),
+   * counted before the search, in the process's slices (room()): the search then finds them kept (a
+   * kept count that has expired is counted again inside the search, as before). On a fresh connection
+   * they were a third of a big user's first search, ~35 ms of the ~120 it held the event loop (100k
+   * real turns of one user, a chat message's words and its feedback words). Counted outside the
+   * search's snapshot, as a kept count is anyway: a count is reused while the user's entries stay
+   * within DF_CACHE_DRIFT of what they were. On pages already read the counts fit in a slice and
+   * nothing pauses; on a cold connection the retrieve waiting for them pauses too (a fresh serve's next
+   * retrieves of new words, one at a time: ~50 ms against ~35; given a turn instead of a pause, the
+   * other requests waited as long as before).
+   */
+  private async countAhead(userId: string, phrases: readonly WeightedPhrase[]): Promise<void> {
+    const { docs } = this.bm25.userStats(userId);
+    if (docs < COMMON_TERM_DOCS) return;
+    const whole = docs === this.bm25.tableRows();
+    for (const p of phrases) {
+      await room();
+      this.userDocsCapped(userId, docs, whole, p.match);
+    }
+  }
+
+  /** searchText without the signal: one synchronous read of this connection (`phrases`: the query's, when worked out already) */
+  searchTextSync(userId: string, query: string, o: ListOptions, phrases = this.phrasesOf(userId, query, o)): TextHit[] {
     // one snapshot: the counts matchFor takes and the rows they are taken among are of one state of the file
-    return atomically(this.db, () => this.searchSnapshot(userId, query, o), 'deferred');
+    return atomically(this.db, () => this.searchSnapshot(userId, phrases, o), 'deferred');
   }
 
-  private searchSnapshot(userId: string, query: string, o: ListOptions): TextHit[] {
-    const { phrases, newest, common, commonKnown } = this.matchFor(userId, query, new Set(o.speakerTerms ?? []), o.expansion);
+  private searchSnapshot(userId: string, given: WeightedPhrase[], o: ListOptions): TextHit[] {
+    const { phrases, newest, common, commonKnown } = this.matchFor(userId, given);
     if (phrases.length === 0) return [];
     const span = this.sessionSpan(userId, o);
     if (span === 'none') return [];
@@ -337,32 +366,16 @@ export class SqliteLongTermStore implements LongTermStore {
   }
 
   /**
-   * The phrases of a user's query, its words prefixed as the index holds the user's (owned-text.ts).
-   * A speaker's word matches who said an entry (the name column, weighing NAME_WEIGHT); any other word
-   * the content or the name. The user's common
-   * content words (query-terms' commonFrom) are left out while a rarer word has matches: for a user
-   * with many (≥ COMMON_TERM_DOCS) entries here, by counts of their own, for any other as the search
-   * reads its matches (`common`), a word found common by a search of the last minute not read again
+   * Which of a query's phrases (phrasesOf) are searched, and how. The user's common content words
+   * (query-terms' commonFrom) are left out while a rarer word has matches: for a user with many (≥
+   * COMMON_TERM_DOCS) entries here, by counts of their own, for any other as the search reads its
+   * matches (`common`), a word found common by a search of the last minute not read again
    * (`commonKnown`, kept as the big user's counts are). When the words kept by a big user still match
    * more than NEWEST_ABOVE of its entries, `newest` says so: the newest SCORED_MATCHES of them are
    * scored, each word with its document frequency over all of the user's entries. Every count is of the
    * user's own rows.
    */
-  private matchFor(
-    userId: string,
-    query: string,
-    speakers: ReadonlySet<string>,
-    expansion: ListOptions['expansion'] = [],
-  ): { phrases: WeightedPhrase[] } & Pick<SearchPlan, 'newest' | 'common' | 'commonKnown'> {
-    const matchOf = wordMatcher(ownerPrefix(userId));
-    const content = (t: string, boost: number): WeightedPhrase => ({ match: `{content name} : ${matchOf(t)}`, weight: 1, key: repeatKey(t), boost });
-    const phrases = queryTerms(query).map((t) => (speakers.has(t) ? { match: `name : ${matchOf(t)}`, weight: NAME_WEIGHT, key: null, boost: 1 } : content(t, 1)));
-    for (const [w, weight] of expansionTerms(expansion)) {
-      const key = repeatKey(w);
-      const same = phrases.find((p) => p.key === key);
-      if (same) same.boost += weight;
-      else phrases.push(content(w, weight));
-    }
+  private matchFor(userId: string, phrases: WeightedPhrase[]): { phrases: WeightedPhrase[] } & Pick<SearchPlan, 'newest' | 'common' | 'commonKnown'> {
     if (phrases.length === 0) return { phrases };
     // the user's entry count as it is now (text_stats, kept by triggers): a count cached for a minute
     // kept a user that had just grown past COMMON_TERM_DOCS on the path for small users
@@ -387,6 +400,25 @@ export class SqliteLongTermStore implements LongTermStore {
     let matches = 0;
     for (const p of kept) matches += dfOf(p.match);
     return { phrases: kept, newest: matches > NEWEST_ABOVE ? { rows: SCORED_MATCHES, dfOf, whole } : undefined };
+  }
+
+  /**
+   * The phrases of a user's query and its added words, their words prefixed as the index holds the
+   * user's (owned-text.ts). A speaker's word matches who said an entry (the name column, weighing
+   * NAME_WEIGHT); any other word the content or the name.
+   */
+  private phrasesOf(userId: string, query: string, { speakerTerms, expansion = [] }: ListOptions): WeightedPhrase[] {
+    const speakers = new Set(speakerTerms ?? []);
+    const matchOf = wordMatcher(ownerPrefix(userId));
+    const content = (t: string, boost: number): WeightedPhrase => ({ match: `{content name} : ${matchOf(t)}`, weight: 1, key: repeatKey(t), boost });
+    const phrases = queryTerms(query).map((t) => (speakers.has(t) ? { match: `name : ${matchOf(t)}`, weight: NAME_WEIGHT, key: null, boost: 1 } : content(t, 1)));
+    for (const [w, weight] of expansionTerms(expansion)) {
+      const key = repeatKey(w);
+      const same = phrases.find((p) => p.key === key);
+      if (same) same.boost += weight;
+      else phrases.push(content(w, weight));
+    }
+    return phrases;
   }
 
   /**

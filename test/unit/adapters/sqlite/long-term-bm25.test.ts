@@ -100,7 +100,7 @@ describe("long-term text search: BM25 over the user's own entries", () => {
       );
       assert.ok(compared > 300, `compared ${compared} results`);
 
-      const phraseOf = (u: string) => (store as unknown as { matchFor(u: string, q: string, s: ReadonlySet<string>): { phrases: Array<{ match: string }> } }).matchFor(u, 'ramen', new Set()).phrases[0]!.match;
+      const phraseOf = (u: string) => (store as unknown as { phrasesOf(u: string, q: string, o: { limit: number }): Array<{ match: string }> }).phrasesOf(u, 'ramen', { limit: 8 })[0]!.match;
       for (const u of ['user-12', 'user-user-3', 'ann.lee@example.com', 'Zoë-1', '@@--@@']) assert.equal(phraseOf(u), `{content name} : "${ownerPrefix(u)}ramen"`, `${u}: the word as the user's`);
     } finally {
       db.close();
@@ -214,7 +214,8 @@ describe("long-term text search: BM25 over the user's own entries", () => {
       };
       type Match = { phrases: Array<{ match: string }>; newest?: unknown };
       const decided = (store: SqliteLongTermStore) => {
-        const m = (store as unknown as { matchFor(u: string, q: string, s: ReadonlySet<string>): Match }).matchFor('grows', 'narwhal sprout everyday', new Set());
+        const own = store as unknown as { phrasesOf(u: string, q: string, o: { limit: number }): unknown; matchFor(u: string, phrases: unknown): Match };
+        const m = own.matchFor('grows', own.phrasesOf('grows', 'narwhal sprout everyday', { limit: 8 }));
         return { phrases: m.phrases.map((p) => p.match), newest: m.newest !== undefined };
       };
       const query = async (store: SqliteLongTermStore) => (await store.searchText('grows', 'narwhal sprout everyday', { limit: 8 })).map((h) => [h.entry.id, h.bm25.toFixed(9)]);
