@@ -295,12 +295,9 @@ export class SqliteTurnLog implements TurnLog {
 
   /**
    * Deletes the unpinned turns matching a prune (see pruneWhere), except those whose long-term entry is
-   * pinned; returns which.
-   */
-  /**
-   * The turns matching now are listed, then deleted a row a statement in steps (inSteps), each checked
-   * again as it goes, so a turn whose entry is pinned meanwhile stays. One statement over a user's
-   * 1,400 real turns held the event loop ~40 ms.
+   * pinned; returns which. The turns matching now are listed, then deleted a row a statement in steps
+   * (inSteps), each checked again as it goes, so a turn whose entry is pinned meanwhile stays: one
+   * statement over a user's 1,400 real turns held the event loop ~40 ms.
    */
   async prune(criteria: PruneCriteria): Promise<MemoryRef[]> {
     const q = pruneWhere(criteria);
