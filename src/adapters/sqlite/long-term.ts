@@ -272,11 +272,15 @@ export class SqliteLongTermStore implements LongTermStore {
     // a caller that gave up (its tier's budget ran out) before the search started: nothing is run
     o.signal?.throwIfAborted();
     const phrases = this.phrasesOf(userId, query, o);
-    // a phrase whose count was never kept for the user: a big user's is counted first
-    const uncounted = phrases.filter((p) => !this.dfCache.has(`${userId}\u0000${p.match}`));
-    if (uncounted.length > 0) {
-      await this.countAhead(userId, uncounted);
-      o.signal?.throwIfAborted();
+    // a big user's phrases whose counts were never kept are counted first; a smaller user's search
+    // counts nothing ahead (its words are counted as its matches are read), and does not wait
+    const { docs } = this.bm25.userStats(userId);
+    if (docs >= COMMON_TERM_DOCS) {
+      const uncounted = phrases.filter((p) => !this.dfCache.has(`${userId}\u0000${p.match}`));
+      if (uncounted.length > 0) {
+        await this.countAhead(userId, docs, uncounted);
+        o.signal?.throwIfAborted();
+      }
     }
     return this.searchTextSync(userId, query, o, phrases);
   }
@@ -293,9 +297,7 @@ export class SqliteLongTermStore implements LongTermStore {
    * retrieves of new words, one at a time: ~50 ms against ~35; given a turn instead of a pause, the
    * other requests waited as long as before).
    */
-  private async countAhead(userId: string, phrases: readonly WeightedPhrase[]): Promise<void> {
-    const { docs } = this.bm25.userStats(userId);
-    if (docs < COMMON_TERM_DOCS) return;
+  private async countAhead(userId: string, docs: number, phrases: readonly WeightedPhrase[]): Promise<void> {
     const whole = docs === this.bm25.tableRows();
     for (const p of phrases) {
       await room();
