@@ -142,6 +142,20 @@ export async function room(ms = SLICE_MS): Promise<void> {
   await pause(sliceLength(ms));
 }
 
+/**
+ * One turn of the event loop in which it reads what has arrived. A setImmediate set while the loop
+ * reads connections (where a request's handler runs) runs at the end of that same turn, before the
+ * next connection is read: then a second one is needed, and the slice's timer tells when. It runs at
+ * the start of a turn, before that turn's reads, so once it has run the loop has read or will read
+ * before the setImmediate's turn ends.
+ */
+export async function turn(): Promise<void> {
+  // a slice (and its timer) begun now if none was since the loop last turned
+  sliceSpent();
+  await nextTurn();
+  if (!turned) await nextTurn();
+}
+
 /** a turn of the event loop at least: room() once the slice is over (a pause while requests wait), else one turn */
 export async function giveTurn(ms = SLICE_MS): Promise<void> {
   if (sliceOver(ms)) await room(ms);

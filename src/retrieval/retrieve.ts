@@ -10,7 +10,7 @@ import type { Around } from '../ports/turn-log.js';
 import type { VectorIndex } from '../ports/vector-index.js';
 import { throwIfAbandoned, withBudget, type TierStatus } from './budget.js';
 import { feedbackWords, readFeedbackFacts, withAddedWords } from './feedback.js';
-import { inTurns } from './in-turns.js';
+import { inTurns, Turns } from './in-turns.js';
 import { formatPromptBlocks } from './prompt-blocks.js';
 import { QUESTION_FRAME, changeTerms, heldStems, queryTerms, sentenceCount, stems, words } from './query-terms.js';
 import { ALL_SIGNALS, CONTEXT_SHARE, isMessage, LEXICAL_SEMANTIC_WEIGHT, NEIGHBOUR_SHARE, addContext, isShort, finalize, readRankingFacts, scoreCandidates, type Candidate, type ContextAddition, type RankOptions, type Scored, type Signals } from './rank.js';
@@ -122,6 +122,7 @@ export class Retriever {
   async retrieve(req: RetrieveRequest, now = Date.now(), { signal }: RetrieveOptions = {}): Promise<RetrieveResponse> {
     const { deps } = this;
     throwIfAbandoned(signal);
+    const turns = new Turns();
     const pool = req.top_k * CANDIDATES_PER_RESULT;
     const textPool = Math.max(req.top_k, TEXT_TOP_K_MIN) * CANDIDATES_PER_RESULT;
     const period = parseTimeRange(req.query, now);
@@ -141,11 +142,15 @@ export class Retriever {
     // who is asked about is matched against who said a memory; the semantic tier compares texts, so
     // the names leave its query (unless nothing else is left)
     const about = speakers.length > 0 ? withoutWords(text, speakers) : text;
+    // each tier's reads run in one piece once begun (an embedded store's are synchronous): the event
+    // loop turns between the pass's steps once it has run a slice (a fresh process's first retrieve on
+    // real text held it 20–35 ms at a time, and a probe's /health waited 44–68 ms behind two or three)
+    await turns.ifDue();
     throwIfAbandoned(signal);
     const [st, sem, lt] = await Promise.all([
       withBudget(() => this.shortTerm(req, terms), deps.budgets.short_term, [] as Candidate[], signal),
-      withBudget((tier) => this.semantic(req, about.trim() === '' ? text : about, pool, tier), deps.budgets.semantic, null as Candidate[] | null, signal),
-      withBudget((tier) => this.longTerm(req, { text: changes.length > 0 ? `${text} ${changes.join(' ')}` : text, uncovered: period && this.signals.uncovered_period ? withoutFrame(req.query) : null }, speakers, period, textPool, bySession, tier), deps.budgets.long_term, { text: [], period: [] } as LongTermLists, signal),
+      withBudget((tier) => this.semantic(req, about.trim() === '' ? text : about, pool, turns, tier), deps.budgets.semantic, null as Candidate[] | null, signal),
+      withBudget((tier) => this.longTerm(req, { text: changes.length > 0 ? `${text} ${changes.join(' ')}` : text, uncovered: period && this.signals.uncovered_period ? withoutFrame(req.query) : null }, speakers, period, textPool, bySession, turns, tier), deps.budgets.long_term, { text: [], period: [] } as LongTermLists, signal),
     ]);
     // nobody waits for the answer: no tier is reported (an abandoned tier is no timeout), nothing ranked
     throwIfAbandoned(signal);
@@ -171,9 +176,10 @@ export class Retriever {
     // a fresh process's first pass computes the facts of texts nothing has read yet (~100 candidates'
     // stems: 20–40 ms in one turn, and every request waited behind it): a few at a time, the event
     // loop turning between
-    await inTurns(Object.values(lists).flatMap((list) => list.map((c) => c.content)), readRankingFacts);
+    await inTurns(Object.values(lists).flatMap((list) => list.map((c) => c.content)), readRankingFacts, turns);
     throwIfAbandoned(signal);
     let scored = scoreCandidates(lists, options);
+    await turns.ifDue();
     // the hits whose neighbours are read are the most relevant, whoever said them: another speaker's
     // question ranks low itself but leads to the named person's answer. Not for a message (see
     // MESSAGE_WORDS, MESSAGE_SENTENCES): it refers back to a conversation, not to one turn whose neighbour completes it
@@ -230,7 +236,7 @@ export class Retriever {
       .map((s) => s.candidate);
   }
 
-  private async semantic(req: RetrieveRequest, text: string, k: number, signal?: AbortSignal): Promise<Candidate[] | null> {
+  private async semantic(req: RetrieveRequest, text: string, k: number, turns: Turns, signal?: AbortSignal): Promise<Candidate[] | null> {
     let embedder = this.deps.embedders.current();
     if (!embedder && this.deps.embedders.status === 'loading') {
       // a model that is about to be ready (the built-in hash embedder is, a tick after start-up) is
@@ -249,6 +255,7 @@ export class Retriever {
     }
     if (text.trim() === '') return [];
     const [query] = await embedder.embed([text], 'query');
+    await turns.ifDue();
     // every session of the user: a new session must find what was said in earlier ones
     const hits = await this.deps.vectors.search(embedder, query!, { user_id: req.user_id, where: req.filters }, k, signal);
     return hits
@@ -264,12 +271,13 @@ export class Retriever {
    * about "Today is a solid 3", asked before the day's first entry), and the text is searched with
    * them (`uncovered`: the query with its time expression).
    */
-  private async longTerm(req: RetrieveRequest, query: { text: string; uncovered: string | null }, speakerTerms: string[], period: TimeRange | null, k: number, bySession: boolean, signal?: AbortSignal): Promise<LongTermLists> {
+  private async longTerm(req: RetrieveRequest, query: { text: string; uncovered: string | null }, speakerTerms: string[], period: TimeRange | null, k: number, bySession: boolean, turns: Turns, signal?: AbortSignal): Promise<LongTermLists> {
     const { longTerm } = this.deps;
     const where = req.filters;
     const search = (text: string, range: { createdFrom?: string; createdBefore?: string } = {}, expansion?: ListOptions['expansion'], limit = k) =>
       longTerm.searchText(req.user_id, text, { limit, speakerTerms, ...range, where, ...(bySession ? { bySession } : {}), ...(expansion ? { expansion } : {}), ...(signal ? { signal } : {}) });
     // the period's entries first: a period holding none has no matches to search for
+    await turns.ifDue();
     const inPeriod = period ? await longTerm.recent(req.user_id, { limit: PERIOD_SCAN, createdFrom: period.from, createdBefore: period.to, where }) : [];
     const covered = period && inPeriod.length > 0 ? { createdFrom: period.from, createdBefore: period.to } : null;
     const asked = period && !covered && query.uncovered !== null ? query.uncovered : query.text;
@@ -280,8 +288,9 @@ export class Retriever {
     // 60 deep, 0.705 read 24 deep, within the noise, for half the CPU the deeper first search adds)
     const feedback = bySession && this.signals.feedback;
     // the words of texts nothing has read yet are counted a few at a time, as ranking's facts are (retrieve)
-    if (feedback) await inTurns(found.map((h) => h.entry.content), readFeedbackFacts);
+    if (feedback) await inTurns(found.map((h) => h.entry.content), readFeedbackFacts, turns);
     const expansion = feedback ? feedbackWords(found, queryTerms(asked).length) : [];
+    if (expansion.length > 0) await turns.ifDue();
     const hits = expansion.length > 0 ? withAddedWords(found, await search('', {}, expansion, req.top_k * CANDIDATES_PER_RESULT), k) : found;
     const periodList: Candidate[] = inPeriodHits.map(({ entry, bm25 }) => entryCandidate(entry, { bm25: round(bm25) }));
     const seen = new Set(periodList.map((c) => c.id));

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { answering, arriving, giveTurn, pause, room, SLICE_MS, sliceSpent } from '../../src/pace.js';
+import { answering, arriving, giveTurn, pause, room, SLICE_MS, sliceSpent, turn } from '../../src/pace.js';
+import { loopback } from '../helpers/loopback.js';
 import { turnsDuring } from '../helpers/loop-turns.js';
 
 const busy = (ms: number) => {
@@ -157,4 +158,27 @@ describe('pace: the slices long jobs share', () => {
     assert.equal(await turnsDuring(() => room()), 0);
     assert.ok(sliceSpent() < SLICE_MS);
   })));
+});
+
+// a request's turn between its steps (src/retrieval/in-turns.ts): the event loop reads what arrived in
+// it, also when called from where it reads connections (a setImmediate set there runs before the next read)
+describe('pace: a turn of the event loop', () => {
+  it('gives a turn in which the event loop reads what arrived, also when called where it reads', async () => {
+    const [start, probe] = [await loopback(), await loopback()];
+    try {
+      const seen: string[] = [];
+      const done = start.read().then(async () => {
+        probe.send();
+        await turn();
+        seen.push('turned');
+      });
+      void probe.read().then(() => seen.push('read'));
+      start.send();
+      await done;
+      assert.deepEqual(seen, ['read', 'turned']);
+    } finally {
+      await start.close();
+      await probe.close();
+    }
+  });
 });

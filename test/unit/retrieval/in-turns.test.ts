@@ -1,28 +1,61 @@
 import assert from 'node:assert/strict';
-import { describe, it } from 'node:test';
-import { inTurns } from '../../../src/retrieval/in-turns.js';
+import { after, before, describe, it } from 'node:test';
+import { inTurns, Turns } from '../../../src/retrieval/in-turns.js';
+import { loopback, type Loopback } from '../../helpers/loopback.js';
 
 describe('inTurns', () => {
   // a clock of the test's own, moved by the work alone: on a loaded machine the real one also moves
   // while the process waits for a core, and a turn came after the first item
   let clock = 0;
   const now = () => clock;
+  let start: Loopback;
+  let probe: Loopback;
+  before(async () => {
+    [start, probe] = [await loopback(), await loopback()];
+  });
+  after(async () => {
+    await start.close();
+    await probe.close();
+  });
 
-  it('gives the event loop a turn once the work has run its slice, and runs every item in order', async () => {
+  // called where the event loop reads connections, as a request's handler is: a setImmediate set
+  // there ran at the end of that same turn, before the next read, and a probe's /health waited
+  it('gives a turn in which the event loop reads what arrived once the pass has run its slice, and runs every item in order', async () => {
     const seen: string[] = [];
-    setImmediate(() => seen.push('turn'));
-    await inTurns([1, 2, 3, 4], (i) => {
+    const ran = start.read().then(() => inTurns([1, 2, 3, 4], (i) => {
       seen.push(`item ${i}`);
+      if (i === 2) probe.send();
       clock += 3;
-    }, 5, now);
+    }, new Turns(5, now)));
+    void probe.read().then(() => seen.push('read'));
+    start.send();
+    await ran;
     // 6 ms after the second item: the turn comes before the third
-    assert.deepEqual(seen, ['item 1', 'item 2', 'turn', 'item 3', 'item 4']);
+    assert.deepEqual(seen, ['item 1', 'item 2', 'read', 'item 3', 'item 4']);
+  });
+
+  // a pass's steps before inTurns are in its slice: they spent it, and the first item waits
+  it('counts the slice from where the pass began or last turned, not from the call', async () => {
+    const seen: string[] = [];
+    const ran = start.read().then(async () => {
+      const turns = new Turns(5, now);
+      probe.send();
+      clock += 6;
+      await inTurns([1], (i) => seen.push(`item ${i}`), turns);
+      clock += 4;
+      await turns.ifDue();
+      seen.push('under its slice since the turn');
+    });
+    void probe.read().then(() => seen.push('read'));
+    start.send();
+    await ran;
+    assert.deepEqual(seen, ['read', 'item 1', 'under its slice since the turn']);
   });
 
   it('runs quick work in the turn it was called in', async () => {
     const seen: string[] = [];
     setImmediate(() => seen.push('turn'));
-    await inTurns([1, 2, 3], (i) => seen.push(`item ${i}`), 1, now);
+    await inTurns([1, 2, 3], (i) => seen.push(`item ${i}`), new Turns(1, now));
     seen.push('done');
     assert.deepEqual(seen, ['item 1', 'item 2', 'item 3', 'done']);
     await new Promise((resolve) => setImmediate(resolve));
