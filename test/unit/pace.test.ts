@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
-import { describe, it } from 'node:test';
+import { after, before, describe, it } from 'node:test';
 import { answering, arriving, giveTurn, pause, room, SLICE_MS, sliceSpent, turn } from '../../src/pace.js';
-import { loopback } from '../helpers/loopback.js';
+import { loopback, type Loopback } from '../helpers/loopback.js';
 import { turnsDuring } from '../helpers/loop-turns.js';
 
 const busy = (ms: number) => {
@@ -161,35 +161,40 @@ describe('pace: the slices long jobs share', () => {
   })));
 });
 
-// a request's turn between its steps (src/retrieval/in-turns.ts): the event loop reads what arrived in
-// it, also when called from where it reads connections (a setImmediate set there runs before the next read)
+// a request's turn between its steps (src/retrieval/in-turns.ts), and a job's inside a young slice:
+// the event loop reads what arrived in it, also when called from where it reads connections (a
+// setImmediate set there runs before the next read)
 describe('pace: a turn of the event loop', () => {
+  let start: Loopback;
+  let probe: Loopback;
+  before(async () => {
+    [start, probe] = [await loopback(), await loopback()];
+  });
+  after(async () => {
+    await start.close();
+    await probe.close();
+  });
+
+  /** `step` called where the loop reads connections, a byte for `probe` sent just before: what came first */
+  async function readOrReturned(step: () => Promise<void>): Promise<string[]> {
+    const seen: string[] = [];
+    const done = start.read().then(async () => {
+      probe.send();
+      await step();
+      seen.push('returned');
+    });
+    void probe.read().then(() => seen.push('read'));
+    start.send();
+    await done;
+    return seen;
+  }
+
   it('gives a turn in which the event loop reads what arrived, also when called where it reads', async () => {
-    const [start, probe] = [await loopback(), await loopback()];
-    try {
-      const seen: string[] = [];
-      const done = start.read().then(async () => {
-        probe.send();
-        await turn();
-        seen.push('turned');
-      });
-      void probe.read().then(() => seen.push('read'));
-      start.send();
-      await done;
-      assert.deepEqual(seen, ['read', 'turned']);
-      // a job's turn inside a young slice (a vector load's page, an embedder's share) is one too
-      const given = start.read().then(async () => {
-        probe.send();
-        await giveTurn();
-        seen.push('given');
-      });
-      void probe.read().then(() => seen.push('read again'));
-      start.send();
-      await given;
-      assert.deepEqual(seen.slice(2), ['read again', 'given']);
-    } finally {
-      await start.close();
-      await probe.close();
-    }
+    assert.deepEqual(await readOrReturned(turn), ['read', 'returned']);
+  });
+
+  // a vector load's page, an embedder's share of a batch
+  it("gives such a turn for a job's turn inside a young slice", async () => {
+    assert.deepEqual(await readOrReturned(() => giveTurn()), ['read', 'returned']);
   });
 });
