@@ -1,4 +1,5 @@
 import { createConnection, createServer, type Server, type Socket } from 'node:net';
+import { after, before } from 'node:test';
 
 /**
  * Two ends of a TCP connection on 127.0.0.1. `send()` writes a byte from the client end: it is in the
@@ -35,4 +36,21 @@ export async function loopback(): Promise<Loopback> {
       await new Promise<void>((resolve) => server.close(() => resolve()));
     },
   };
+}
+
+/**
+ * Two loopbacks for a suite (node:test hooks: opened before its tests, closed after them): `start`,
+ * whose read puts a test's step where the event loop reads connections, and `probe`, what a turn must
+ * let in.
+ */
+export function loopbackPair(): { readonly start: Loopback; readonly probe: Loopback } {
+  const pair = {} as { start: Loopback; probe: Loopback };
+  before(async () => {
+    [pair.start, pair.probe] = [await loopback(), await loopback()];
+  });
+  after(async () => {
+    await pair.start.close();
+    await pair.probe.close();
+  });
+  return pair;
 }

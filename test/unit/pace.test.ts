@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import { answering, arriving, giveTurn, pause, room, SLICE_MS, sliceSpent, turn } from '../../src/pace.js';
-import { loopback, type Loopback } from '../helpers/loopback.js';
+import { loopbackPair } from '../helpers/loopback.js';
 import { turnsDuring } from '../helpers/loop-turns.js';
 
 const busy = (ms: number) => {
@@ -165,26 +165,18 @@ describe('pace: the slices long jobs share', () => {
 // the event loop reads what arrived in it, also when called from where it reads connections (a
 // setImmediate set there runs before the next read)
 describe('pace: a turn of the event loop', () => {
-  let start: Loopback;
-  let probe: Loopback;
-  before(async () => {
-    [start, probe] = [await loopback(), await loopback()];
-  });
-  after(async () => {
-    await start.close();
-    await probe.close();
-  });
+  const sockets = loopbackPair();
 
   /** `step` called where the loop reads connections, a byte for `probe` sent just before: what came first */
   async function readOrReturned(step: () => Promise<void>): Promise<string[]> {
     const seen: string[] = [];
-    const done = start.read().then(async () => {
-      probe.send();
+    const done = sockets.start.read().then(async () => {
+      sockets.probe.send();
       await step();
       seen.push('returned');
     });
-    void probe.read().then(() => seen.push('read'));
-    start.send();
+    void sockets.probe.read().then(() => seen.push('read'));
+    sockets.start.send();
     await done;
     return seen;
   }

@@ -1,34 +1,26 @@
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import { inTurns, Turns } from '../../../src/retrieval/in-turns.js';
-import { loopback, type Loopback } from '../../helpers/loopback.js';
+import { loopbackPair } from '../../helpers/loopback.js';
 
 describe('inTurns', () => {
   // a clock of the test's own, moved by the work alone: on a loaded machine the real one also moves
   // while the process waits for a core, and a turn came after the first item
   let clock = 0;
   const now = () => clock;
-  let start: Loopback;
-  let probe: Loopback;
-  before(async () => {
-    [start, probe] = [await loopback(), await loopback()];
-  });
-  after(async () => {
-    await start.close();
-    await probe.close();
-  });
+  const sockets = loopbackPair();
 
   // called where the event loop reads connections, as a request's handler is: a setImmediate set
   // there ran at the end of that same turn, before the next read, and a probe's /health waited
   it('gives a turn in which the event loop reads what arrived once the pass has run its slice, and runs every item in order', async () => {
     const seen: string[] = [];
-    const ran = start.read().then(() => inTurns([1, 2, 3, 4], (i) => {
+    const ran = sockets.start.read().then(() => inTurns([1, 2, 3, 4], (i) => {
       seen.push(`item ${i}`);
-      if (i === 2) probe.send();
+      if (i === 2) sockets.probe.send();
       clock += 3;
     }, new Turns(5, now)));
-    void probe.read().then(() => seen.push('read'));
-    start.send();
+    void sockets.probe.read().then(() => seen.push('read'));
+    sockets.start.send();
     await ran;
     // 6 ms after the second item: the turn comes before the third
     assert.deepEqual(seen, ['item 1', 'item 2', 'read', 'item 3', 'item 4']);
@@ -37,17 +29,17 @@ describe('inTurns', () => {
   // a pass's steps before inTurns are in its slice: they spent it, and the first item waits
   it('counts the slice from where the pass began or last turned, not from the call', async () => {
     const seen: string[] = [];
-    const ran = start.read().then(async () => {
+    const ran = sockets.start.read().then(async () => {
       const turns = new Turns(5, now);
-      probe.send();
+      sockets.probe.send();
       clock += 6;
       await inTurns([1], (i) => seen.push(`item ${i}`), turns);
       clock += 4;
       await turns.ifDue();
       seen.push('under its slice since the turn');
     });
-    void probe.read().then(() => seen.push('read'));
-    start.send();
+    void sockets.probe.read().then(() => seen.push('read'));
+    sockets.start.send();
     await ran;
     assert.deepEqual(seen, ['read', 'item 1', 'under its slice since the turn']);
   });

@@ -9,7 +9,7 @@ import type { Memory } from '../../../src/memory/memory.js';
 import type { VectorIndex } from '../../../src/ports/vector-index.js';
 import { TURN_MS } from '../../../src/retrieval/in-turns.js';
 import { Retriever } from '../../../src/retrieval/retrieve.js';
-import { loopback, type Loopback } from '../../helpers/loopback.js';
+import { loopbackPair } from '../../helpers/loopback.js';
 import { testMemory } from '../../helpers/services.js';
 
 const busy = (ms: number) => {
@@ -19,8 +19,7 @@ const busy = (ms: number) => {
 describe('a retrieval pass gives the event loop turns between its steps', () => {
   let memory: Memory;
   let services: Services;
-  let start: Loopback;
-  let probe: Loopback;
+  const sockets = loopbackPair();
   before(async () => {
     ({ memory, services } = await testMemory({}, { reconcile: false }));
     await memory.addTurns([
@@ -29,13 +28,8 @@ describe('a retrieval pass gives the event loop turns between its steps', () => 
     ]);
     await memory.idle();
     await services.embedders.ready();
-    [start, probe] = [await loopback(), await loopback()];
   });
-  after(async () => {
-    await start.close();
-    await probe.close();
-    await memory.close();
-  });
+  after(() => memory.close());
 
   // the vector search waits inside (its index's lane) before it holds the loop: the process's slice,
   // begun at the first look after a turn, missed this work; the pass's own clock counts it
@@ -46,7 +40,7 @@ describe('a retrieval pass gives the event loop turns between its steps', () => 
       async search(...args: Parameters<VectorIndex['search']>) {
         const hits = await base.vectors.search(...args);
         searched++;
-        probe.send();
+        sockets.probe.send();
         busy(TURN_MS + 2);
         return hits;
       },
@@ -54,12 +48,12 @@ describe('a retrieval pass gives the event loop turns between its steps', () => 
     const retriever = new Retriever({ ...base, vectors });
     const seen: string[] = [];
     // from where the event loop reads connections, as a request's handler runs
-    const done = start.read().then(async () => {
+    const done = sockets.start.read().then(async () => {
       const r = await retriever.retrieve({ query: 'how much honey did the bees make?', user_id: 'bee', top_k: 3 });
       seen.push(`answered ${r.results.length}`);
     });
-    void probe.read().then(() => seen.push('read'));
-    start.send();
+    void sockets.probe.read().then(() => seen.push('read'));
+    sockets.start.send();
     await done;
     assert.equal(searched, 1, 'the vector search ran');
     assert.deepEqual(seen, ['read', 'answered 2']);
