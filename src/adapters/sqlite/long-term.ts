@@ -42,6 +42,8 @@ const DF_CACHE_SIZE = 10_000;
 const DF_CACHE_MS = 60_000;
 /** a cached count is counted again once the rows it was counted among have grown or shrunk by 1/DF_CACHE_DRIFT */
 const DF_CACHE_DRIFT = 16;
+/** a user's phrase's key in the document-frequency cache */
+const dfKey = (userId: string, match: string) => `${userId}\u0000${match}`;
 /** a big user's query whose words match more of its entries than this scores only its newest SCORED_MATCHES matches */
 const NEWEST_ABOVE = 1000;
 const SCORED_MATCHES = 500;
@@ -276,7 +278,7 @@ export class SqliteLongTermStore implements LongTermStore {
     // counts nothing ahead (its words are counted as its matches are read), and does not wait
     const { docs } = this.bm25.userStats(userId);
     if (docs >= COMMON_TERM_DOCS) {
-      const uncounted = phrases.filter((p) => !this.dfCache.has(`${userId}\u0000${p.match}`));
+      const uncounted = phrases.filter((p) => !this.dfCache.has(dfKey(userId, p.match)));
       if (uncounted.length > 0) {
         await this.countAhead(userId, docs, uncounted);
         o.signal?.throwIfAborted();
@@ -387,12 +389,11 @@ export class SqliteLongTermStore implements LongTermStore {
     // user's here, by its counts, so that the search reads none of them
     if (docs < COMMON_TERM_DOCS) {
       const common = commonFrom(docs);
-      const key = (match: string) => `${userId}\u0000${match}`;
       const commonKnown = {
-        isCommon: (match: string) => this.cachedDocs(key(match), docs, common) === common,
+        isCommon: (match: string) => this.cachedDocs(dfKey(userId, match), docs, common) === common,
         // only a common word's count is of use here: every other word is read each time anyway
         counted: (match: string, n: number) => {
-          if (n >= common) this.rememberDocs(key(match), docs, common, common);
+          if (n >= common) this.rememberDocs(dfKey(userId, match), docs, common, common);
         },
       };
       return { phrases, common, commonKnown };
@@ -428,7 +429,7 @@ export class SqliteLongTermStore implements LongTermStore {
    * user's entries are every row of the index (in this snapshot), so no match is another user's.
    */
   private userDocsCapped(userId: string, userDocs: number, whole: boolean, match: string): number {
-    return this.counted(`${userId}\u0000${match}`, userDocs, () =>
+    return this.counted(dfKey(userId, match), userDocs, () =>
       whole
         ? (this.s.wholeIndexDocsCapped.get(match, COMMON_TERM_DOCS) as number)
         : (this.s.userDocsCapped.get(match, userId, COMMON_TERM_DOCS) as number),
