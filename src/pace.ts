@@ -6,18 +6,27 @@ export const SLICE_MS = 10;
 /** when the current slice of work began */
 let sliceStarted = performance.now();
 /**
- * whether the event loop has turned since: the next work begins a new slice. Told by a timer, which
- * runs in a later turn than the one it was set in; a setImmediate runs at the end of the same one, and
- * work queued behind it there (a batch's commit after a summary's slice) took a second slice in the
- * same turn.
+ * whether the event loop has read what arrived since the slice began: the next work begins a new
+ * slice. Told by a timer, which runs in a later turn than the one it was set in, and then a
+ * setImmediate, which runs after that turn's reads. A setImmediate alone runs at the end of the same
+ * turn when set where the loop reads, and work queued behind it there (a batch's commit after a
+ * summary's slice) took a second slice in the same turn; a timer alone runs before the next turn's
+ * reads, and a slice begun behind them (a long text's preparation) and one begun in the next turn's
+ * timers (an embedding) ran back to back: a connection accepted before the first waited 35–48 ms to
+ * be read during a write of 30 turns of 32,000 characters.
  */
 let turned = true;
+/** the current slice's number: a timer of an earlier one tells nothing of it */
+let slice = 0;
 
 function startSlice(): void {
   sliceStarted = performance.now();
   turned = false;
+  const begun = ++slice;
   setTimeout(() => {
-    turned = true;
+    setImmediate(() => {
+      if (slice === begun) turned = true;
+    });
   }).unref();
 }
 
@@ -51,6 +60,8 @@ async function untilFree(ms: number): Promise<void> {
     const asked = performance.now();
     await wait(Math.max(0, freeUntil - asked));
     if (performance.now() < freeUntil) continue;
+    // a connection not read yet: no slice begins before the loop reads it (a timer of 1 ms: a turn)
+    if (connectionWaiting()) continue;
     // another job's pause ended first, in this same turn: its slice is this one's too, and once spent
     // the process pauses again
     const shared = !turned && sliceStarted > asked;
@@ -89,19 +100,42 @@ export function answering(): () => void {
   };
 }
 
+/** connections that arrived and whose first request is not read yet (see arriving) */
+let unread = 0;
+/** when the newest of them arrived */
+let newestArrival = Number.NEGATIVE_INFINITY;
 /**
- * Marks a connection that has just arrived: its request is not read yet (that takes turns of the event
- * loop, each of which waited behind a slice: a probe's /health on a connection of its own waited
- * 200–350 ms while a write of long turns ran its jobs), and the next slices pause for it as for a
- * request answered a moment ago.
+ * how long after the newest arrival connections not read yet hold the jobs back: one that never sends
+ * a request (a client's spare connection) holds them no longer
  */
-export function arriving(): void {
-  lastSeen = performance.now();
+export const UNREAD_HOLD_MS = 4 * SLICE_MS;
+
+/**
+ * Marks a connection that has just arrived; the returned function marks it read (its first request's
+ * head, or its end), and calls after the first do nothing. Its request is read at the loop's next
+ * reads, a turn after it was accepted, and a job's slice in between made every such connection wait
+ * for two slices: until it is read no slice begins (room() pauses, a young slice too), and the next
+ * slices pause for it as for a request answered a moment ago.
+ */
+export function arriving(): () => void {
+  lastSeen = newestArrival = performance.now();
+  unread++;
+  let open = true;
+  return () => {
+    if (!open) return;
+    open = false;
+    unread--;
+  };
+}
+
+/** whether a connection that arrived a moment ago is not read yet (a request's work turns for it too: retrieval/in-turns.ts) */
+export function connectionWaiting(): boolean {
+  return unread > 0 && performance.now() - newestArrival < UNREAD_HOLD_MS;
 }
 
 /** whether a request is being answered, or was (or a connection arrived) a moment (a slice) ago: a client polling comes back */
 function requestsWaiting(ms: number): boolean {
-  return inFlight > 0 || performance.now() - lastSeen < ms;
+  return inFlight > 0 || connectionWaiting() || performance.now() - lastSeen < ms;
 }
 
 /**
@@ -126,34 +160,50 @@ export function sliceOver(ms = SLICE_MS): boolean {
 }
 
 /**
- * Once the current slice is over: a pause while requests are being answered; else one turn of the
- * event loop, so that a request that arrived meanwhile is read, and a pause only if one was. A pause
- * no request needs is time a job stands idle: paused unconditionally, the batch writes of a bulk
- * ingest with no request in sight lost a share of their throughput.
+ * Once the current slice is over, or while a connection that has just arrived is not read yet: a pause
+ * while requests are being answered; else one turn of the event loop, so that a request that arrived
+ * meanwhile is read, and a pause only if one was. A pause no request needs is time a job stands idle:
+ * paused unconditionally, the batch writes of a bulk ingest with no request in sight lost a share of
+ * their throughput.
  */
 export async function room(ms = SLICE_MS): Promise<void> {
   // a pause in progress: no job's work goes on in it
   if (performance.now() < freeUntil) return untilFree(sliceLength(ms));
-  if (!sliceOver(ms)) return;
+  if (!sliceOver(ms) && !connectionWaiting()) return;
   if (!requestsWaiting(ms)) {
-    await nextTurn();
+    await turn();
     if (!requestsWaiting(ms)) return startSlice();
   }
   await pause(sliceLength(ms));
 }
 
 /**
+ * the timer of the turn() calls not answered yet: one for all of them, so that calls made together
+ * (a write's concurrent accepts) go on together; one not fired yet fires after any call that finds it
+ */
+let marker: { fired: boolean } | null = null;
+
+/**
  * One turn of the event loop in which it reads what has arrived. A setImmediate set while the loop
  * reads connections (where a request's handler runs) runs at the end of that same turn, before the
- * next connection is read: then a second one is needed, and the slice's timer tells when. It runs at
- * the start of a turn, before that turn's reads, so once it has run the loop has read or will read
- * before the setImmediate's turn ends.
+ * next connection is read: then a second one is needed, and a timer not fired before the call tells
+ * when. It runs at the start of a turn, before that turn's reads, so once it has run the loop has read
+ * or will read before the setImmediate's turn ends. (The slice's own mark tells of a turn since the
+ * slice began, which may have come before this call.)
  */
 export async function turn(): Promise<void> {
-  // a slice (and its timer) begun now if none was since the loop last turned
+  // a slice begun now if none was since the loop last read
   sliceSpent();
+  if (!marker || marker.fired) {
+    const set = { fired: false };
+    marker = set;
+    setTimeout(() => {
+      set.fired = true;
+    }).unref();
+  }
+  const timed = marker;
   await nextTurn();
-  if (!turned) await nextTurn();
+  if (!timed.fired) await nextTurn();
 }
 
 /**

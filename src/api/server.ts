@@ -1,4 +1,5 @@
 import { createServer, type Server } from 'node:http';
+import type { Socket } from 'node:net';
 import type { Config } from '../config/schema.js';
 import { ConfigError } from '../errors.js';
 import { createApi, type ApiDeps } from './app.js';
@@ -25,8 +26,15 @@ export async function startServer(deps: ApiDeps, connections?: ConnectionShare):
   assertSafeBind(config);
   const api = createApi(deps);
   const server = createServer();
-  // long jobs of this process pause for a request not read yet too (src/pace.ts)
-  server.on('connection', arriving);
+  // long jobs of this process pause for a request not read yet too (src/pace.ts): until a new
+  // connection's first request is read (or it ends)
+  const unread = new WeakMap<Socket, () => void>();
+  server.on('connection', (socket: Socket) => {
+    const read = arriving();
+    unread.set(socket, read);
+    socket.once('close', read);
+  });
+  server.on('request', (req) => unread.get(req.socket)?.());
   if (connections) {
     server.on('connection', (socket) => connections.opened(socket));
     // before the API's listener, which may answer at once

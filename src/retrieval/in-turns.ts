@@ -1,4 +1,4 @@
-import { turn } from '../pace.js';
+import { connectionWaiting, turn } from '../pace.js';
 
 /** how long a pass computes before it gives the event loop a turn */
 export const TURN_MS = 8;
@@ -18,9 +18,9 @@ export class Turns {
     this.since = now();
   }
 
-  /** whether the pass has run its slice */
+  /** whether the pass has run its slice, or a connection that has just arrived waits to be read (pace.ts, arriving) */
   get due(): boolean {
-    return this.now() - this.since >= this.ms;
+    return this.now() - this.since >= this.ms || connectionWaiting();
   }
 
   /** a turn of the event loop, and a new slice after it */

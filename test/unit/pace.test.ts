@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { answering, arriving, giveTurn, pause, room, SLICE_MS, sliceSpent, turn } from '../../src/pace.js';
+import { answering, arriving, giveTurn, pause, room, SLICE_MS, sliceSpent, turn, UNREAD_HOLD_MS } from '../../src/pace.js';
 import { loopbackPair } from '../helpers/loopback.js';
 import { turnsDuring } from '../helpers/loop-turns.js';
 
@@ -137,9 +137,38 @@ describe('pace: the slices long jobs share', () => {
     assert.ok((await turnsRightAfter(() => answering()())) >= PAUSE_TURNS);
   });
 
-  // its request is not read yet: that takes turns, each of which waited behind a slice
   it('pauses for a connection that has just arrived', async () => {
-    assert.ok((await turnsRightAfter(arriving)) >= PAUSE_TURNS);
+    assert.ok((await turnsRightAfter(() => arriving()())) >= PAUSE_TURNS);
+  });
+
+  // its request is read at the loop's next reads, a turn after it was accepted: a slice in between
+  // made it wait for two (a probe's /health 35–48 ms behind the jobs of a write of long turns)
+  it('begins no slice and lets no young one go on while a connection that has just arrived is not read', () => retried(async () => {
+    await sliceAfter(0);
+    const read = arriving();
+    try {
+      let returned = false;
+      const resumed = room().then(() => {
+        returned = true;
+      });
+      await new Promise((r) => setTimeout(r, SLICE_MS));
+      assert.equal(returned, false, 'the job waits for the read');
+      read();
+      await resumed;
+    } finally {
+      read();
+    }
+  }));
+
+  // a client's spare connection may send nothing for long
+  it('holds the jobs back no longer than UNREAD_HOLD_MS for a connection that sends nothing', async () => {
+    await sliceAfter(0);
+    const read = arriving();
+    const started = performance.now();
+    await room();
+    const held = performance.now() - started;
+    read();
+    assert.ok(held >= UNREAD_HOLD_MS - 1, `held ${held.toFixed(1)} ms`);
   });
 
   it('gives a turn at least: one inside a young slice, a pause once it is spent and a request waits', () => whileAnswering(() => retried(async () => {
@@ -189,4 +218,26 @@ describe('pace: a turn of the event loop', () => {
   it("gives such a turn for a job's turn inside a young slice", async () => {
     assert.deepEqual(await readOrReturned(() => giveTurn()), ['read', 'returned']);
   });
+
+  // the next turn's timers run before its reads: a long text's preparation after the reads and an
+  // embedding in the next turn's timers were two slices back to back, between two reads
+  it('counts work in the next turn before its reads as the slice begun after the reads of this one', () => whileAnswering(async () => {
+    const seen: string[] = [];
+    void sockets.probe.read().then(() => seen.push('read'));
+    await new Promise<void>((resolve) =>
+      setImmediate(() => {
+        sockets.probe.send();
+        sliceSpent();
+        // due with the slice's own timer, in the next turn's timers
+        setTimeout(() => {
+          void room().then(() => {
+            seen.push('returned');
+            resolve();
+          });
+        });
+        busy(SLICE_MS);
+      }),
+    );
+    assert.deepEqual(seen, ['read', 'returned']);
+  }));
 });

@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
+import { arriving } from '../../../src/pace.js';
 import { inTurns, Turns } from '../../../src/retrieval/in-turns.js';
 import { loopbackPair } from '../../helpers/loopback.js';
 
@@ -42,6 +43,33 @@ describe('inTurns', () => {
     sockets.start.send();
     await ran;
     assert.deepEqual(seen, ['read', 'item 1', 'under its slice since the turn']);
+  });
+
+  // a new connection is read a turn after it was accepted: a pass that went on until its slice was
+  // spent made it wait for that too (a probe's /health during a fresh serve's first retrieve)
+  it('turns at its next step for a connection that has just arrived, its slice young', async () => {
+    const seen: string[] = [];
+    const ran = sockets.start.read().then(async () => {
+      const turns = new Turns(5, now);
+      const read = arriving();
+      try {
+        await inTurns([1, 2], (i) => {
+          seen.push(`item ${i}`);
+          if (i === 1) {
+            sockets.probe.send();
+            void sockets.probe.read().then(() => {
+              seen.push('read');
+              read();
+            });
+          }
+        }, turns);
+      } finally {
+        read();
+      }
+    });
+    sockets.start.send();
+    await ran;
+    assert.deepEqual(seen, ['item 1', 'read', 'item 2']);
   });
 
   it('runs quick work in the turn it was called in', async () => {
