@@ -91,12 +91,19 @@ let lastSeen = Number.NEGATIVE_INFINITY;
  */
 export function answering(): () => void {
   inFlight++;
+  return once(() => {
+    inFlight--;
+    lastSeen = performance.now();
+  });
+}
+
+/** `fn` on the first call of the returned function; later calls do nothing */
+function once(fn: () => void): () => void {
   let open = true;
   return () => {
     if (!open) return;
     open = false;
-    inFlight--;
-    lastSeen = performance.now();
+    fn();
   };
 }
 
@@ -120,12 +127,9 @@ export const UNREAD_HOLD_MS = 4 * SLICE_MS;
 export function arriving(): () => void {
   lastSeen = newestArrival = performance.now();
   unread++;
-  let open = true;
-  return () => {
-    if (!open) return;
-    open = false;
+  return once(() => {
     unread--;
-  };
+  });
 }
 
 /** whether a connection that arrived a moment ago is not read yet (a request's work turns for it too: retrieval/in-turns.ts) */
